@@ -1,0 +1,29 @@
+"""Warnings and errors shared by the whole package."""
+
+__all__ = ["BudgetExceededError", "DomainError", "PrivacyLeakWarning", "WorkLimitError"]
+
+
+class PrivacyLeakWarning(RuntimeWarning):
+    """A public input (domain, bound, category list) was read from the data.
+
+    Differential privacy assumes that bounds and domains are fixed before the data are seen.
+    When they are computed from the data themselves, the stated guarantee no longer holds.
+    """
+
+
+class BudgetExceededError(ValueError):
+    """A privacy spend was refused because it would exceed the remaining budget.
+
+    Raised before any computation on the data takes place.
+    """
+
+
+class DomainError(ValueError):
+    """Data do not fit the public domain that the schema declares."""
+
+
+class WorkLimitError(RuntimeError):
+    """Certifying an exact result would take more work than the caller allowed.
+
+    The message names the attribute whose domain should be coarsened (binned).
+    """

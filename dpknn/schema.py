@@ -1,0 +1,631 @@
+"""Public domains of the attributes, and the encoding of a table into integer cells.
+
+Everything a schema holds is public: the attribute ranges, bin widths, category lists and
+distance weights are fixed before the data are seen, and :meth:`Schema.encode` never widens a
+domain to fit the data; data outside the declared domain is an error
+(:class:`~dpknn.exceptions.DomainError`) that names the column and shows offending values.
+
+A record's *cell* is the tuple of the codes of its known (matching) attributes: an ordinal
+attribute is coded as ``(value - lower) // bin_width`` and a categorical attribute as the
+index of its value in the declared category list. The squared distance between two cells is
+the exact integer
+
+    d2(a, b) = sum_ordinal w_j (a_j - b_j)^2 + sum_categorical 2 w_j [a_j != b_j],
+
+Euclidean distance on ordinal codes plus one-hot encoded categoricals, as in Clifton et al.
+(2022, §6.2).
+
+References
+----------
+.. [1] Clifton, Hanson, Kifer, Shamis, and others (2022). "Differentially private k-nearest
+   neighbor missing data imputation". §6.2 (distance on mixed attributes).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .exceptions import DomainError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = ["Categorical", "Continuous", "EncodedData", "Ordinal", "Schema"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_SHOWN = 5
+
+
+def _show(values):
+    """Up to five distinct offending values, and how many there are in all."""
+    uniq = pd.unique(pd.Series(values, dtype=object))
+    shown = ", ".join(repr(v) for v in uniq[:_MAX_SHOWN])
+    more = f" (and {len(uniq) - _MAX_SHOWN} more distinct)" if len(uniq) > _MAX_SHOWN else ""
+    return f"{len(values)} value(s), e.g. {shown}{more}"
+
+
+def _check_name(name):
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"attribute name must be a non-empty str, got {name!r}.")
+
+
+def _check_int(value, what):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}.")
+    return int(value)
+
+
+def _check_weight(weight, name):
+    weight = _check_int(weight, f"weight of attribute {name!r}")
+    if weight < 1:
+        raise ValueError(f"weight of attribute {name!r} must be a positive integer, got {weight!r}.")
+    return weight
+
+
+def _numeric_column(df, name):
+    """Column ``name`` as float64 plus its missing mask; non-numeric entries are an error."""
+    s = df[name]
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.astype(object)
+    missing = s.isna().to_numpy()
+    if pd.api.types.is_bool_dtype(s.dtype):
+        raise DomainError(f"column {name!r} is boolean; a numeric attribute needs numbers.")
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":
+        # Plain integer columns cannot hold missing values; keep them integer (no float copy).
+        return s.to_numpy(), missing
+    if pd.api.types.is_numeric_dtype(s.dtype):
+        values = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        converted = pd.to_numeric(s, errors="coerce")
+        bad = converted.isna().to_numpy() & ~missing
+        if bad.any():
+            raise DomainError(f"column {name!r} holds non-numeric entries: {_show(s.to_numpy()[bad])}.")
+        values = converted.to_numpy(dtype=np.float64, na_value=np.nan)
+    return values, missing
+
+
+@dataclass(frozen=True)
+class Ordinal:
+    """An integer-valued attribute on the public range ``[lower, upper]``.
+
+    Parameters
+    ----------
+    name : str
+        Column name.
+    lower, upper : int
+        Inclusive public bounds (``lower <= upper``).
+    bin_width : int, default 1
+        Width of the bins the range is cut into, starting at ``lower``: the code of a value
+        ``v`` is ``(v - lower) // bin_width`` (ages by decade: ``bin_width=10``).
+    weight : int, default 1
+        Integer weight of the attribute in the squared distance.
+    """
+
+    name: str
+    lower: int
+    upper: int
+    bin_width: int = field(default=1, kw_only=True)
+    weight: int = field(default=1, kw_only=True)
+
+    def __post_init__(self):
+        _check_name(self.name)
+        object.__setattr__(self, "lower", _check_int(self.lower, f"lower of attribute {self.name!r}"))
+        object.__setattr__(self, "upper", _check_int(self.upper, f"upper of attribute {self.name!r}"))
+        if self.upper < self.lower:
+            raise ValueError(
+                f"attribute {self.name!r} has an empty domain: upper={self.upper} < lower={self.lower}."
+            )
+        bw = _check_int(self.bin_width, f"bin_width of attribute {self.name!r}")
+        if bw < 1:
+            raise ValueError(f"bin_width of attribute {self.name!r} must be >= 1, got {bw}.")
+        object.__setattr__(self, "bin_width", bw)
+        object.__setattr__(self, "weight", _check_weight(self.weight, self.name))
+
+    kind = "ordinal"
+
+    @property
+    def n_codes(self):
+        """Number of codes (bins) in the public domain."""
+        return (self.upper - self.lower) // self.bin_width + 1
+
+    def _check(self, df):
+        """Validate the observed values of the column; return (values, missing)."""
+        values, missing = _numeric_column(df, self.name)
+        obs = values[~missing] if missing.any() else values
+        bad = (obs < self.lower) | (obs > self.upper)
+        if obs.dtype.kind == "f":
+            bad |= obs != np.floor(obs)
+        if bad.any():
+            raise DomainError(
+                f"column {self.name!r} has values outside the integers of its public range "
+                f"[{self.lower}, {self.upper}]: {_show(obs[bad])}. Clamp them first "
+                f"(dpknn.processing.clamp) or widen the declared range."
+            )
+        return values, missing
+
+    def encode(self, df):
+        values, missing = self._check(df)
+        if missing.any():
+            raise _known_missing(self.name, int(missing.sum()))
+        return ((values.astype(np.int64) - self.lower) // self.bin_width)
+
+    def decode(self, codes):
+        """Lowest value of each code's bin (the value itself when ``bin_width == 1``)."""
+        return self.lower + np.asarray(codes, dtype=np.int64) * self.bin_width
+
+    def to_dict(self):
+        return {"name": self.name, "type": "ordinal", "lower": self.lower, "upper": self.upper,
+                "bin_width": self.bin_width, "weight": self.weight}
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """An attribute with a public, finite list of categories.
+
+    Parameters
+    ----------
+    name : str
+        Column name.
+    categories : sequence
+        The public categories (ints, strings or bools), without duplicates. The code of a
+        value is its index in this list.
+    weight : int, default 1
+        Integer weight in the squared distance; two different categories are at squared
+        distance ``2 * weight`` (one-hot encoding).
+    """
+
+    name: str
+    categories: tuple
+    weight: int = field(default=1, kw_only=True)
+
+    def __post_init__(self):
+        _check_name(self.name)
+        if isinstance(self.categories, (str, bytes)) or not hasattr(self.categories, "__iter__"):
+            raise TypeError(
+                f"categories of attribute {self.name!r} must be a list of values, got {self.categories!r}."
+            )
+        cats = tuple(self.categories)
+        if not cats:
+            raise ValueError(f"attribute {self.name!r} has an empty domain: no categories declared.")
+        if any(pd.isna(c) for c in cats):
+            raise ValueError(f"categories of attribute {self.name!r} must not include a missing value.")
+        if len(set(cats)) != len(cats):
+            dup = pd.Series(cats, dtype=object)
+            raise ValueError(
+                f"categories of attribute {self.name!r} contain duplicates: "
+                f"{_show(dup[dup.duplicated()].to_numpy())}."
+            )
+        object.__setattr__(self, "categories", cats)
+        object.__setattr__(self, "weight", _check_weight(self.weight, self.name))
+
+    kind = "categorical"
+
+    @property
+    def n_codes(self):
+        return len(self.categories)
+
+    def _codes(self, df):
+        s = df[self.name]
+        cats = pd.Index(self.categories, dtype=object)
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            # Map the column's own categories once, then gather by its codes.
+            raw = s.cat.codes.to_numpy()
+            missing = raw < 0
+            sub = cats.get_indexer(s.cat.categories.astype(object))
+            codes = np.where(missing, -1, sub[np.maximum(raw, 0)])
+            values = s.astype(object).to_numpy
+        elif (isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu"
+              and all(isinstance(c, numbers.Integral) and not isinstance(c, bool) for c in self.categories)
+              and max(self.categories) - min(self.categories) <= 1_000_000):
+            # Integer codes against integer categories: a lookup table instead of hashing.
+            lo, hi = min(self.categories), max(self.categories)
+            lut = np.full(hi - lo + 1, -1, dtype=np.int64)
+            lut[np.asarray(self.categories, dtype=np.int64) - lo] = np.arange(len(self.categories))
+            v = s.to_numpy()
+            inside = (v >= lo) & (v <= hi)
+            codes = np.full(len(v), -1, dtype=np.int64)
+            codes[inside] = lut[v[inside].astype(np.int64) - lo]
+            missing = np.zeros(len(v), dtype=bool)
+            values = s.to_numpy
+        else:
+            missing = s.isna().to_numpy()
+            codes = cats.get_indexer(s.to_numpy(dtype=object))
+            values = s.to_numpy
+        bad = (codes < 0) & ~missing
+        if bad.any():
+            raise DomainError(
+                f"column {self.name!r} has values outside its declared categories "
+                f"{list(self.categories)[:10]}: {_show(values()[bad])}."
+            )
+        return codes, missing
+
+    def _check(self, df):
+        return self._codes(df)
+
+    def encode(self, df):
+        codes, missing = self._codes(df)
+        if missing.any():
+            raise _known_missing(self.name, int(missing.sum()))
+        return codes.astype(np.int64)
+
+    def decode(self, codes):
+        return np.asarray(self.categories, dtype=object)[np.asarray(codes, dtype=np.int64)]
+
+    def to_dict(self):
+        return {"name": self.name, "type": "categorical", "categories": list(self.categories),
+                "weight": self.weight}
+
+
+@dataclass(frozen=True)
+class Continuous:
+    """A real-valued attribute on the public range ``[lower, upper]``.
+
+    Used for imputed or released numeric values (for example a wage); it cannot be a known
+    (matching) attribute, whose cells must be exact integers.
+    """
+
+    name: str
+    lower: float
+    upper: float
+
+    def __post_init__(self):
+        _check_name(self.name)
+        for what in ("lower", "upper"):
+            v = getattr(self, what)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+                raise TypeError(f"{what} of attribute {self.name!r} must be a finite real number, got {v!r}.")
+        if not self.lower < self.upper:
+            raise ValueError(
+                f"attribute {self.name!r} has an empty domain: need lower < upper, "
+                f"got lower={self.lower}, upper={self.upper}."
+            )
+
+    kind = "continuous"
+
+    def _check(self, df):
+        values, missing = _numeric_column(df, self.name)
+        obs = values[~missing]
+        bad = (obs < self.lower) | (obs > self.upper)
+        if bad.any():
+            raise DomainError(
+                f"column {self.name!r} has values outside its public range [{self.lower}, {self.upper}]: "
+                f"{_show(obs[bad])}. Clamp them first (dpknn.processing.clamp)."
+            )
+        return values, missing
+
+    def to_dict(self):
+        return {"name": self.name, "type": "continuous", "lower": self.lower, "upper": self.upper}
+
+
+def _known_missing(name, count):
+    return DomainError(
+        f"known attribute {name!r} has {count} missing value(s). Known (matching) attributes must be "
+        f"complete; fill them with a data-independent draw first (dpknn.processing.impute) or move "
+        f"{name!r} to the imputed attributes."
+    )
+
+
+_KINDS = {"ordinal": Ordinal, "categorical": Categorical, "continuous": Continuous}
+
+
+@dataclass(frozen=True)
+class EncodedData:
+    """A table encoded against a :class:`Schema`.
+
+    Attributes
+    ----------
+    cells : ndarray of shape (n, p)
+        Codes of the known attributes, in the schema's order, in the smallest signed integer
+        dtype that holds every code of the public domain.
+    labels : ndarray of shape (n,), int64
+        Unique record labels (the schema's label column, or the row position).
+    incomplete : ndarray of shape (n,), bool
+        True where any imputed attribute is missing.
+    """
+
+    cells: np.ndarray
+    labels: np.ndarray
+    incomplete: np.ndarray
+
+    @property
+    def n_records(self):
+        return self.cells.shape[0]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Schema:
+    """The public description of a table: known attributes, imputed attributes, record label.
+
+    Parameters
+    ----------
+    known : sequence of Ordinal or Categorical
+        The known (matching) attributes that define a record's cell and the distance.
+    imputed : sequence of Ordinal, Categorical or Continuous
+        The attribute set A; a record is incomplete when any of them is missing.
+    label : str or None, default None
+        Column holding unique integer record labels; None uses the row position.
+
+    Examples
+    --------
+    >>> from dpknn import Schema, Ordinal, Categorical, Continuous
+    >>> schema = Schema(known=[Ordinal("AGE", 0, 99, bin_width=10), Categorical("SEX", [1, 2])],
+    ...                 imputed=[Continuous("INCWAGE", 0, 5001)])
+    >>> schema.known_names
+    ('AGE', 'SEX')
+    """
+
+    known: tuple
+    imputed: tuple
+    label: str | None = None
+
+    def __post_init__(self):
+        known, imputed = tuple(self.known), tuple(self.imputed)
+        if not known:
+            raise ValueError("known must list at least one attribute.")
+        if not imputed:
+            raise ValueError("imputed must list at least one attribute (the set A).")
+        for a in known:
+            if isinstance(a, Continuous):
+                raise TypeError(
+                    f"known attribute {a.name!r} is Continuous; matching attributes must be Ordinal "
+                    "(bin it with bin_width) or Categorical so that distances are exact integers."
+                )
+            if not isinstance(a, (Ordinal, Categorical)):
+                raise TypeError(f"known attributes must be Ordinal or Categorical, got {a!r}.")
+        for a in imputed:
+            if not isinstance(a, (Ordinal, Categorical, Continuous)):
+                raise TypeError(f"imputed attributes must be Ordinal, Categorical or Continuous, got {a!r}.")
+        names = [a.name for a in known]
+        both = sorted(set(names) & {a.name for a in imputed})
+        if both:
+            raise ValueError(f"attributes {both} are listed as both known and imputed; A must be disjoint "
+                             "from the matching attributes.")
+        for group, what in ((known, "known"), (imputed, "imputed")):
+            seen = [a.name for a in group]
+            dups = sorted({n for n in seen if seen.count(n) > 1})
+            if dups:
+                raise ValueError(f"{what} attributes {dups} are listed more than once.")
+        if self.label is not None:
+            _check_name(self.label)
+            if self.label in names or self.label in {a.name for a in imputed}:
+                raise ValueError(f"label column {self.label!r} cannot also be an attribute.")
+        object.__setattr__(self, "known", known)
+        object.__setattr__(self, "imputed", imputed)
+
+    @property
+    def known_names(self):
+        return tuple(a.name for a in self.known)
+
+    @property
+    def imputed_names(self):
+        return tuple(a.name for a in self.imputed)
+
+    @property
+    def n_codes(self):
+        """Number of codes of each known attribute (the public domain of the cells)."""
+        return np.array([a.n_codes for a in self.known], dtype=np.int64)
+
+    @property
+    def weights(self):
+        return np.array([a.weight for a in self.known], dtype=np.int64)
+
+    @property
+    def is_categorical(self):
+        return np.array([isinstance(a, Categorical) for a in self.known], dtype=bool)
+
+    def attribute(self, name):
+        """The attribute called ``name``."""
+        for a in (*self.known, *self.imputed):
+            if a.name == name:
+                return a
+        raise KeyError(f"no attribute {name!r} in the schema; attributes are "
+                       f"{list(self.known_names + self.imputed_names)}.")
+
+    def cell_dtype(self):
+        """Smallest signed integer dtype that holds every code of the public domain."""
+        top = int(self.n_codes.max()) - 1
+        for dt in (np.int8, np.int16, np.int32):
+            if top <= np.iinfo(dt).max:
+                return np.dtype(dt)
+        return np.dtype(np.int64)
+
+    def _check_columns(self, df):
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"data must be a pandas DataFrame, got {type(df).__name__}.")
+        wanted = list(self.known_names + self.imputed_names)
+        if self.label is not None:
+            wanted.append(self.label)
+        absent = [c for c in wanted if c not in df.columns]
+        if absent:
+            raise DomainError(f"columns {absent} declared in the schema are not in the data "
+                              f"(data columns: {list(df.columns)[:20]}).")
+        if df.columns.has_duplicates:
+            dup = df.columns[df.columns.duplicated()].unique().tolist()
+            raise DomainError(f"data has duplicate column names {dup}.")
+
+    def labels(self, df):
+        """Unique int64 record labels of ``df`` (row positions when ``label`` is None)."""
+        if self.label is None:
+            return np.arange(len(df), dtype=np.int64)
+        values, missing = _numeric_column(df, self.label)
+        if missing.any():
+            raise DomainError(f"label column {self.label!r} has {int(missing.sum())} missing value(s).")
+        bad = (values != np.floor(values)) | (np.abs(values) > 2.0**62)
+        if bad.any():
+            raise DomainError(f"label column {self.label!r} must hold integers: {_show(values[bad])}.")
+        if pd.api.types.is_integer_dtype(df[self.label].dtype):
+            labels = df[self.label].to_numpy(dtype=np.int64)
+        else:
+            labels = values.astype(np.int64)
+        index = pd.Index(labels)
+        if index.has_duplicates:
+            raise DomainError(
+                f"label column {self.label!r} has duplicate labels: {_show(labels[index.duplicated()])}."
+            )
+        return labels
+
+    def incomplete_mask(self, df):
+        """True where any imputed attribute is missing; observed values must fit their domain."""
+        incomplete = np.zeros(len(df), dtype=bool)
+        for a in self.imputed:
+            _, missing = a._check(df)
+            incomplete |= missing
+        return incomplete
+
+    def encode(self, df):
+        """Encode ``df`` into integer cells, labels and the incomplete mask, in O(n).
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            Must hold every column the schema declares; other columns are ignored. It is not
+            modified.
+
+        Returns
+        -------
+        EncodedData
+
+        Raises
+        ------
+        DomainError
+            When a column is absent, a value lies outside its public domain, a known
+            attribute has missing values, or labels are missing, non-integer or duplicated.
+        """
+        self._check_columns(df)
+        n = len(df)
+        cells = np.empty((n, len(self.known)), dtype=self.cell_dtype())
+        for j, a in enumerate(self.known):
+            cells[:, j] = a.encode(df)
+        labels = self.labels(df)
+        incomplete = self.incomplete_mask(df)
+        logger.debug("encoded %d records: %d incomplete", n, int(incomplete.sum()))
+        return EncodedData(cells=cells, labels=labels, incomplete=incomplete)
+
+    def decode(self, cells):
+        """Known attributes from cells (ordinal codes become the lower edge of their bin)."""
+        cells = np.asarray(cells)
+        return pd.DataFrame({a.name: a.decode(cells[:, j]) for j, a in enumerate(self.known)})
+
+    def squared_distance(self, a, b):
+        """Exact integer squared distance between cells ``a`` and ``b`` (broadcasting)."""
+        diff = np.asarray(a, dtype=np.int64) - np.asarray(b, dtype=np.int64)
+        cat = self.is_categorical
+        w = self.weights
+        per = np.where(cat, 2 * (diff != 0), diff * diff) * w
+        return per.sum(axis=-1)
+
+    # --- description files -------------------------------------------------------------
+    def to_dict(self):
+        out = {"known": [a.to_dict() for a in self.known], "imputed": [a.to_dict() for a in self.imputed]}
+        if self.label is not None:
+            out["label"] = self.label
+        return out
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Build a schema from a dict shaped like the TOML description (see :meth:`from_file`)."""
+        if not isinstance(spec, dict):
+            raise TypeError(f"schema description must be a mapping, got {type(spec).__name__}.")
+        unknown = set(spec) - {"known", "imputed", "label"}
+        if unknown:
+            raise ValueError(f"schema description has unknown keys {sorted(unknown)}; "
+                             "expected 'known', 'imputed' and optionally 'label'.")
+
+        def build(entry, where):
+            if not isinstance(entry, dict) or "type" not in entry or "name" not in entry:
+                raise ValueError(f"each entry of {where} needs 'name' and 'type', got {entry!r}.")
+            entry = dict(entry)
+            kind = entry.pop("type")
+            if kind not in _KINDS:
+                raise ValueError(f"attribute {entry['name']!r} has unknown type {kind!r}; "
+                                 f"expected one of {sorted(_KINDS)}.")
+            name = entry.pop("name")
+            try:
+                if kind == "categorical":
+                    return Categorical(name, entry.pop("categories"), **entry)
+                if kind == "ordinal":
+                    return Ordinal(name, entry.pop("lower"), entry.pop("upper"), **entry)
+                return Continuous(name, entry.pop("lower"), entry.pop("upper"), **entry)
+            except KeyError as exc:
+                raise ValueError(f"attribute {name!r} of type {kind!r} lacks {exc.args[0]!r}.") from None
+            except TypeError as exc:
+                if "unexpected keyword" in str(exc):
+                    raise ValueError(f"attribute {name!r} of type {kind!r} has unknown keys "
+                                     f"{sorted(entry)}.") from None
+                raise
+
+        return cls(known=[build(e, "known") for e in spec.get("known", [])],
+                   imputed=[build(e, "imputed") for e in spec.get("imputed", [])],
+                   label=spec.get("label"))
+
+    @classmethod
+    def from_file(cls, path):
+        """Read a schema from a TOML file.
+
+        The file lists ``[[known]]`` and ``[[imputed]]`` tables, each with ``name`` and ``type``
+        (``"ordinal"``, ``"categorical"`` or ``"continuous"``) and that type's parameters, and an
+        optional top-level ``label``::
+
+            label = "SERIAL"
+
+            [[known]]
+            name = "AGE"
+            type = "ordinal"
+            lower = 0
+            upper = 99
+            bin_width = 10
+
+            [[known]]
+            name = "SEX"
+            type = "categorical"
+            categories = [1, 2]
+
+            [[imputed]]
+            name = "INCWAGE"
+            type = "continuous"
+            lower = 0
+            upper = 5001
+        """
+        path = Path(path)
+        with path.open("rb") as fh:
+            try:
+                spec = tomllib.load(fh)
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(f"schema file {str(path)!r} is not valid TOML: {exc}") from None
+        return cls.from_dict(spec)
+
+    def to_toml(self):
+        """The TOML description of this schema (read back by :meth:`from_file`)."""
+        lines = []
+        if self.label is not None:
+            lines.append(f"label = {_toml_value(self.label)}")
+        for group, attrs in (("known", self.known), ("imputed", self.imputed)):
+            for a in attrs:
+                lines += ["", f"[[{group}]]"]
+                lines += [f"{k} = {_toml_value(v)}" for k, v in a.to_dict().items()]
+        return "\n".join(lines) + "\n"
+
+
+def _toml_value(v):
+    if isinstance(v, bool) or isinstance(v, np.bool_):
+        return "true" if v else "false"
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        return repr(float(v))
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {v!r} to TOML.")

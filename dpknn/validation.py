@@ -1,0 +1,68 @@
+"""Validation helpers used at the public entry points.
+
+Messages name the parameter and show the offending value, in the style of scikit-learn.
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = ["check_rng"]
+
+
+def check_rng(rng):
+    """Turn ``rng`` into a :class:`numpy.random.Generator`.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, int or None
+        A Generator is returned as it is (so that successive calls share its stream); an int is
+        used as a seed for :func:`numpy.random.default_rng`; None draws fresh OS entropy.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Notes
+    -----
+    Seeded generators are for reproducibility of experiments, not for security: numpy's
+    PCG64 is not a cryptographically secure generator, and a release whose seed is known can
+    be de-noised. Production releases should pass ``rng=None`` (fresh OS entropy).
+    """
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng must be a non-negative integer seed, got {rng!r}.")
+        return np.random.default_rng(int(rng))
+    if isinstance(rng, np.random.RandomState):
+        raise TypeError(
+            "rng must be a numpy.random.Generator, an int seed or None; got a legacy "
+            "numpy.random.RandomState. Use numpy.random.default_rng(seed) instead."
+        )
+    raise TypeError(
+        f"rng must be a numpy.random.Generator, an int seed or None; got {type(rng).__name__} {rng!r}."
+    )
+
+
+def check_positive_int(value, name, *, minimum=1):
+    """Return ``value`` as int if it is an integer ``>= minimum``, else raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and float(value).is_integer():
+            raise TypeError(f"{name} must be an integer, got the float {value!r}.")
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+def check_finite_real(value, name):
+    """Return ``value`` as float if it is a finite real number, else raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}.")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}.")
+    return value

@@ -1,0 +1,36 @@
+"""Build the Cython kernels of dpknn.
+
+Every ``dpknn/_core/*.pyx`` becomes an extension compiled against numpy's headers with the
+directives the kernels are written for (no bounds checks, no negative indexing, C division).
+Set ``DPKNN_DEBUG=1`` to turn bounds and wraparound checks back on while debugging a kernel.
+"""
+
+import os
+from glob import glob
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("DPKNN_DEBUG", "0") not in ("", "0", "false", "False")
+
+directives = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "cdivision": not DEBUG,
+    "initializedcheck": DEBUG,
+}
+
+extensions = [
+    Extension(
+        name="dpknn._core." + os.path.splitext(os.path.basename(path))[0],
+        sources=[path],
+        include_dirs=[np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O0", "-g"] if DEBUG else ["-O3"],
+    )
+    for path in sorted(glob(os.path.join("dpknn", "_core", "*.pyx")))
+]
+
+setup(ext_modules=cythonize(extensions, compiler_directives=directives, annotate=False))
