@@ -31,8 +31,10 @@ def test_progress_bar_switch():
     assert bar.disable and list(bar) == [0, 1, 2]
 
 
-def test_import_without_built_kernels_explains_how_to_build():
+def test_import_without_built_kernels_explains_how_to_build(tmp_path):
     code = ("import sys; sys.modules['dpknn._core._grouping'] = None\n"
             "try:\n    import dpknn\nexcept ImportError as e:\n    print(e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tmp_path).stdout
+    assert "compiled kernels (dpknn._core) are not built" in out
     assert "pip install ." in out and "build_ext --inplace" in out
