@@ -48,3 +48,45 @@ def unpack_keys(const int64_t[::1] keys, const int64_t[::1] radices):
                 cells[i, j] = key % radices[j]
                 key = key // radices[j]
     return out
+
+
+def group_rows(const int64_t[::1] class_id, const cnp.npy_bool[::1] incomplete,
+               const int64_t[::1] order, Py_ssize_t n_classes):
+    """Counting sort of the rows by (class, complete/incomplete), stable in ``order``.
+
+    ``order`` lists the row positions by increasing label, so within each class the complete
+    rows (donors) and the incomplete rows come out sorted by label. Returns
+    ``(donor_ptr, donor_rows, inc_ptr, inc_rows)`` in CSR form: the donors of class c are
+    ``donor_rows[donor_ptr[c]:donor_ptr[c + 1]]``.
+    """
+    cdef Py_ssize_t n = order.shape[0], i, c, row
+    donor_ptr_a = np.zeros(n_classes + 1, dtype=np.int64)
+    inc_ptr_a = np.zeros(n_classes + 1, dtype=np.int64)
+    cdef int64_t[::1] donor_ptr = donor_ptr_a, inc_ptr = inc_ptr_a
+    with nogil:
+        for i in range(n):
+            c = class_id[i]
+            if incomplete[i]:
+                inc_ptr[c + 1] += 1
+            else:
+                donor_ptr[c + 1] += 1
+        for c in range(n_classes):
+            donor_ptr[c + 1] += donor_ptr[c]
+            inc_ptr[c + 1] += inc_ptr[c]
+    donor_rows_a = np.empty(donor_ptr[n_classes], dtype=np.int64)
+    inc_rows_a = np.empty(inc_ptr[n_classes], dtype=np.int64)
+    fill_d_a = donor_ptr_a[:n_classes].copy()
+    fill_i_a = inc_ptr_a[:n_classes].copy()
+    cdef int64_t[::1] donor_rows = donor_rows_a, inc_rows = inc_rows_a
+    cdef int64_t[::1] fill_d = fill_d_a, fill_i = fill_i_a
+    with nogil:
+        for i in range(n):
+            row = order[i]
+            c = class_id[row]
+            if incomplete[row]:
+                inc_rows[fill_i[c]] = row
+                fill_i[c] += 1
+            else:
+                donor_rows[fill_d[c]] = row
+                fill_d[c] += 1
+    return donor_ptr_a, donor_rows_a, inc_ptr_a, inc_rows_a
