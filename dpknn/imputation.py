@@ -44,7 +44,6 @@ from scipy.spatial import cKDTree
 
 from ._core import _depth, _donors, _grouping
 from .exceptions import DomainError, WorkLimitError
-from .progress import progress_bar
 from .schema import Categorical, Continuous, Ordinal, Schema
 from .validation import check_positive_int
 
@@ -121,7 +120,7 @@ class KNNImputer:
         domain). "auto" uses the mean for Continuous and the median for Ordinal attributes.
         Categorical attributes always take the majority, ties broken by the donor order.
     max_work : int, default 200_000_000
-        Largest number of cell-in-ball tests spent to certify L1(D) exactly. Past it, ``fit``
+        Largest number of cells (and ball pairs) visited to certify L1(D) exactly. Past it, ``fit``
         raises :class:`~dpknn.exceptions.WorkLimitError` naming the attribute to bin; it never
         returns a bound in place of L1(D).
     progress : bool, default False
@@ -337,7 +336,7 @@ class KNNImputer:
         schema = self.schema
         n = enc.n_records
         labels = enc.labels
-        weights, is_cat, n_codes = schema.weights, schema.is_categorical, schema.n_codes
+        n_codes = schema.n_codes
         inc_rows = self.incomplete_index_
         cases = {}
 
@@ -369,24 +368,16 @@ class KNNImputer:
         b = rank[kth_row[inc_rows]][grp_order]
         stab, stab_gap = _donors.max_stabbing(group_ptr, np.ascontiguousarray(a), np.ascontiguousarray(b))
 
-        # Ball depth at each boundary cell.
-        depth_at = np.zeros(bounds.size, dtype=np.int64)
-        work = 0
-        if balls["cls"].size:
-            btree = cKDTree(_embed(class_cells[bounds], schema))
-            centers = _embed(balls["center"], schema)
-            rad = np.sqrt(balls["r"].astype(np.float64)) * (1 + 1e-9) + 1e-9
-            lengths = btree.query_ball_point(centers, rad, return_length=True)
-            work += int(np.sum(lengths)) * len(schema.known)
-            self._check_work(work, balls, np.argmax(lengths))
-            hits = btree.query_ball_point(centers, rad)
-            ball_of = np.repeat(np.arange(centers.shape[0]), lengths)
-            cand = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits])
-            if cand.size:
-                d2 = _pair_d2(balls["center"][ball_of], class_cells[bounds[cand]], weights, is_cat)
-                inside = (d2 < balls["r"][ball_of]) | ((d2 == balls["r"][ball_of]) &
-                                                       (class_keys[bounds[cand]] < balls["ck"][ball_of]))
-                np.add.at(depth_at, cand[inside], balls["m"][ball_of[inside]])
+        # Ball depth at each boundary cell: from the depth of every cell when all balls can be
+        # enumerated within max_work (the usual case), else by KD-tree queries.
+        full = self._all_ball_depths(balls)
+        if full is not None:
+            cell_keys, cell_depth = full
+            at = pd.Index(cell_keys).get_indexer(class_keys[bounds])
+            depth_at = np.zeros(bounds.size, dtype=np.int64)
+            depth_at[at >= 0] = cell_depth[at[at >= 0]]
+        else:
+            depth_at = self._boundary_depths(balls, class_cells[bounds], class_keys[bounds])
         total = depth_at + stab
         j = int(np.argmax(total))
         n_lab = labels.size
@@ -395,9 +386,14 @@ class KNNImputer:
         gap = (int(sorted_labels[g]), int(sorted_labels[(g + 1) % n_lab])) if stab[j] > 0 else None
         best = L1Case("add_complete", int(total[j]), cell=decode(class_cells[bounds[j]]), gap=gap)
 
-        # Interior cells: enumerate the balls whose upper bound can beat the best so far.
+        # Interior cells: the deepest cell of all, or (when not every ball could be enumerated)
+        # of the balls whose upper bound can beat the best so far.
         floor_value = max(best.value, cases["delete_complete"].value, 1)
-        interior = self._max_ball_depth(balls, floor_value, work)
+        if full is not None:
+            i = int(np.argmax(full[1])) if full[1].size else -1
+            interior = (int(full[1][i]), int(full[0][i])) if i >= 0 and full[1][i] > floor_value else None
+        else:
+            interior = self._max_ball_depth(balls, floor_value)
         if interior is not None and interior[0] > best.value:
             value, key = interior
             cell = _grouping.unpack_keys(np.array([key], dtype=np.int64), n_codes)[0]
@@ -405,54 +401,100 @@ class KNNImputer:
         cases["add_complete"] = best
         return cases
 
-    def _max_ball_depth(self, balls, floor_value, work):
-        """Exact maximum of the ball depth over all cells, or None if it cannot beat floor_value."""
+    def _all_ball_depths(self, balls):
+        """(cell keys, depth) over every cell of every strict ball, or None past max_work."""
+        schema = self.schema
+        self.l1_work_ = 0
+        if balls["cls"].size == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        keys, counts, exceeded_at = _depth.enumerate_balls(
+            np.ascontiguousarray(balls["center"]), np.ascontiguousarray(balls["r"]),
+            np.ascontiguousarray(balls["ck"]), schema.weights, schema.is_categorical, schema.n_codes,
+            self.max_work)
+        if exceeded_at >= 0:
+            logger.info("L1: the balls hold more than max_work=%d cells; pruning by upper bounds",
+                        self.max_work)
+            return None
+        self.l1_work_ = int(keys.size)
+        codes, uniq = pd.factorize(keys)
+        depth = np.bincount(codes, weights=np.repeat(balls["m"], counts), minlength=uniq.size)
+        return np.asarray(uniq, dtype=np.int64), depth.astype(np.int64)
+
+    def _boundary_depths(self, balls, cells, keys):
+        """Exact ball depth at the given cells, by KD-tree queries (used when balls are large)."""
+        schema = self.schema
+        weights, is_cat = schema.weights, schema.is_categorical
+        depth = np.zeros(keys.size, dtype=np.int64)
+        if balls["cls"].size == 0 or keys.size == 0:
+            return depth
+        btree = cKDTree(_embed(cells, schema))
+        centers = _embed(balls["center"], schema)
+        rad = np.sqrt(balls["r"].astype(np.float64)) * (1 + 1e-9) + 1e-9
+        lengths = btree.query_ball_point(centers, rad, return_length=True)
+        self._check_work(int(np.sum(lengths)), balls, int(np.argmax(lengths)))
+        hits = btree.query_ball_point(centers, rad)
+        ball_of = np.repeat(np.arange(centers.shape[0]), lengths)
+        cand = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits])
+        if cand.size:
+            d2 = _pair_d2(balls["center"][ball_of], cells[cand], weights, is_cat)
+            r = balls["r"][ball_of]
+            inside = (d2 < r) | ((d2 == r) & (keys[cand] < balls["ck"][ball_of]))
+            np.add.at(depth, cand[inside], balls["m"][ball_of[inside]])
+        return depth
+
+    def _max_ball_depth(self, balls, floor_value):
+        """Exact maximum of the ball depth over all cells, or None if it cannot beat floor_value.
+
+        Balls whose upper bound (their weight plus that of every ball that can meet them) is at
+        most ``floor_value`` are skipped: a cell they hold has depth at most that bound, so
+        leaving them out only lowers depths that cannot beat the floor, and every cell whose
+        depth does beat it has all its balls counted.
+        """
         schema = self.schema
         m = balls["cls"].size
+        work = 0
         if m == 0:
             return None
         weights, is_cat, n_codes = schema.weights, schema.is_categorical, schema.n_codes
-        centers = balls["center"]
-        r = balls["r"]
+        centers, r, w = balls["center"], balls["r"], balls["m"]
         sq = np.sqrt(r.astype(np.float64))
-        tree = cKDTree(_embed(centers, schema))
         emb = _embed(centers, schema)
-        reach = sq + sq.max()
-        lengths = tree.query_ball_point(emb, reach * (1 + 1e-9) + 1e-9, return_length=True)
-        work += int(np.sum(lengths)) * len(schema.known)
+        tree = cKDTree(emb)
+        # A pair of balls that meet is found from the larger one, within twice its radius.
+        reach = 2 * sq * (1 + 1e-9) + 1e-9
+        lengths = tree.query_ball_point(emb, reach, return_length=True)
+        work += int(np.sum(lengths))
         self._check_work(work, balls, int(np.argmax(lengths)))
-        hits = tree.query_ball_point(emb, reach * (1 + 1e-9) + 1e-9)
-        neighbours = []
-        ub = np.zeros(m, dtype=np.int64)
-        for i, h in enumerate(hits):
-            h = np.asarray(h, dtype=np.int64)
-            d2 = _pair_d2(centers[i][None, :], centers[h], weights, is_cat)
-            # Two strict balls can share a cell only if their closed Euclidean balls meet.
-            meet = h[d2 <= (sq[i] + sq[h]) ** 2 * (1 + 1e-9) + 1e-9]
-            neighbours.append(meet)
-            ub[i] = balls["m"][meet].sum()
-        best = None
-        value_floor = floor_value
-        order = np.argsort(-ub, kind="stable")
-        bar = progress_bar(order, progress=self.progress, desc="L1 ball depth", unit="ball")
-        for i in bar:
-            if ub[i] <= value_floor:
-                break
-            nb = neighbours[i]
-            value, key, _, used, exceeded = _depth.ball_max_depth(
-                centers[i], int(r[i]), int(balls["ck"][i]),
-                np.ascontiguousarray(centers[nb]), np.ascontiguousarray(r[nb]),
-                np.ascontiguousarray(balls["ck"][nb]), np.ascontiguousarray(balls["m"][nb]),
-                weights, is_cat, n_codes, self.max_work - work)
-            work += used
-            if exceeded:
-                self._check_work(self.max_work + 1, balls, i)
-            if value > value_floor:
-                value_floor = value
-                best = (value, key)
-        bar.close()
+        hits = tree.query_ball_point(emb, reach)
+        i_of = np.repeat(np.arange(m), lengths)
+        j_of = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits])
+        smaller = (r[j_of] < r[i_of]) | ((r[j_of] == r[i_of]) & (j_of < i_of))
+        i_of, j_of = i_of[smaller], j_of[smaller]
+        d2 = _pair_d2(centers[i_of], centers[j_of], weights, is_cat)
+        # Two strict balls can share a cell only if their closed Euclidean balls meet.
+        meet = d2 <= (sq[i_of] + sq[j_of]) ** 2 * (1 + 1e-9) + 1e-9
+        i_of, j_of = i_of[meet], j_of[meet]
+        ub = w.astype(np.int64).copy()
+        np.add.at(ub, i_of, w[j_of])
+        np.add.at(ub, j_of, w[i_of])
+        keep = np.flatnonzero(ub > floor_value)
+        if keep.size == 0:
+            return None
+        keys, counts, exceeded_at = _depth.enumerate_balls(
+            np.ascontiguousarray(centers[keep]), np.ascontiguousarray(r[keep]),
+            np.ascontiguousarray(balls["ck"][keep]), weights, is_cat, n_codes,
+            max(0, self.max_work - work))
+        if exceeded_at >= 0:
+            self._check_work(self.max_work + 1, balls, int(keep[exceeded_at]))
+        work += keys.size
         self.l1_work_ = work
-        return best
+        codes, uniq = pd.factorize(keys)
+        depth = np.bincount(codes, weights=np.repeat(w[keep], counts)).astype(np.int64)
+        best = int(np.argmax(depth))
+        logger.debug("L1 ball depth: %d of %d balls enumerated, %d cells", keep.size, m, keys.size)
+        if depth[best] > floor_value:
+            return int(depth[best]), int(uniq[best])
+        return None
 
     def _check_work(self, work, balls, i):
         if work <= self.max_work:
@@ -468,7 +510,7 @@ class KNNImputer:
         worst = schema.known[int(np.argmax(spans))]
         cell = schema.decode(balls["center"][i][None, :]).iloc[0].to_dict()
         raise WorkLimitError(
-            f"certifying L1(D) exactly needs more than max_work={self.max_work} cell tests: the "
+            f"certifying L1(D) exactly needs more than max_work={self.max_work} cell visits: the "
             f"incomplete records at {cell} have no k-th donor closer than squared distance {r}, and "
             f"attribute {worst.name!r} spans {max(spans)} codes within that distance. Bin "
             f"{worst.name!r} (a larger bin_width) or raise max_work."

@@ -281,3 +281,15 @@ def test_reference_orders_by_distance_cell_then_cyclic_label():
     got = donor_sets(recs, 3, [1], [False], circle=10)
     assert got == {3: (5, 1, 2)}
     assert list(itertools.islice(got[3], 1)) == [5]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_problems())
+def test_pruned_path_matches_brute_force(problem):
+    # When the balls hold more cells than max_work, L1 comes from upper-bound pruning and
+    # KD-tree queries instead of the full depth map; force that path and check it is exact.
+    schema, df, k = problem
+    (l1, _, _), _ = reference(schema, df, k)
+    imp = KNNImputer(schema, k=k)
+    imp._all_ball_depths = lambda balls: None
+    assert imp.fit(df).l1_ == l1
