@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
 
-from ._core import _depth, _donors, _grouping
+from ._core import _depth, _donors, _grouping, _nearest
 from .exceptions import DomainError, WorkLimitError
 from .schema import Categorical, Continuous, Ordinal, Schema
 from .validation import check_positive_int
@@ -52,6 +52,8 @@ __all__ = ["KNNImputer", "L1Case"]
 logger = logging.getLogger(__name__)
 
 _AGGREGATES = ("auto", "mean", "median")
+# Cells a lattice search for the nearest donors may visit per class before a KD-tree takes over.
+_LATTICE_BUDGET = 50_000
 _MAX_KEY = 2**62
 
 
@@ -293,14 +295,42 @@ class KNNImputer:
         """For each deficient class, the donor classes in (d2, key) order up to the k-th donor.
 
         Returns (list of int64 arrays, squared radius r_C, class of the k-th donor) per class.
-        The KD-tree returns the kq nearest classes by float distance; ranking them by the exact
-        integer order is complete once some returned class lies strictly beyond r_C (integer
-        distances differ by at least 1, far more than float error), else kq doubles.
+        First an exact search on the lattice of cells (closed balls of doubling radius, looked
+        up among the donor classes); classes whose ball would pass ``_LATTICE_BUDGET`` cells
+        (isolated ones in large domains) are finished with a KD-tree.
         """
         m = deficient.size
         if m == 0:
             return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        schema = self.schema
         donor_cls = np.flatnonzero(n_donors > 0).astype(np.int64)
+        n_codes = schema.n_codes
+        diameter = int(np.sum(np.where(is_cat, 2 * weights, weights * (n_codes - 1) ** 2)))
+        ptr, flat, radius, boundary, done = _nearest.nearest_donor_classes(
+            np.ascontiguousarray(class_cells[deficient]), k, np.ascontiguousarray(class_keys[donor_cls]),
+            np.ascontiguousarray(n_donors[donor_cls]), donor_cls, weights, is_cat, n_codes,
+            diameter, _LATTICE_BUDGET)
+        ordered = np.split(flat, ptr[1:-1])
+        rest = np.flatnonzero(~done)
+        if rest.size:
+            logger.info("nearest donors: %d of %d classes past the lattice budget; using a KD-tree",
+                        rest.size, m)
+            o2, r2, b2 = self._kdtree_donor_classes(deficient[rest], class_cells, donor_cls, n_donors, k,
+                                                    weights, is_cat)
+            for j, i in enumerate(rest):
+                ordered[i] = o2[j]
+            radius[rest] = r2
+            boundary[rest] = b2
+        return ordered, radius, boundary
+
+    def _kdtree_donor_classes(self, deficient, class_cells, donor_cls, n_donors, k, weights, is_cat):
+        """KD-tree version of :meth:`_ordered_donor_classes`, for classes far from any donor.
+
+        The tree returns the kq nearest classes by float distance; ranking them by the exact
+        integer order is complete once some returned class lies strictly beyond r_C (integer
+        distances differ by at least 1, far more than float error), else kq doubles.
+        """
+        m = deficient.size
         tree = cKDTree(_embed(class_cells[donor_cls], self.schema))
         queries = _embed(class_cells[deficient], self.schema)
         n_dc = donor_cls.size
@@ -310,7 +340,7 @@ class KNNImputer:
         pending = np.arange(m)
         kq = min(n_dc, k + 2)
         while pending.size:
-            _, idx = tree.query(queries[pending], k=kq)
+            _, idx = tree.query(queries[pending], k=kq, workers=-1)
             idx = np.asarray(idx).reshape(pending.size, kq)
             cls = donor_cls[idx]
             d2 = _pair_d2(class_cells[deficient[pending]][:, None, :], class_cells[cls], weights, is_cat)

@@ -293,3 +293,23 @@ def test_pruned_path_matches_brute_force(problem):
     imp = KNNImputer(schema, k=k)
     imp._all_ball_depths = lambda balls: None
     assert imp.fit(df).l1_ == l1
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_problems())
+def test_kdtree_nearest_path_matches_brute_force(problem):
+    # Classes whose lattice search passes its cell budget are finished by a KD-tree; with a
+    # budget of zero every class takes that path, which must give the same donors and L1.
+    import dpknn.imputation as module
+
+    schema, df, k = problem
+    (l1, base, _), enc = reference(schema, df, k)
+    saved = module._LATTICE_BUDGET
+    module._LATTICE_BUDGET = 0
+    try:
+        imp = KNNImputer(schema, k=k).fit(df)
+    finally:
+        module._LATTICE_BUDGET = saved
+    got = {int(enc.labels[x]): tuple(int(enc.labels[d]) for d in row)
+           for x, row in zip(imp.incomplete_index_, imp.donors_)}
+    assert got == base and imp.l1_ == l1
