@@ -9,6 +9,7 @@ import logging
 
 from . import _core  # noqa: F401  (fails early with build instructions when not compiled)
 from .exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning, WorkLimitError
+from .imputation import KNNImputer, L1Case
 from .schema import Categorical, Continuous, EncodedData, Ordinal, Schema
 from .validation import check_rng
 
@@ -22,6 +23,8 @@ __all__ = [
     "Continuous",
     "DomainError",
     "EncodedData",
+    "KNNImputer",
+    "L1Case",
     "Ordinal",
     "PrivacyLeakWarning",
     "Schema",

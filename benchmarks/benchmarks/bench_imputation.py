@@ -1,0 +1,36 @@
+"""KNNImputer.fit (donors, donee counts and exact L1) on synthetic census data, 20% incomplete."""
+
+from dpknn.datasets import census_schema, make_census
+from dpknn.imputation import KNNImputer
+
+
+class Fit:
+    params = ([10**5, 10**6, 10**7], [1, 5])
+    param_names = ["n", "k"]
+    timeout = 900
+    number = 1
+    repeat = (1, 3, 60.0)
+
+    def setup_cache(self):
+        return {n: make_census(n, rng=0) for n in self.params[0]}
+
+    def time_fit(self, data, n, k):
+        KNNImputer(census_schema(), k=k).fit(data[n])
+
+    def peakmem_fit(self, data, n, k):
+        KNNImputer(census_schema(), k=k).fit(data[n])
+
+    def track_l1(self, data, n, k):
+        return KNNImputer(census_schema(), k=k).fit(data[n]).l1_
+
+
+class Transform:
+    params = [1, 5]
+    param_names = ["k"]
+
+    def setup(self, k):
+        self.df = make_census(10**6, rng=0)
+        self.imp = KNNImputer(census_schema(), k=k).fit(self.df)
+
+    def time_transform(self, k):
+        self.imp.transform(self.df)
