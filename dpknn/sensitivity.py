@@ -1,0 +1,256 @@
+"""Smooth and global sensitivity bounds, one function per theorem, and the noise constants.
+
+Neighbouring relation throughout: add or remove one record (unbounded DP). All smooth bounds
+here are ``ln 2``-smooth upper bounds on the local sensitivity of a query answered on the
+k-NN-imputed data, built from L1(D) through Theorem 4.6 and Theorem 3.5 of Clifton et al.
+(2022); they are smooth only for β ≥ ln 2, which is why a smooth-sensitivity release needs
+ε ≥ 2 ln 2 (see :func:`cauchy_admissible`).
+
+Errata applied (DESIGN.md §4):
+
+- Theorem 3.8 of the paper (α = β = ε/(2(γ-1))) is proved only for γ ≥ 2. The exact
+  constants of the generalized Cauchy distribution are: sliding by up to α costs at most
+  α (γ-1)^(1-1/γ) in log-density, dilation by up to β costs at most β max(γ-1, 1). Each must be
+  ≤ ε/2 (Theorem 3.6).
+- Theorem 5.4 assumes 0 ≤ a; for a < 0 the leading term uses max(|a|, |b|) instead of b.
+
+References
+----------
+.. [1] Clifton, Hanson, Kifer, Shamis, et al. (2022). "Differentially private k-nearest
+   neighbor missing data imputation". Theorems 3.5, 3.6, 3.8, 4.6, 5.1, 5.4, 5.6.
+.. [2] Nissim, Raskhodnikova, Smith (2007). "Smooth sensitivity and sampling in private data
+   analysis". Lemma 2.6, Lemma 2.7.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+
+from .noise import generalized_cauchy_moment, generalized_cauchy_quantile
+
+__all__ = [
+    "LN2",
+    "CauchyCalibration",
+    "cauchy_admissible",
+    "choose_gamma",
+    "count_global",
+    "count_smooth",
+    "mean_global",
+    "mean_smooth",
+    "variance_global",
+    "variance_smooth",
+]
+
+#: The smoothness β of every bound built from L1 (Theorems 5.1, 5.4, 5.6 need β ≥ ln 2).
+LN2 = math.log(2.0)
+
+
+def _check_l1(l1):
+    if isinstance(l1, bool) or not isinstance(l1, (int, np.integer)) or l1 < 0:
+        raise ValueError(f"l1 must be a non-negative integer, got {l1!r}.")
+    return int(l1)
+
+
+def _check_bounds(bounds):
+    try:
+        a, b = (float(v) for v in bounds)
+    except (TypeError, ValueError):
+        raise TypeError(f"bounds must be a pair (low, high) of numbers, got {bounds!r}.") from None
+    if math.isnan(a) or math.isnan(b) or not (math.isfinite(a) and math.isfinite(b)):
+        raise ValueError(f"bounds must be finite numbers, got {bounds!r}.")
+    if not a < b:
+        raise ValueError(f"bounds must satisfy low < high, got low={a}, high={b}.")
+    return a, b
+
+
+def _check_size(s, minimum, what):
+    s = float(s)
+    if not (s >= minimum and math.isfinite(s)):
+        raise ValueError(f"the estimate of the subpopulation size must be >= {minimum} for {what}, got {s}.")
+    return s
+
+
+# --- smooth upper bounds (β = ln 2) ----------------------------------------------------------
+def count_smooth(l1):
+    """Smooth bound 1 + L1(D) for a count on imputed data (Clifton et al. 2022, Theorem 5.1).
+
+    A ``ln 2``-smooth upper bound on the local sensitivity of any counting query whose
+    subpopulation may depend on imputed values. Neighbours: add/remove one record.
+    """
+    return 1.0 + _check_l1(l1)
+
+
+def mean_smooth(l1, bounds, s, *, depends_on_imputed):
+    """Smooth bound for a mean over a subpopulation (Clifton et al. 2022, Theorem 5.4).
+
+    Parameters
+    ----------
+    l1 : int
+        L1(D).
+    bounds : (a, b)
+        Public bounds of the attribute (values are clamped to them).
+    s : float
+        The released (noisy) estimate of the subpopulation size, at least 1.
+    depends_on_imputed : bool
+        False: Theorem 5.4(a), membership of the subpopulation does not depend on imputed
+        attributes: ``(M + L1 (b - a)) / s``. True: Theorem 5.4(b), a donee can also move in or
+        out of the subpopulation: ``(M + L1 max(M, b - a)) / s``, which is the paper's
+        ``b (1 + L1) / s`` when a ≥ 0.
+
+    Here M = max(|a|, |b|) (erratum: the paper's b assumes a ≥ 0). ``ln 2``-smooth;
+    neighbours: add/remove one record.
+    """
+    l1 = _check_l1(l1)
+    a, b = _check_bounds(bounds)
+    s = _check_size(s, 1.0, "a mean")
+    big = max(abs(a), abs(b))
+    per_donee = max(big, b - a) if depends_on_imputed else (b - a)
+    return (big + l1 * per_donee) / s
+
+
+def variance_smooth(l1, bounds, s, mean):
+    """Smooth bound for a variance about a released mean (Clifton et al. 2022, Theorem 5.6).
+
+    ``m (1 + L1) / (s - 1)`` with ``m = max((a - Ȳ)², (b - Ȳ)²)``; the same whether or not the
+    subpopulation depends on imputed attributes. ``mean`` is clamped to [a, b] (the theorem
+    assumes a ≤ Ȳ ≤ b; clamping a released value is post-processing). Needs s ≥ 2.
+    ``ln 2``-smooth; neighbours: add/remove one record.
+    """
+    l1 = _check_l1(l1)
+    a, b = _check_bounds(bounds)
+    s = _check_size(s, 2.0, "a variance")
+    ybar = min(max(float(mean), a), b)
+    m = max((a - ybar) ** 2, (b - ybar) ** 2)
+    return m * (1.0 + l1) / (s - 1.0)
+
+
+# --- global sensitivities (no imputation, or the paper's optimistic comparison) --------------
+def count_global(n_affected=0):
+    """Global sensitivity of a count: 1 + n_affected.
+
+    With ``n_affected = 0`` this is the add/remove sensitivity of a count on data that
+    imputation does not touch. The paper's comparison (§6.3) uses ``1 + number of missing
+    records``, which is *not* a valid global sensitivity: it depends on the data, so the
+    resulting release is not differentially private.
+    """
+    return 1.0 + float(n_affected)
+
+
+def mean_global(bounds, s, n_affected=0, *, depends_on_imputed=False):
+    """Sensitivity of a mean with size estimate s when at most ``n_affected`` donees move.
+
+    ``n_affected = 0``: the complete-case mean (ignore missing data), M / s with
+    M = max(|a|, |b|). Otherwise the formulas of Theorem 5.4 with L1 replaced by n_affected.
+    """
+    return mean_smooth(int(n_affected), bounds, s, depends_on_imputed=depends_on_imputed)
+
+
+def variance_global(bounds, s, mean, n_affected=0):
+    """Sensitivity of a variance about a released mean, as in Theorem 5.6 with L1 = n_affected."""
+    return variance_smooth(int(n_affected), bounds, s, mean)
+
+
+# --- generalized Cauchy calibration ----------------------------------------------------------
+@dataclass(frozen=True)
+class CauchyCalibration:
+    """Constants of a smooth-sensitivity release with generalized Cauchy noise.
+
+    The release is ``q(D) + S(D)/alpha · X`` with X generalized Cauchy(γ) (Theorem 3.6), so the
+    noise scale is ``S(D)/alpha``.
+    """
+
+    epsilon: float
+    gamma: float
+    alpha: float
+    beta: float
+    rule: str
+
+    def spread(self):
+        """Standard deviation of X/alpha if finite, else the half-width of its central 90%."""
+        return _spread(self.gamma, self.alpha)
+
+
+def cauchy_admissible(epsilon, gamma, *, beta=LN2):
+    """Largest sliding constant α of generalized Cauchy(γ) noise for an ε-DP smooth release.
+
+    Theorem 3.6 (Nissim et al. 2007, Lemma 2.6) needs, for noise density f and a β-smooth
+    bound, log f(x) - log f(x + Δ) ≤ ε/2 for |Δ| ≤ α and dilation by e^λ, |λ| ≤ β, to cost at
+    most ε/2. For f ∝ 1/(1+|x|^γ) the exact costs are α (γ-1)^(1-1/γ) and β max(γ-1, 1)
+    (corrected Theorem 3.8). Returns α = ε / (2 (γ-1)^(1-1/γ)).
+
+    Raises
+    ------
+    ValueError
+        When β max(γ-1, 1) > ε/2: this γ cannot be used at this ε (and no γ can when
+        ε < 2β = 2 ln 2).
+    """
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be a finite positive number, got {epsilon!r}.")
+    if not gamma > 1:
+        raise ValueError(f"gamma must be > 1, got {gamma!r}.")
+    if beta * max(gamma - 1.0, 1.0) > epsilon / 2.0 * (1 + 1e-12):
+        raise ValueError(
+            f"generalized Cauchy noise with gamma={gamma:g} is not admissible at epsilon={epsilon:g} "
+            f"with smoothness beta={beta:g}: need beta*max(gamma-1, 1) <= epsilon/2"
+            + (f"; no gamma works for epsilon < 2*beta = {2 * beta:.6f}." if epsilon < 2 * beta else ".")
+        )
+    return epsilon / (2.0 * (gamma - 1.0) ** (1.0 - 1.0 / gamma))
+
+
+def _spread(gamma, alpha):
+    second = generalized_cauchy_moment(gamma, 2)
+    if math.isfinite(second):
+        return math.sqrt(second) / alpha
+    return float(generalized_cauchy_quantile(0.95, gamma)) / alpha
+
+
+def choose_gamma(epsilon, gamma="optimal", *, beta=LN2):
+    """Choose γ for a smooth-sensitivity release with generalized Cauchy noise.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of the release; must be ≥ 2 β (= 2 ln 2 for the L1-based bounds).
+    gamma : "optimal", "paper" or float
+        ``"paper"``: γ = 1 + ε/(2β), the paper's choice (Corollary 3.9 with β = ln 2).
+        ``"optimal"``: the admissible γ, 1 < γ ≤ 1 + ε/(2β), that minimises the spread of the
+        noise S·X/α: its standard deviation when some admissible γ > 3 has finite variance,
+        otherwise the half-width of its central 90% interval. A float uses that γ if admissible.
+
+    Returns
+    -------
+    CauchyCalibration
+    """
+    if not (isinstance(epsilon, (int, float, np.floating)) and math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite positive number, got {epsilon!r}.")
+    if epsilon < 2 * beta * (1 - 1e-12):
+        raise ValueError(
+            f"a smooth-sensitivity release needs epsilon >= 2 ln 2 = {2 * beta:.6f} (the bound 1 + L1 is "
+            f"only ln 2-smooth), got epsilon={epsilon:g}. Spend more budget on this release or use "
+            "method='ignore_missing'."
+        )
+    g_max = 1.0 + epsilon / (2.0 * beta)
+    if gamma == "paper":
+        g = g_max
+        rule = "paper"
+    elif gamma == "optimal":
+        rule = "optimal"
+        if g_max > 3.0:
+            lo, objective = 3.0 + 1e-9, lambda g: _spread(g, cauchy_admissible(epsilon, g, beta=beta))
+        else:
+            lo, objective = 1.0 + 1e-6, lambda g: _spread(g, cauchy_admissible(epsilon, g, beta=beta))
+        res = optimize.minimize_scalar(objective, bounds=(lo, g_max), method="bounded",
+                                       options={"xatol": 1e-10})
+        candidates = [res.x, g_max]
+        g = min(candidates, key=objective)
+    else:
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating)):
+            raise TypeError(f"gamma must be 'optimal', 'paper' or a number > 1, got {gamma!r}.")
+        g = float(gamma)
+        rule = "fixed"
+    alpha = cauchy_admissible(epsilon, g, beta=beta)
+    return CauchyCalibration(epsilon=float(epsilon), gamma=float(g), alpha=alpha, beta=beta, rule=rule)
