@@ -8,8 +8,11 @@ data. See the README for the set-up commands and a quickstart.
 import logging
 
 from . import _core  # noqa: F401  (fails early with build instructions when not compiled)
+from .accounting import BudgetAccountant
 from .exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning, WorkLimitError
 from .imputation import KNNImputer, L1Case
+from .mechanisms import Gaussian, Geometric, Laplace, Release, SmoothCauchy
+from .queries import PrivateImputation
 from .schema import Categorical, Continuous, EncodedData, Ordinal, Schema
 from .validation import check_rng
 
@@ -18,16 +21,23 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BudgetAccountant",
     "BudgetExceededError",
     "Categorical",
     "Continuous",
     "DomainError",
     "EncodedData",
+    "Gaussian",
+    "Geometric",
     "KNNImputer",
     "L1Case",
+    "Laplace",
     "Ordinal",
     "PrivacyLeakWarning",
+    "PrivateImputation",
+    "Release",
     "Schema",
+    "SmoothCauchy",
     "WorkLimitError",
     "__version__",
     "check_rng",

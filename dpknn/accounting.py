@@ -70,15 +70,26 @@ class BudgetAccountant:
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         self._ledger = []
+        # Running totals with Neumaier compensation: O(1) per spend, exact to rounding.
+        self._sums = [0.0, 0.0]
+        self._comp = [0.0, 0.0]
 
     @property
     def ledger(self):
         """The spends so far, oldest first (a tuple of :class:`LedgerEntry`)."""
         return tuple(self._ledger)
 
+    def _add(self, i, x):
+        t = self._sums[i] + x
+        if abs(self._sums[i]) >= abs(x):
+            self._comp[i] += (self._sums[i] - t) + x
+        else:
+            self._comp[i] += (x - t) + self._sums[i]
+        self._sums[i] = t
+
     def spent(self):
         """(ε, δ) spent so far."""
-        return (math.fsum(e.epsilon for e in self._ledger), math.fsum(e.delta for e in self._ledger))
+        return (self._sums[0] + self._comp[0], self._sums[1] + self._comp[1])
 
     def remaining(self):
         """(ε, δ) still available."""
@@ -107,6 +118,8 @@ class BudgetAccountant:
         epsilon, delta = _check_cost(epsilon, delta)
         self.check(epsilon, delta)
         self._ledger.append(LedgerEntry(label=str(label), epsilon=epsilon, delta=delta))
+        self._add(0, epsilon)
+        self._add(1, delta)
 
     def __repr__(self):
         e, d = self.spent()

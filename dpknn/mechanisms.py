@@ -171,7 +171,8 @@ class Geometric(_Mechanism):
     def __init__(self, *, epsilon, sensitivity=1):
         self.epsilon = _check_epsilon(epsilon)
         if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Integral) or sensitivity < 1:
-            raise ValueError(f"sensitivity of the geometric mechanism must be an integer >= 1, got {sensitivity!r}.")
+            raise ValueError(
+                f"sensitivity of the geometric mechanism must be an integer >= 1, got {sensitivity!r}.")
         self.sensitivity = int(sensitivity)
         self.alpha = math.exp(-self.epsilon / self.sensitivity)
 

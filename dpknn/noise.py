@@ -61,7 +61,8 @@ def generalized_cauchy(gamma, size=None, *, rng):
 
     Exact construction: with V ~ Beta(1/γ, 1 - 1/γ), ``(V / (1 - V))^(1/γ)`` has density
     proportional to 1/(1+z^γ) on z > 0; a fair sign makes it symmetric. The normaliser is
-    2π / (γ sin(π/γ)).
+    2π / (γ sin(π/γ)). V/(1-V) is drawn as G1/G2 with independent G1 ~ Gamma(1/γ) and
+    G2 ~ Gamma(1 - 1/γ) (the same law), which avoids rounding V to 1 when γ is small.
 
     Parameters
     ----------
@@ -76,8 +77,17 @@ def generalized_cauchy(gamma, size=None, *, rng):
     """
     gamma = _check_gamma(gamma)
     rng = check_rng(rng)
-    v = rng.beta(1.0 / gamma, 1.0 - 1.0 / gamma, size=size)
-    magnitude = np.power(v / (1.0 - v), 1.0 / gamma)
+    g1 = np.atleast_1d(rng.standard_gamma(1.0 / gamma, size=size))
+    g2 = np.atleast_1d(rng.standard_gamma(1.0 - 1.0 / gamma, size=size))
+    while True:
+        # Gamma variates with a small shape can underflow to 0; redraw those (probability ~0).
+        zero = g2 == 0.0
+        if not zero.any():
+            break
+        g2[zero] = rng.standard_gamma(1.0 - 1.0 / gamma, size=int(zero.sum()))
+    magnitude = np.power(g1 / g2, 1.0 / gamma)
+    if size is None:
+        magnitude = magnitude[0]
     sign = np.where(rng.random(size=size) < 0.5, -1.0, 1.0)
     out = sign * magnitude
     return float(out) if size is None else out

@@ -127,7 +127,8 @@ class PrivateImputation:
         if where is None:
             return {}
         if not isinstance(where, dict):
-            raise TypeError(f"{name} must be a dict of column -> (low, high) or list of values, got {where!r}.")
+            raise TypeError(
+                f"{name} must be a dict of column -> (low, high) or list of values, got {where!r}.")
         names = set(self.schema.known_names + self.schema.imputed_names)
         for col, spec in where.items():
             if col not in names:
@@ -171,7 +172,10 @@ class PrivateImputation:
                 if hi is not None:
                     mask &= v <= hi
             else:
-                mask &= pd.Index(list(spec)).get_indexer(v) >= 0 if v.dtype == object else np.isin(v, list(spec))
+                if v.dtype == object:
+                    mask &= pd.Index(list(spec), dtype=object).get_indexer(v) >= 0
+                else:
+                    mask &= np.isin(v, list(spec))
         return mask
 
     def _bounds(self, column, bounds):
@@ -180,7 +184,8 @@ class PrivateImputation:
             raise ValueError(f"column {column!r} is not in the schema (attributes: {list(names)}).")
         attr = self.schema.attribute(column)
         if isinstance(attr, Categorical):
-            raise ValueError(f"column {column!r} is categorical; a mean or variance needs a numeric attribute.")
+            raise ValueError(
+                f"column {column!r} is categorical; a mean or variance needs a numeric attribute.")
         if bounds is None:
             bounds = (attr.lower, attr.upper)
         return sens._check_bounds(bounds)
@@ -286,7 +291,8 @@ class PrivateImputation:
     def _mean_mechanism(self, epsilon, s, bounds, involves_where, involves_col, method, gamma):
         if method == "smooth" and (involves_where or involves_col):
             bound = sens.mean_smooth(self.l1, bounds, s, depends_on_imputed=involves_where)
-            return SmoothCauchy(epsilon=epsilon, smooth_bound=bound, gamma=gamma), "5.4b" if involves_where else "5.4a"
+            variant = "5.4b" if involves_where else "5.4a"
+            return SmoothCauchy(epsilon=epsilon, smooth_bound=bound, gamma=gamma), variant
         if method == "global" and (involves_where or involves_col):
             bound = sens.mean_global(bounds, s, self.n_missing, depends_on_imputed=involves_where)
             return Laplace(epsilon=epsilon, sensitivity=bound), "global"
@@ -367,7 +373,8 @@ class PrivateImputation:
                 f"the released size of the subpopulation is {s:.3g} < 2, so a variance cannot be released; "
                 f"the count (epsilon={count_epsilon:g}) was spent, the mean and variance were not."
             )
-        mech, variant = self._mean_mechanism(mean_epsilon, s, bounds, involves_where, involves_col, method, gamma)
+        mech, variant = self._mean_mechanism(mean_epsilon, s, bounds, involves_where, involves_col, method,
+                                             gamma)
         values = self._sum_over(column, where, bounds, method)
         mean_rel = mech.release(float(values.sum()) / s, rng=self.rng,
                                 l1=self.l1 if method == "smooth" and involves else None,
@@ -375,12 +382,11 @@ class PrivateImputation:
         self._record(mean_rel, f"mean for variance of {column}")
         ybar = min(max(float(mean_rel.value), bounds[0]), bounds[1])
         if method == "smooth" and involves:
-            var_mech = SmoothCauchy(epsilon=epsilon, smooth_bound=sens.variance_smooth(self.l1, bounds, s, ybar),
-                                    gamma=gamma)
-        elif method == "global" and involves:
-            var_mech = Laplace(epsilon=epsilon, sensitivity=sens.variance_global(bounds, s, ybar, self.n_missing))
+            bound = sens.variance_smooth(self.l1, bounds, s, ybar)
+            var_mech = SmoothCauchy(epsilon=epsilon, smooth_bound=bound, gamma=gamma)
         else:
-            var_mech = Laplace(epsilon=epsilon, sensitivity=sens.variance_global(bounds, s, ybar, 0))
+            affected = self.n_missing if method == "global" and involves else 0
+            var_mech = Laplace(epsilon=epsilon, sensitivity=sens.variance_global(bounds, s, ybar, affected))
         details = {"method": method, "column": column, "where": dict(where), "bounds": bounds, "s": s,
                    "mean": ybar, "count": count, "mean_release": mean_rel, "theorem": "5.6"}
         if method == "global" and involves:

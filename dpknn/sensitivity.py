@@ -24,6 +24,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -225,6 +226,13 @@ def choose_gamma(epsilon, gamma="optimal", *, beta=LN2):
     -------
     CauchyCalibration
     """
+    return _choose_gamma(float(epsilon) if isinstance(epsilon, (int, float, np.floating)) else epsilon,
+                         gamma, beta)
+
+
+@functools.lru_cache(maxsize=256)
+def _choose_gamma(epsilon, gamma, beta):
+    """Cached body of :func:`choose_gamma` (the choice depends on ε, the rule and β only)."""
     if not (isinstance(epsilon, (int, float, np.floating)) and math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be a finite positive number, got {epsilon!r}.")
     if epsilon < 2 * beta * (1 - 1e-12):

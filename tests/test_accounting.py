@@ -41,3 +41,11 @@ def test_unlimited():
     acc = BudgetAccountant(math.inf)
     acc.spend(1e6)
     assert acc.remaining()[0] == math.inf
+
+
+def test_running_total_matches_exact_sum():
+    acc = BudgetAccountant(math.inf)
+    costs = [0.1, 1e-9, 3.3, 1 / 7] * 2500
+    for c in costs:
+        acc.spend(c)
+    assert acc.spent()[0] == math.fsum(costs)

@@ -29,8 +29,8 @@ def test_cdf_is_the_integral_of_the_density(gamma):
 
 def test_moments():
     for gamma in (3.5, 5.0, 9.0):
-        num = integrate.quad(lambda t: t * t / (1 + t**gamma), 0, np.inf)[0]
-        den = integrate.quad(lambda t: 1 / (1 + t**gamma), 0, np.inf)[0]
+        num = integrate.quad(lambda t, g=gamma: t * t / (1 + t**g), 0, np.inf)[0]
+        den = integrate.quad(lambda t, g=gamma: 1 / (1 + t**g), 0, np.inf)[0]
         assert noise.generalized_cauchy_moment(gamma, 2) == pytest.approx(num / den, rel=1e-7)
     assert noise.generalized_cauchy_moment(3.0, 2) == math.inf
 

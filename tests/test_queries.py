@@ -1,0 +1,146 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from privacy_check import worst_log_ratio
+from reference_knn import l1_bruteforce
+
+from dpknn import BudgetExceededError, Continuous, Ordinal, Schema
+from dpknn.accounting import BudgetAccountant
+from dpknn.datasets import census_schema, make_census
+from dpknn.imputation import KNNImputer
+from dpknn.queries import PrivateImputation
+
+EPS = 6 * math.log(2)
+
+
+@pytest.fixture(scope="module")
+def census():
+    return make_census(30_000, rng=4)
+
+
+@pytest.fixture
+def private(census):
+    return PrivateImputation(census, census_schema(), accountant=BudgetAccountant(1000.0), rng=1)
+
+
+def test_count_mechanism_depends_on_whether_a_is_involved(private, census):
+    rel = private.count({"INCWAGE": (658, None)}, epsilon=EPS)
+    assert rel.mechanism == "smooth_cauchy" and rel.l1 == private.l1 == private.imputer.l1_
+    assert rel.sensitivity == 1 + private.l1
+    rel = private.count({"AGE": (20, 29), "SEX": [1]}, epsilon=1.0)
+    assert rel.mechanism == "geometric" and rel.l1 is None and rel.sensitivity == 1
+    truth = int((census.AGE.between(20, 29) & (census.SEX == 1)).sum())
+    assert abs(rel.value - truth) < 30
+
+
+def test_proportion_uses_an_ordinary_denominator(private, census):
+    rel = private.proportion({"INCWAGE": (658, None)}, within={"AGE": (20, 29)}, epsilon=EPS,
+                             denominator_epsilon=1.0)
+    assert rel.details["numerator"].mechanism == "smooth_cauchy"
+    assert rel.details["denominator"].mechanism == "geometric"
+    assert rel.epsilon == pytest.approx(EPS + 1.0)
+    assert 0 <= rel.value <= 1
+    with pytest.raises(ValueError, match="both where and within"):
+        private.proportion({"AGE": (20, 29)}, within={"AGE": (20, 59)}, epsilon=EPS)
+
+
+def test_mean_variants_and_methods(private):
+    rel = private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=1.0)
+    assert rel.details["theorem"] == "5.4a" and rel.epsilon == pytest.approx(EPS + 1.0)
+    assert rel.details["count"].mechanism == "geometric"
+    rel = private.mean("INCWAGE", where={"INCWAGE": (1, None)}, epsilon=EPS, count_epsilon=EPS)
+    assert rel.details["theorem"] == "5.4b" and rel.details["count"].mechanism == "smooth_cauchy"
+    rel = private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=1.0,
+                       method="ignore_missing")
+    assert rel.mechanism == "laplace" and rel.l1 is None
+    rel = private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=1.0, method="global")
+    assert rel.details["differentially_private"] is False
+    assert "NOT differentially private" in rel.details["note"]
+    assert rel.sensitivity > 100 * private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS,
+                                                count_epsilon=1.0).sensitivity
+
+
+def test_smooth_mean_beats_ignoring_missing_data(census):
+    # MAR missingness biases the complete-case mean down; the smooth release stays close.
+    truth = census.loc[census.AGE.between(20, 59), "INCWAGE_TRUE"].mean()
+    private = PrivateImputation(census, census_schema(), rng=2)
+    smooth = [private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=EPS).value
+              for _ in range(30)]
+    ignore = [private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=EPS,
+                           method="ignore_missing").value for _ in range(30)]
+    mse = lambda v: float(np.mean((np.array(v) - truth) ** 2))  # noqa: E731
+    assert mse(smooth) < mse(ignore) / 4
+
+
+def test_variance_release_and_small_population_refusal(private, census):
+    rel = private.variance("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, mean_epsilon=EPS,
+                           count_epsilon=1.0)
+    assert rel.details["theorem"] == "5.6" and rel.epsilon == pytest.approx(2 * EPS + 1.0)
+    truth = census.loc[census.AGE.between(20, 59), "INCWAGE_TRUE"].var()
+    assert 0.5 * truth < rel.value < 1.5 * truth
+    before = private.accountant.spent()[0]
+    with pytest.raises(ValueError, match="< 2, so a variance cannot be released"):
+        private.variance("INCWAGE", where={"AGE": (99, 99), "SCHOOL": (17, 17), "RACE": [5]},
+                         epsilon=EPS, mean_epsilon=EPS, count_epsilon=50.0)
+    assert private.accountant.spent()[0] == pytest.approx(before + 50.0)  # only the count
+
+
+def test_refusals_spend_nothing(census):
+    acc = BudgetAccountant(10.0)
+    private = PrivateImputation(census, census_schema(), accountant=acc, rng=3)
+    cases = [
+        (dict(where={"INCWAGE": (1, None)}, epsilon=0), ValueError, "epsilon"),
+        (dict(where={"INCWAGE": (1, None)}, epsilon=1.0), ValueError, "2 ln 2"),
+        (dict(where={"NOPE": (1, 2)}, epsilon=1.0), ValueError, "not in the schema"),
+        (dict(where={"AGE": (30, 20)}, epsilon=1.0), ValueError, "low > high"),
+        (dict(where={"AGE": (float("nan"), 20)}, epsilon=1.0), ValueError, "numbers or None"),
+        (dict(where={"INCWAGE": (1, None)}, epsilon=11.0), BudgetExceededError, "budget exceeded"),
+    ]
+    for kwargs, exc, msg in cases:
+        with pytest.raises(exc, match=msg):
+            private.count(**kwargs)
+    for bounds in [(5, 5), (0, float("nan"))]:
+        with pytest.raises(ValueError, match="bounds"):
+            private.mean("INCWAGE", bounds=bounds, epsilon=EPS, count_epsilon=1.0)
+    with pytest.raises(ValueError, match="not in the schema"):
+        private.mean("INCWAGE_TRUE", epsilon=EPS, count_epsilon=1.0)
+    with pytest.raises(BudgetExceededError):
+        private.mean("INCWAGE", epsilon=EPS, count_epsilon=7.0)
+    with pytest.raises(ValueError, match="2 ln 2"):
+        private.mean("INCWAGE", epsilon=1.0, count_epsilon=1.0)
+    assert acc.ledger == () and private.releases == []
+
+
+def test_ledger_agrees_with_releases(census):
+    acc = BudgetAccountant(100.0)
+    private = PrivateImputation(census, census_schema(), accountant=acc, rng=5)
+    private.count({"INCWAGE": (1, 500)}, epsilon=EPS)
+    private.proportion({"INCWAGE": (658, None)}, within={"AGE": (40, 49)}, epsilon=EPS)
+    private.mean("INCWAGE", where={"AGE": (40, 49)}, epsilon=EPS, count_epsilon=2.0)
+    private.variance("INCWAGE", epsilon=EPS, mean_epsilon=EPS, count_epsilon=1.0)
+    assert math.fsum(r.epsilon for r in private.releases) == pytest.approx(acc.spent()[0], rel=1e-12)
+    assert len(acc.ledger) == 1 + 2 + 2 + 3
+
+
+def test_smooth_count_is_private_end_to_end_on_worst_neighbours():
+    # A tiny data set and its neighbour that changes the most imputed values (from the oracle).
+    schema = Schema(known=[Ordinal("x", 0, 3)], imputed=[Continuous("y", 0, 10)], label="id")
+    df = pd.DataFrame({"x": [0, 3, 2, 2, 2, 1], "id": [1, 2, 3, 4, 5, 6],
+                       "y": [9.0, 1.0, np.nan, np.nan, np.nan, 8.0]})
+    enc = schema.encode(df)
+    l1, _, _cases = l1_bruteforce(enc.cells, enc.labels, ~enc.incomplete, 1, [4], [1], [False])
+    assert KNNImputer(schema).fit(df).l1_ == l1
+    # The addition that captures most donees: a complete record with y = 0 in cell (2,).
+    other = pd.concat([df, pd.DataFrame({"x": [2], "id": [7], "y": [0.0]})], ignore_index=True)
+    where = {"y": (5, None)}
+    eps = 2 * math.log(2) + 0.2
+    out = []
+    for data in (df, other):
+        p = PrivateImputation(data, schema, rng=21)
+        out.append(np.array([p.count(where, epsilon=eps).value for _ in range(100_000)]))
+    true_counts = [(PrivateImputation(d, schema).imputed["y"] >= 5).sum() for d in (df, other)]
+    assert abs(true_counts[0] - true_counts[1]) == 3  # the worst case: three donees flip
+    worst, used = worst_log_ratio(out[0], out[1])
+    assert used >= 20 and worst <= eps
