@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 import tempfile
@@ -22,31 +23,6 @@ logger = logging.getLogger(__name__)
 
 class CLIError(Exception):
     """An error reported to the user as one line."""
-
-
-def _atomic_write(path, write):
-    """Call ``write(tmp_path)`` and move the result to ``path`` only if it succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def write_table(df, path):
-    """Write ``df`` to CSV or Parquet (by the file extension), atomically."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".parquet":
-        _atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
-    elif suffix in (".csv", ".gz"):
-        _atomic_write(path, lambda tmp: df.to_csv(tmp, index=False))
-    else:
-        raise CLIError(f"output {str(path)!r}: use a .csv or .parquet file name.")
 
 
 def _cmd_census(args):
@@ -69,10 +45,215 @@ def _cmd_census(args):
         "mean_incwage_20_59_complete_cases": float(adults.INCWAGE.mean()),
     }
     if args.output:
-        write_table(df, args.output)
+        _write_files([(args.output, _table_writer(df, args.output))])
         summary["output"] = str(args.output)
     print(json.dumps(summary, indent=2))
     return 0
+
+
+def read_table(path):
+    """Read a CSV or Parquet file (by extension)."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise CLIError(f"input {str(path)!r} does not exist.")
+    if path.suffix.lower() == ".parquet":
+        return pd.read_parquet(path)
+    if path.suffix.lower() in (".csv", ".gz"):
+        return pd.read_csv(path)
+    raise CLIError(f"input {str(path)!r}: use a .csv or .parquet file.")
+
+
+def _write_files(files):
+    """Write several files all or nothing: every temporary file first, then rename them all."""
+    temps = []
+    try:
+        for path, write in files:
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            os.close(fd)
+            temps.append((tmp, path))
+            write(tmp)
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def _table_writer(df, path):
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        return lambda tmp: df.to_parquet(tmp, index=False)
+    if suffix in (".csv", ".gz"):
+        return lambda tmp: df.to_csv(tmp, index=False)
+    raise CLIError(f"output {str(path)!r}: use a .csv or .parquet file name.")
+
+
+def _text_writer(text):
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    return write
+
+
+def _schema(path):
+    from .schema import Schema
+
+    if not Path(path).exists():
+        raise CLIError(f"schema file {str(path)!r} does not exist.")
+    return Schema.from_file(path)
+
+
+def _class_stats(imp):
+    return {"l1": int(imp.l1_), "n_classes": imp.n_classes_, "n_donorless_classes": imp.n_donorless_classes_,
+            "n_incomplete": int(imp.incomplete_index_.size), "max_donee_count": int(imp.donee_counts_.max()),
+            "l1_cases": {k: dict(vars(c)) for k, c in imp.l1_cases_.items()}}
+
+
+def _cmd_impute(args):
+    from .imputation import KNNImputer
+
+    schema = _schema(args.schema)
+    _table_writer(None, args.output)  # refuse a bad output name before any work
+    df = read_table(args.input)
+    imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, progress=args.progress)
+    out = imp.fit_transform(df)
+    sidecar = {
+        "input": str(args.input), "rows": len(df), "k": args.k, "aggregate": args.aggregate,
+        "order": "(d2(cell x, cell y), cell y lexicographic, (label y - label x) mod circle)",
+        "label": schema.label or "row position", **_class_stats(imp), "schema": schema.to_dict(),
+    }
+    side = Path(str(args.output) + ".json")
+    _write_files([(args.output, _table_writer(out, args.output)),
+                  (side, _text_writer(json.dumps(sidecar, indent=2, default=str)))])
+    print(f"imputed {sidecar['n_incomplete']} of {len(df)} records (k={args.k}); L1(D) = {imp.l1_}; "
+          f"wrote {args.output} and {side}")
+    return 0
+
+
+_QUERY_KEYS = {
+    "count": {"where"}, "proportion": {"where", "within", "denominator_epsilon"},
+    "mean": {"column", "where", "bounds", "count_epsilon"},
+    "variance": {"column", "where", "bounds", "count_epsilon", "mean_epsilon"},
+}
+
+
+def _where(spec, name):
+    """TOML conditions: {low=..., high=...} is an inclusive range, an array lists allowed values."""
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise CLIError(f"query {name!r}: where/within must be a table of column conditions.")
+    out = {}
+    for col, cond in spec.items():
+        if isinstance(cond, dict):
+            extra = set(cond) - {"low", "high"}
+            if extra:
+                raise CLIError(f"query {name!r}: condition on {col!r} has unknown keys {sorted(extra)}.")
+            out[col] = (cond.get("low"), cond.get("high"))
+        elif isinstance(cond, list):
+            out[col] = cond
+        else:
+            raise CLIError(f"query {name!r}: condition on {col!r} must be {{low=, high=}} or a list of values.")
+    return out
+
+
+def load_queries(path):
+    """Parse a TOML file of ``[[query]]`` tables; returns (list of query dicts, total epsilon)."""
+    from .schema import tomllib
+
+    path = Path(path)
+    if not path.exists():
+        raise CLIError(f"queries file {str(path)!r} does not exist.")
+    with path.open("rb") as fh:
+        try:
+            spec = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise CLIError(f"queries file {str(path)!r} is not valid TOML: {exc}") from None
+    queries = spec.get("query")
+    if not isinstance(queries, list) or not queries:
+        raise CLIError(f"queries file {str(path)!r} must hold one or more [[query]] tables.")
+    parsed, total = [], 0.0
+    for i, q in enumerate(queries):
+        q = dict(q)
+        name = str(q.pop("name", f"query {i + 1}"))
+        kind = q.pop("type", None)
+        if kind not in _QUERY_KEYS:
+            raise CLIError(f"query {name!r}: type must be one of {sorted(_QUERY_KEYS)}, got {kind!r}.")
+        if "epsilon" not in q:
+            raise CLIError(f"query {name!r}: epsilon is required.")
+        allowed = _QUERY_KEYS[kind] | {"epsilon", "method", "gamma"}
+        extra = set(q) - allowed
+        if extra:
+            raise CLIError(f"query {name!r} ({kind}) has unknown keys {sorted(extra)}.")
+        for key in ("count_epsilon", "mean_epsilon"):
+            if key in _QUERY_KEYS[kind] and key not in q:
+                raise CLIError(f"query {name!r}: {key} is required for a {kind}.")
+        for key in ("where", "within"):
+            if key in q:
+                q[key] = _where(q[key], name)
+        if "bounds" in q:
+            q["bounds"] = tuple(q["bounds"])
+        costs = [q[k] for k in ("epsilon", "count_epsilon", "mean_epsilon") if k in q]
+        costs.append(q.get("denominator_epsilon", q["epsilon"]) if kind == "proportion" else 0.0)
+        for c in costs:
+            if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
+                raise CLIError(f"query {name!r}: budgets must be non-negative numbers, got {c!r}.")
+        total += sum(costs)
+        parsed.append({"name": name, "type": kind, **q})
+    return parsed, total
+
+
+def _cmd_release(args):
+    from .accounting import BudgetAccountant
+    from .exceptions import BudgetExceededError
+    from .queries import PrivateImputation
+
+    schema = _schema(args.schema)
+    queries, total = load_queries(args.queries)
+    if total > args.epsilon * (1 + 1e-12):
+        raise BudgetExceededError(
+            f"the queries in {str(args.queries)!r} spend epsilon={total:g} in all, more than "
+            f"--epsilon={args.epsilon:g}; nothing was computed.")
+    df = read_table(args.input)
+    acc = BudgetAccountant(args.epsilon)
+    private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed)
+    out = []
+    for q in queries:
+        kwargs = {k: v for k, v in q.items() if k not in ("name", "type")}
+        if q["type"] in ("mean", "variance"):
+            rel = getattr(private, q["type"])(kwargs.pop("column"), **kwargs)
+        elif q["type"] == "proportion":
+            rel = private.proportion(kwargs.pop("where", None), **kwargs)
+        else:
+            rel = private.count(kwargs.pop("where", None), **kwargs)
+        out.append({"name": q["name"], "type": q["type"], **rel.to_dict()})
+    result = {"input": str(args.input), "rows": len(df), "k": args.k, "l1": private.l1,
+              "epsilon_budget": args.epsilon, "epsilon_spent": acc.spent()[0],
+              "ledger": [vars(e) for e in acc.ledger], "releases": out}
+    _write_files([(args.output, _text_writer(json.dumps(result, indent=2, default=str)))])
+    print(f"{len(out)} releases, epsilon spent {acc.spent()[0]:.4g} of {args.epsilon:g}; wrote {args.output}")
+    return 0
+
+
+def _cmd_demo(args):
+    from .experiments.demo import run_demo
+
+    return run_demo(n=args.n, k=args.k, epsilon=args.epsilon, count_epsilon=args.count_epsilon,
+                    seed=args.seed, out=args.out, progress=not args.quiet)
+
+
+def _cmd_experiment(args):
+    from .experiments.demo import run_census_experiment
+
+    queries = None if args.queries is None else [q.strip() for q in args.queries.split(",") if q.strip()]
+    return run_census_experiment(runs=args.runs, n=args.n, population=args.population, k=args.k,
+                                 epsilon=args.epsilon, count_epsilon=args.count_epsilon, queries=queries,
+                                 jobs=args.jobs, seed=args.seed, out=args.out, progress=not args.quiet)
 
 
 def build_parser():
@@ -94,6 +275,73 @@ def build_parser():
     p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
     p.add_argument("--output", type=Path, default=None, help="write the data to this .csv or .parquet")
     p.set_defaults(func=_cmd_census)
+
+    eps6 = 6 * math.log(2)
+    p = sub.add_parser("demo", help="the main job: DP releases on imputed synthetic census data",
+                       description="Draw a synthetic census extract, impute INCWAGE by exact 1-NN, report "
+                       "L1(D) and the equivalence classes, and release the paper's queries with smooth "
+                       "sensitivity, ignoring missing data, and the paper's global-sensitivity comparison, "
+                       "next to the true values. Writes report.md, results.json and demo.png to --out.")
+    p.add_argument("--n", type=int, default=200_000, help="records (default 200000)")
+    p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
+    p.add_argument("--epsilon", type=float, default=eps6,
+                   help="budget of each mean / proportion numerator (default 6 ln 2)")
+    p.add_argument("--count-epsilon", type=float, default=math.log(2),
+                   help="budget of each subpopulation count / denominator (default ln 2)")
+    p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+    p.add_argument("--out", type=Path, default=Path("dpknn-demo"), help="output folder (default ./dpknn-demo)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("experiment", help="reproduce a paper's experiment",
+                       description="Reproduce an experiment of the papers.")
+    exp = p.add_subparsers(dest="experiment", required=True)
+    p = exp.add_parser("census", help="Clifton et al. (2022) §6: repeated census releases, box plots, MSE",
+                       description="Repeat: draw a survey sample from a synthetic census population, a new "
+                       "missingness realisation and new noise; release every query by every method. Writes "
+                       "box plots (box: IQR, whiskers: 5th-95th percentiles, line: true value), an MSE table "
+                       "and the raw results as CSV to --out.")
+    p.add_argument("--runs", type=int, default=200, help="repetitions (default 200)")
+    p.add_argument("--n", type=int, default=200_000, help="survey sample size (default 200000)")
+    p.add_argument("--population", type=int, default=1_000_000, help="population size (default 1000000)")
+    p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
+    p.add_argument("--epsilon", type=float, default=eps6, help="budget of each mean / numerator (default 6 ln 2)")
+    p.add_argument("--count-epsilon", type=float, default=math.log(2), help="budget of each count (default ln 2)")
+    p.add_argument("--queries", default=None,
+                   help="comma-separated subset of mean_20_59,mean_20_29,mean_40_49,prop_20_29,prop_40_49")
+    p.add_argument("--jobs", type=int, default=1, help="parallel joblib workers (-1: all cores)")
+    p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+    p.add_argument("--out", type=Path, default=Path("dpknn-census-experiment"), help="output folder")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_experiment)
+
+    p = sub.add_parser("impute", help="impute a file by exact k-NN; JSON sidecar with L1(D)",
+                       description="Impute the attributes the schema lists as imputed, by the fixed k-NN "
+                       "order, and write the data (CSV or Parquet) and OUTPUT.json with L1(D), class "
+                       "statistics and the order's parameters.")
+    p.add_argument("--schema", type=Path, required=True, help="TOML schema (see dpknn.Schema.from_file)")
+    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
+    p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
+    p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
+    p.add_argument("--aggregate", default="auto", choices=["auto", "mean", "median"],
+                   help="how k > 1 numeric donor values are combined (default auto)")
+    p.add_argument("--progress", action="store_true", help="show progress")
+    p.set_defaults(func=_cmd_impute)
+
+    p = sub.add_parser("release", help="private releases listed in a TOML file, under a total budget",
+                       description="Impute by exact k-NN and release the queries of a TOML file "
+                       "([[query]] tables: name, type = count|proportion|mean|variance, epsilon, and "
+                       "count_epsilon / mean_epsilon / denominator_epsilon, where, within, column, bounds, "
+                       "method, gamma). The file is refused up front when its budgets add up to more than "
+                       "--epsilon.")
+    p.add_argument("--schema", type=Path, required=True)
+    p.add_argument("--queries", type=Path, required=True)
+    p.add_argument("--input", type=Path, required=True)
+    p.add_argument("--output", type=Path, required=True, help="JSON file of the releases")
+    p.add_argument("--epsilon", type=float, required=True, help="total privacy budget")
+    p.add_argument("--k", type=int, default=1)
+    p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+    p.set_defaults(func=_cmd_release)
     return parser
 
 
@@ -104,7 +352,7 @@ def main(argv=None):
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args)
-    except (CLIError, ValueError, TypeError, OSError, ImportError) as exc:
+    except (CLIError, ValueError, TypeError, OSError, ImportError, KeyError, RuntimeError) as exc:
         print(f"dpknn {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

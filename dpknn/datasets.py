@@ -23,7 +23,7 @@ import pandas as pd
 from .schema import Categorical, Continuous, Ordinal, Schema
 from .validation import check_positive_int, check_rng
 
-__all__ = ["CENSUS_CODEBOOK", "census_schema", "make_census"]
+__all__ = ["CENSUS_CODEBOOK", "add_missingness", "census_schema", "make_census"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,13 @@ CENSUS_CODEBOOK = {
 INCWAGE_TOP = 5001
 
 _MISSING = ("mar", "mnar", "mcar", "none")
+
+
+def _check_missing(missing, missing_rate):
+    if missing not in _MISSING:
+        raise ValueError(f"missing must be one of {_MISSING}, got {missing!r}.")
+    if not (isinstance(missing_rate, (int, float)) and 0.0 <= missing_rate < 0.7):
+        raise ValueError(f"missing_rate must be a number in [0, 0.7), got {missing_rate!r}.")
 
 
 def census_schema():
@@ -133,10 +140,7 @@ def make_census(n, *, missing="mar", missing_rate=0.2, rng=None):
     stylised after the 1940 census, not fitted to it.
     """
     n = check_positive_int(n, "n", minimum=0)
-    if missing not in _MISSING:
-        raise ValueError(f"missing must be one of {_MISSING}, got {missing!r}.")
-    if not (isinstance(missing_rate, (int, float)) and 0.0 <= missing_rate < 0.7):
-        raise ValueError(f"missing_rate must be a number in [0, 0.7), got {missing_rate!r}.")
+    _check_missing(missing, missing_rate)
     rng = check_rng(rng)
 
     ages = np.arange(100)
@@ -205,19 +209,44 @@ def make_census(n, *, missing="mar", missing_rate=0.2, rng=None):
     wage_earner = classwkr == 2
     true_wage = np.where(wage_earner, wage, 0).astype(np.int32)
 
+    df = pd.DataFrame({
+        "AGE": age, "SCHOOL": school, "SEX": sex, "RACE": race, "RELATE": relate, "MARST": marst,
+        "EMPSTAT": empstat, "CLASSWKR": classwkr, "URBAN": urban,
+        "INCWAGE": true_wage.astype(np.float64), "INCWAGE_TRUE": true_wage,
+    })
+    return add_missingness(df, missing=missing, missing_rate=missing_rate, rng=rng, copy=False)
+
+
+def add_missingness(df, *, missing="mar", missing_rate=0.2, rng=None, copy=True):
+    """Set INCWAGE to NaN by a missingness model, from INCWAGE_TRUE and the known attributes.
+
+    Used by :func:`make_census`, and by the census experiment to draw a new missingness
+    realisation on each survey sample. The models are described in :func:`make_census`; the
+    MNAR model depends on the log of the true wage of wage earners.
+
+    Returns a DataFrame (a copy unless ``copy=False``); ``df`` is not modified when copying.
+    """
+    _check_missing(missing, missing_rate)
+    rng = check_rng(rng)
+    out = df.copy() if copy else df
+    n = len(out)
+    age = out["AGE"].to_numpy()
+    true_wage = out["INCWAGE_TRUE"].to_numpy()
+    wage_earner = out["CLASSWKR"].to_numpy() == 2
     asked = age >= 14
-    if missing == "none" or missing_rate == 0:
+    if missing == "none" or missing_rate == 0 or n == 0:
         is_missing = np.zeros(n, dtype=bool)
     else:
         if missing == "mcar":
             eta = np.zeros(n)
         else:
-            eta = (0.9 * wage_earner + 0.5 * urban_b + 0.3 * male + 0.6 * ((age >= 35) & (age < 65))
-                   + 0.08 * school + 0.4 * (relate == 7))
+            urban, male = out["URBAN"].to_numpy() == 2, out["SEX"].to_numpy() == 1
+            eta = (0.9 * wage_earner + 0.5 * urban + 0.3 * male
+                   + 0.6 * ((age >= 35) & (age < 65)) + 0.08 * out["SCHOOL"].to_numpy()
+                   + 0.4 * (out["RELATE"].to_numpy() == 7))
             if missing == "mnar":
-                z = np.where(wage_earner, (log_wage - 6.0) / 1.0, 0.0)
-                eta = eta + 0.5 * z
-        share = asked.mean() if n else 1.0
+                eta = eta + 0.5 * np.where(wage_earner, np.log(np.maximum(true_wage, 1)) - 6.0, 0.0)
+        share = asked.mean()
         target = missing_rate / share if share > 0 else 0.0
         if target >= 1.0:
             raise ValueError(
@@ -225,12 +254,8 @@ def make_census(n, *, missing="mar", missing_rate=0.2, rng=None):
             )
         b0 = _calibrate_intercept(eta[asked], target, rng) if asked.any() else 0.0
         is_missing = asked & (rng.random(n) < _sigmoid(b0 + eta))
-
     incwage = true_wage.astype(np.float64)
     incwage[is_missing] = np.nan
-    logger.debug("make_census: %d rows, %d missing INCWAGE", n, int(is_missing.sum()))
-    return pd.DataFrame({
-        "AGE": age, "SCHOOL": school, "SEX": sex, "RACE": race, "RELATE": relate, "MARST": marst,
-        "EMPSTAT": empstat, "CLASSWKR": classwkr, "URBAN": urban,
-        "INCWAGE": incwage, "INCWAGE_TRUE": true_wage,
-    })
+    out["INCWAGE"] = incwage
+    logger.debug("add_missingness: %d rows, %d missing INCWAGE", n, int(is_missing.sum()))
+    return out

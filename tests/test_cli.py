@@ -3,7 +3,9 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
 import pandas as pd
+import pytest
 
 
 def run(*args, cwd=None):
@@ -36,3 +38,129 @@ def test_errors_are_one_line_and_leave_no_file(tmp_path):
 def test_help():
     assert run("--help").returncode == 0
     assert "--missing" in run("census", "--help").stdout
+
+
+SCHEMA_TOML = """
+[[known]]
+name = "AGE"
+type = "ordinal"
+lower = 0
+upper = 99
+bin_width = 10
+
+[[known]]
+name = "SEX"
+type = "categorical"
+categories = [1, 2]
+
+[[imputed]]
+name = "INCWAGE"
+type = "continuous"
+lower = 0
+upper = 5001
+"""
+
+QUERIES_TOML = """
+[[query]]
+name = "mean wage 20-59"
+type = "mean"
+column = "INCWAGE"
+where = { AGE = { low = 20, high = 59 } }
+epsilon = 4.2
+count_epsilon = 0.7
+
+[[query]]
+name = "poor 20-29"
+type = "proportion"
+where = { INCWAGE = { low = 658 } }
+within = { AGE = { low = 20, high = 29 }, SEX = [1, 2] }
+epsilon = 4.2
+denominator_epsilon = 0.7
+
+[[query]]
+name = "ignore"
+type = "count"
+where = { INCWAGE = { high = 100 } }
+epsilon = 1.0
+method = "ignore_missing"
+"""
+
+
+def census_files(tmp_path, n=4000):
+    from dpknn.datasets import make_census
+
+    df = make_census(n, rng=3)[["AGE", "SEX", "INCWAGE"]]
+    (tmp_path / "schema.toml").write_text(SCHEMA_TOML)
+    (tmp_path / "queries.toml").write_text(QUERIES_TOML)
+    df.to_csv(tmp_path / "data.csv", index=False)
+    return df
+
+
+def test_demo_writes_report_results_and_figure(tmp_path):
+    res = run("demo", "--n", "5000", "--seed", "2", "--out", str(tmp_path / "demo"), "--quiet")
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "demo"
+    results = json.loads((out / "results.json").read_text())
+    assert results["stats"]["l1"] >= 1 and len(results["releases"]) == 15
+    assert {r["method"] for r in results["releases"]} == {"smooth", "ignore_missing", "global"}
+    assert all(r["differentially_private"] is (r["method"] != "global") for r in results["releases"])
+    assert "L1(D) =" in (out / "report.md").read_text() and "L1(D) =" in res.stdout
+    assert (out / "demo.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_experiment_census(tmp_path):
+    out = tmp_path / "exp"
+    res = run("experiment", "census", "--runs", "3", "--n", "3000", "--population", "10000", "--seed", "1",
+              "--jobs", "2", "--queries", "mean_20_59,prop_40_49", "--out", str(out), "--quiet")
+    assert res.returncode == 0, res.stderr
+    results = pd.read_csv(out / "results.csv")
+    assert len(results) == 3 * 2 * 3 and set(results["query"]) == {"mean_20_59", "prop_40_49"}
+    mse = pd.read_csv(out / "mse.csv", index_col=0)
+    assert {"smooth", "ignore_missing", "global", "paper_smooth"} <= set(mse.columns)
+    assert (out / "boxplots.png").exists() and (out / "boxplot_global.png").exists()
+    res = run("experiment", "census", "--runs", "1", "--queries", "median_income", "--out", str(tmp_path / "x"))
+    assert res.returncode == 2 and "unknown queries" in res.stderr and not (tmp_path / "x").exists()
+
+
+def test_impute_csv_and_parquet_with_sidecar(tmp_path):
+    df = census_files(tmp_path)
+    for name in ("out.csv", "out.parquet"):
+        res = run("impute", "--schema", str(tmp_path / "schema.toml"), "--input", str(tmp_path / "data.csv"),
+                  "--output", str(tmp_path / name), "--k", "2")
+        assert res.returncode == 0, res.stderr
+        out = pd.read_csv(tmp_path / name) if name.endswith(".csv") else pd.read_parquet(tmp_path / name)
+        assert len(out) == len(df) and out["INCWAGE"].notna().all()
+        np.testing.assert_array_equal(out["AGE"], df["AGE"])
+        side = json.loads((tmp_path / (name + ".json")).read_text())
+        assert side["k"] == 2 and side["l1"] >= 1 and side["n_incomplete"] == int(df.INCWAGE.isna().sum())
+        assert "label y - label x" in side["order"]
+
+
+def test_release_file_and_refusals(tmp_path):
+    census_files(tmp_path)
+    args = ["release", "--schema", str(tmp_path / "schema.toml"), "--queries", str(tmp_path / "queries.toml"),
+            "--input", str(tmp_path / "data.csv"), "--output", str(tmp_path / "r.json"), "--seed", "1"]
+    res = run(*args, "--epsilon", "20")
+    assert res.returncode == 0, res.stderr
+    out = json.loads((tmp_path / "r.json").read_text())
+    assert [r["name"] for r in out["releases"]] == ["mean wage 20-59", "poor 20-29", "ignore"]
+    assert out["epsilon_spent"] == pytest.approx(4.2 + 0.7 + 4.2 + 0.7 + 1.0)
+    assert sum(e["epsilon"] for e in out["ledger"]) == pytest.approx(out["epsilon_spent"])
+    (tmp_path / "r.json").unlink()
+    # Budgets add up to 10.8 > 10: refused up front, one line, nothing written.
+    res = run(*args, "--epsilon", "10")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "nothing was computed" in res.stderr
+    assert not (tmp_path / "r.json").exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[query]]\nname = "q"\ntype = "median"\nepsilon = 1.0\n')
+    res = run(*[a if a != str(tmp_path / "queries.toml") else str(bad) for a in args], "--epsilon", "10")
+    assert res.returncode == 2 and "type must be one of" in res.stderr
+    # A failure in the middle (epsilon below 2 ln 2 for a smooth release) leaves no file either.
+    bad.write_text('[[query]]\nname = "q"\ntype = "count"\nwhere = { INCWAGE = { low = 1 } }\nepsilon = 1.0\n')
+    res = run(*[a if a != str(tmp_path / "queries.toml") else str(bad) for a in args], "--epsilon", "10")
+    assert res.returncode == 2 and "2 ln 2" in res.stderr
+    assert not (tmp_path / "r.json").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    res = run("impute", "--schema", str(tmp_path / "missing.toml"), "--input", str(tmp_path / "data.csv"),
+              "--output", str(tmp_path / "o.csv"))
+    assert res.returncode == 2 and "does not exist" in res.stderr and not (tmp_path / "o.csv").exists()

@@ -73,3 +73,16 @@ def test_bad_parameters():
     with pytest.raises(ValueError, match="n must be"):
         make_census(-1)
     assert make_census(0, rng=1).shape == (0, 11)
+
+
+def test_add_missingness_redraws_on_a_sample_without_touching_it():
+    from dpknn.datasets import add_missingness
+
+    population = make_census(50_000, missing="none", rng=8)
+    before = population.copy()
+    sample = population.sample(20_000, random_state=1)
+    a = add_missingness(sample, missing="mar", rng=1)
+    b = add_missingness(sample, missing="mar", rng=2)
+    assert abs(a.INCWAGE.isna().mean() - 0.2) < 0.015
+    assert not a.INCWAGE.isna().equals(b.INCWAGE.isna())
+    assert population.equals(before) and sample.INCWAGE.notna().all()

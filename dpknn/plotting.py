@@ -1,0 +1,113 @@
+"""Figures (matplotlib, the ``plot`` extra): census experiment box plots and demo releases."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["census_boxplots", "demo_figure"]
+
+_COLORS = {"smooth": "#1b9e77", "ignore_missing": "#d95f02", "global": "#7570b3"}
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("plots need matplotlib: pip install 'dpknn[plot]'") from exc
+    return plt
+
+
+def _box(ax, values, pos, color):
+    """Box = interquartile range, whiskers = 5th and 95th percentiles, line = median."""
+    q5, q25, q50, q75, q95 = np.percentile(values, [5, 25, 50, 75, 95])
+    ax.add_patch(_pyplot().Rectangle((pos - 0.3, q25), 0.6, q75 - q25, facecolor=color, alpha=0.35,
+                                     edgecolor=color))
+    ax.plot([pos - 0.3, pos + 0.3], [q50, q50], color=color, lw=2)
+    ax.plot([pos, pos], [q5, q25], color=color, lw=1)
+    ax.plot([pos, pos], [q75, q95], color=color, lw=1)
+    ax.plot([pos - 0.15, pos + 0.15], [q5, q5], color=color, lw=1)
+    ax.plot([pos - 0.15, pos + 0.15], [q95, q95], color=color, lw=1)
+    return q5, q95
+
+
+def census_boxplots(results, *, labels=None, method_labels=None, path=None, title=None):
+    """Box plots in the style of Clifton et al. (2022) Figures 4-6.
+
+    One panel per query; one box per method (box: interquartile range, whiskers: 5th-95th
+    percentiles); the true value as a full-width line.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Columns query, method, value, truth (as from
+        :func:`dpknn.experiments.census.run_experiment`).
+    path : str or Path, optional
+        Write a PNG there.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    plt = _pyplot()
+    queries = list(dict.fromkeys(results["query"]))
+    methods = list(dict.fromkeys(results["method"]))
+    fig, axes = plt.subplots(1, len(queries), figsize=(3.4 * len(queries), 4.2), squeeze=False)
+    for ax, q in zip(axes[0], queries):
+        sub = results[results["query"] == q]
+        lo, hi = [], []
+        for i, m in enumerate(methods):
+            v = sub.loc[sub["method"] == m, "value"].to_numpy()
+            if v.size:
+                a, b = _box(ax, v, i, _COLORS.get(m, "grey"))
+                lo.append(a)
+                hi.append(b)
+        t = float(sub["truth"].iloc[0])
+        ax.axhline(t, color="black", lw=1.2, label="true value")
+        top, bottom = max(*hi, t), min(*lo, t)
+        span = (top - bottom) or 1.0
+        ax.set_ylim(bottom - 0.08 * span, top + 0.08 * span)
+        ax.set_xlim(-0.6, len(methods) - 0.4)
+        ax.set_xticks(range(len(methods)))
+        ax.set_xticklabels([(method_labels or {}).get(m, m) for m in methods], rotation=20, fontsize=8)
+        ax.set_title((labels or {}).get(q, q), fontsize=9)
+    axes[0][0].legend(fontsize=8, loc="best")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+def demo_figure(rows, truths, *, labels=None, method_labels=None, path=None, title=None):
+    """Released values of the demo next to the true value, one panel per query."""
+    plt = _pyplot()
+    queries = list(truths)
+    fig, axes = plt.subplots(1, len(queries), figsize=(3.2 * len(queries), 3.6), squeeze=False)
+    for ax, q in zip(axes[0], queries):
+        sub = [r for r in rows if r["query"] == q]
+        for i, r in enumerate(sub):
+            ax.bar(i, r["value"], color=_COLORS.get(r["method"], "grey"), alpha=0.7)
+        ax.axhline(truths[q], color="black", lw=1.2, label="true value")
+        ax.set_xticks(range(len(sub)))
+        ax.set_xticklabels([(method_labels or {}).get(r["method"], r["method"]) for r in sub],
+                           rotation=20, fontsize=8)
+        finite = [r["value"] for r in sub if r["method"] != "global"] + [truths[q]]
+        span = max(finite) - min(min(finite), 0)
+        low, high = min(min(finite), 0) - 0.1 * span, max(finite) + 0.25 * span
+        ax.set_ylim(low, high)
+        for i, r in enumerate(sub):
+            if not low <= r["value"] <= high:
+                # Off the scale (the non-private global baseline): print the value instead.
+                ax.text(i, low + 0.5 * (high - low), f"{r['value']:.3g}\n(off scale)", ha="center", fontsize=7)
+        ax.set_title((labels or {}).get(q, q), fontsize=9)
+    axes[0][0].legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
