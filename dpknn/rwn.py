@@ -1,0 +1,458 @@
+"""RWN: Randomization Within Neighbourhoods (Perry et al. 2022), exact and at scale.
+
+For every record i, the neighbourhood S_i is the larger of its k nearest other records and the
+records within ``radius`` of it (i itself excluded). Every variable j of record i is, with
+probability q and independently of the other variables, replaced by variable j of a uniformly
+chosen member of S_i, a fresh choice for each j. Records keep their labels (index), columns,
+order and dtypes; categorical values stay valid categories because they are copied from other
+records.
+
+RWN is statistical disclosure control, not differential privacy: it makes no DP claim, and the
+standardisation of numeric columns uses their own mean and standard deviation (pass
+``scales=`` to fix them in advance).
+
+Distances: numeric columns standardised, categorical columns one-hot encoded, each column
+multiplied by its weight. Ties at the k-th distance are all included in the neighbourhood, so
+the result never depends on the order of the rows.
+
+Methods (the paper's §10-11):
+
+- ``"exact"``: all pairs, computed on equivalence classes of identical rows (so tied, census-like
+  data cost follows the number of classes, not of rows) with a KD-tree over the classes.
+- ``"sampled_points"`` (Method 1): neighbours are drawn from a sample of m records, shared by all
+  records or fresh for each (``fresh=True``).
+- ``"sampled_pairs"`` (Method 2): n·m/2 random pairs of records, kept as a sparse graph; the
+  neighbours of i are its sampled partners within the radius or its k closest sampled partners.
+  Pairs are drawn uniformly with replacement through the exact index-to-pair mapping
+  (:func:`pairs_from_indices`); a pair drawn twice counts once.
+- ``"partitioned"`` (Method 3): u partitions, each perturbed on its own by the exact method,
+  in parallel with joblib or on a Dask cluster.
+
+References
+----------
+.. [1] Perry, Matloff, et al. (2022). "RWN: a novel neighborhood-based method for statistical
+   disclosure control", §5 (method), §6 (theorem), §10-11 (large data).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+
+import numpy as np
+import pandas as pd
+from scipy.spatial import cKDTree
+
+from ._core import _grouping, _rwn
+from .progress import progress_bar
+from .validation import check_positive_int, check_rng
+
+__all__ = ["RWN", "pairs_from_indices", "perturb_parquet"]
+
+logger = logging.getLogger(__name__)
+
+_METHODS = ("exact", "sampled_points", "sampled_pairs", "partitioned")
+_TIE = 1e-12
+
+
+def pairs_from_indices(r, n):
+    """Map 0-based indices ``r`` in [0, n(n-1)/2) to pairs (i, j) with 0 <= i < j < n.
+
+    Pairs are ordered (0,1), (0,2), (1,2), (0,3), ...: the pair (i, j) has index
+    j(j-1)/2 + i. Vectorised (Cython). This is the corrected mapping of DESIGN.md §4; the
+    version printed in Perry et al. (2022, §11.2) is garbled.
+    """
+    n = check_positive_int(n, "n", minimum=2)
+    r = np.ascontiguousarray(r, dtype=np.int64)
+    return _rwn.pairs_from_indices(r.ravel(), n)
+
+
+# --- design matrix ---------------------------------------------------------------------------
+def _is_numeric(s):
+    return pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+
+
+def _design(df, columns, weights, scales):
+    """Float coordinates: standardised numeric columns, one-hot categoricals, times weights."""
+    blocks = []
+    for c in columns:
+        s = df[c]
+        if s.isna().any():
+            raise ValueError(f"column {c!r} has missing values; RWN needs complete data "
+                             "(fill them first, e.g. dpknn.processing.impute).")
+        w = float(weights.get(c, 1.0))
+        if _is_numeric(s):
+            x = s.to_numpy(dtype=np.float64)
+            mean, sd = scales.get(c, (x.mean(), x.std())) if len(x) else (0.0, 1.0)
+            blocks.append(((x - mean) / (sd if sd > 0 else 1.0) * w)[:, None])
+        else:
+            codes, uniques = pd.factorize(s)
+            onehot = np.zeros((len(s), len(uniques)))
+            onehot[np.arange(len(s)), codes] = w
+            blocks.append(onehot)
+    return np.hstack(blocks) if blocks else np.zeros((len(df), 0))
+
+
+def _classes(df, columns):
+    """Class id of every row (identical values in ``columns``) and the number of classes."""
+    key = np.zeros(len(df), dtype=np.int64)
+    size = 1
+    for c in columns:
+        codes, uniques = pd.factorize(df[c])
+        if size * max(len(uniques), 1) >= 2**62:
+            key, _ = pd.factorize(key)
+            size = int(key.max()) + 1 if len(key) else 1
+        key = key * max(len(uniques), 1) + codes
+        size *= max(len(uniques), 1)
+    cls, uniq = pd.factorize(key)
+    return np.ascontiguousarray(cls, dtype=np.int64), len(uniq)
+
+
+class RWN:
+    """Randomization Within Neighbourhoods (Perry et al. 2022).
+
+    Parameters
+    ----------
+    k : int, default 5
+        Minimum neighbourhood size (k nearest other records, ties at the k-th distance
+        included).
+    radius : float or None
+        Records within this Euclidean distance (in standardised units) are neighbours too;
+        the larger of the two sets is used.
+    q : float in [0, 1], default 1.0
+        Probability that each value is replaced.
+    method : {"exact", "sampled_points", "sampled_pairs", "partitioned"}
+    m : int or None
+        Sample size for "sampled_points" (points) or the average number of sampled partners
+        per record for "sampled_pairs" (n·m/2 pairs).
+    partitions : int or None
+        Number of partitions for "partitioned".
+    partition_key : str or None
+        Column whose values define the partitions ("partitioned"); None: a random key.
+    fresh : bool, default False
+        "sampled_points": draw a new sample for each record instead of one shared sample.
+    weights : dict or None
+        Per-column weights of the distance.
+    scales : dict or None
+        Per-column (mean, standard deviation) for standardising numeric columns; by default
+        they are computed from the data.
+    n_jobs : int, default 1
+        joblib workers for "partitioned".
+    client : dask.distributed.Client or None
+        Run "partitioned" on this Dask cluster instead of joblib.
+    rng : numpy.random.Generator, int or None
+        Seeded generators are for reproducibility, not security.
+
+    References
+    ----------
+    .. [1] Perry et al. (2022), §5, §11.
+    """
+
+    def __init__(self, *, k=5, radius=None, q=1.0, method="exact", m=None, partitions=None, partition_key=None,
+                 fresh=False, weights=None, scales=None, n_jobs=1, client=None, rng=None):
+        self.k = k
+        self.radius = radius
+        self.q = q
+        self.method = method
+        self.m = m
+        self.partitions = partitions
+        self.partition_key = partition_key
+        self.fresh = fresh
+        self.weights = weights
+        self.scales = scales
+        self.n_jobs = n_jobs
+        self.client = client
+        self.rng = rng
+
+    def _validate(self, df, columns):
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"data must be a pandas DataFrame, got {type(df).__name__}.")
+        check_positive_int(self.k, "k")
+        if self.radius is not None and (not isinstance(self.radius, numbers.Real) or not self.radius >= 0):
+            raise ValueError(f"radius must be a number >= 0 or None, got {self.radius!r}.")
+        if not (isinstance(self.q, numbers.Real) and 0 <= self.q <= 1):
+            raise ValueError(f"q must be a probability in [0, 1], got {self.q!r}.")
+        if self.method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}.")
+        if self.method in ("sampled_points", "sampled_pairs"):
+            check_positive_int(self.m, "m")
+        if self.method == "partitioned" and self.partition_key is None:
+            check_positive_int(self.partitions, "partitions")
+        columns = list(df.columns) if columns is None else list(columns)
+        missing = [c for c in columns if c not in df.columns]
+        if missing:
+            raise ValueError(f"columns {missing} are not in the data.")
+        if self.partition_key is not None and self.partition_key not in df.columns:
+            raise ValueError(f"partition_key {self.partition_key!r} is not a column of the data.")
+        for name in ("weights", "scales"):
+            extra = [c for c in (getattr(self, name) or {}) if c not in columns]
+            if extra:
+                raise ValueError(f"{name} names columns {extra} that are not perturbed.")
+        for c, w in (self.weights or {}).items():
+            if not (isinstance(w, numbers.Real) and w > 0):
+                raise ValueError(f"weight of column {c!r} must be a positive number, got {w!r}.")
+        return columns
+
+    # ------------------------------------------------------------------------------------------
+    def fit_transform(self, df, *, columns=None):
+        """Return a perturbed copy of ``df`` (same shape, index, column order and dtypes).
+
+        Parameters
+        ----------
+        columns : list or None
+            Columns used for the distance and perturbed; None: all. Other columns (identifiers,
+            weights) are copied unchanged.
+        """
+        columns = self._validate(df, columns)
+        rng = check_rng(self.rng)
+        if self.method == "partitioned":
+            return self._partitioned(df, columns, rng)
+        n = len(df)
+        if n < 2 or self.q == 0:
+            return df.copy()
+        if self.method == "exact":
+            picker = self._exact(df, columns)
+        else:
+            X = _design(df, columns, self.weights or {}, self.scales or {})
+            if self.method == "sampled_points":
+                ptr, nbr = self._sampled_points(X, rng)
+            else:
+                ptr, nbr = self._sampled_pairs(X, rng)
+            self.neighbourhood_sizes_ = np.diff(ptr)
+            picker = lambda u, mod: _rwn.gather_records(ptr, nbr, u, mod)  # noqa: E731
+        return self._perturb(df, columns, picker, rng)
+
+    def _perturb(self, df, columns, picker, rng):
+        out = df.copy()
+        n = len(df)
+        for c in columns:
+            # A fresh draw per variable: the donors of different variables are independent.
+            modify = rng.random(n) < self.q
+            donors = picker(rng.random(n), modify)
+            values = df[c].to_numpy()
+            out[c] = pd.Series(values[donors], index=df.index, dtype=df[c].dtype)
+        return out
+
+    # --- exact -----------------------------------------------------------------------------------
+    def _exact(self, df, columns):
+        n = len(df)
+        cls, n_classes = _classes(df, columns)
+        first = np.full(n_classes, -1, dtype=np.int64)
+        first[cls[::-1]] = np.arange(n - 1, -1, -1)
+        # Standardise with the moments of all rows, then keep one row per class.
+        reps = _design(df, columns, self.weights or {}, self.scales or {})[first]
+        counts = np.bincount(cls, minlength=n_classes)
+        mem_ptr, mem_rows, _, _ = _grouping.group_rows(cls, np.zeros(n, dtype=bool), np.arange(n, dtype=np.int64),
+                                                       n_classes)
+        pos = np.empty(n, dtype=np.int64)
+        pos[mem_rows] = np.arange(n) - np.repeat(mem_ptr[:-1], counts)
+        nb_ptr, nb_cls, nb_cum = self._class_neighbourhoods(reps, counts)
+        sizes = nb_cum[np.maximum(nb_ptr[1:] - 1, 0)] * (np.diff(nb_ptr) > 0)
+        self.neighbourhood_sizes_ = sizes[cls]
+        self.n_classes_ = n_classes
+        return lambda u, mod: _rwn.gather_classes(cls, pos, nb_ptr, nb_cls, nb_cum, mem_ptr, mem_rows, u, mod)
+
+    def _class_neighbourhoods(self, reps, counts):
+        """Per class: the neighbour classes (own class first) and running member counts."""
+        k = int(self.k)
+        n_classes = counts.size
+        own = counts - 1
+        tree = cKDTree(reps)
+        lists = [None] * n_classes
+        need = own < k
+        for c in np.flatnonzero(~need):
+            lists[c] = np.array([c], dtype=np.int64)
+        pending = np.flatnonzero(need)
+        kq = min(n_classes, k + 2)
+        while pending.size:
+            dist, idx = tree.query(reps[pending], k=kq, workers=-1)
+            dist = np.asarray(dist).reshape(pending.size, kq)
+            idx = np.asarray(idx).reshape(pending.size, kq)
+            is_self = idx == pending[:, None]
+            cnt = np.where(is_self, 0, counts[np.minimum(idx, n_classes - 1)])
+            cum = np.cumsum(cnt, axis=1) + own[pending][:, None]
+            enough = cum[:, -1] >= k
+            t = np.argmax(cum >= k, axis=1)
+            dk = dist[np.arange(pending.size), t]
+            complete = enough & ((kq == n_classes) | (dist[:, -1] > dk * (1 + _TIE) + _TIE))
+            exhausted = kq == n_classes
+            for row in np.flatnonzero(complete | exhausted):
+                c = pending[row]
+                keep = (dist[row] <= dk[row] * (1 + _TIE) + _TIE) & ~is_self[row] & (idx[row] < n_classes)
+                others = idx[row][keep]
+                lists[c] = np.concatenate([[c] if own[c] > 0 else [], others]).astype(np.int64)
+            pending = pending[~(complete | exhausted)]
+            kq = min(n_classes, 2 * kq)
+        if self.radius is not None:
+            balls = tree.query_ball_point(reps, self.radius * (1 + _TIE) + _TIE, workers=-1)
+            for c, ball in enumerate(balls):
+                ball = np.asarray(ball, dtype=np.int64)
+                ball_size = counts[ball].sum() - 1
+                knn_size = counts[lists[c]].sum() - (1 if c in lists[c] else 0)
+                if ball_size > knn_size:
+                    ball = ball[ball != c]
+                    lists[c] = np.concatenate([[c] if own[c] > 0 else [], ball]).astype(np.int64)
+        lengths = np.array([len(x) for x in lists], dtype=np.int64)
+        nb_ptr = np.zeros(n_classes + 1, dtype=np.int64)
+        np.cumsum(lengths, out=nb_ptr[1:])
+        nb_cls = np.concatenate(lists).astype(np.int64) if n_classes else np.zeros(0, dtype=np.int64)
+        member = counts[nb_cls] - (nb_cls == np.repeat(np.arange(n_classes), lengths))
+        nb_cum = np.empty_like(member)
+        # Running counts within each class's list.
+        csum = np.cumsum(member)
+        nb_cum[:] = csum - np.repeat(np.concatenate([[0], csum[nb_ptr[1:-1] - 1]]) if n_classes > 1
+                                     else np.zeros(n_classes, dtype=np.int64), lengths)
+        return nb_ptr, nb_cls, nb_cum
+
+    # --- Method 1 --------------------------------------------------------------------------------
+    def _sampled_points(self, X, rng):
+        """Neighbours among m sampled records (one shared sample, or a fresh one per record).
+
+        Every distance from a record to its m candidates is computed (O(nm), as in the paper);
+        a record is never its own candidate.
+        """
+        n, dims = X.shape
+        m = min(int(self.m), n - 1)
+        radius = -1.0 if self.radius is None else float(self.radius)
+        sample = None if self.fresh else np.sort(rng.choice(n, size=m, replace=False))
+        chunk = max(1, 4_000_000 // max(m * max(dims, 1), 1))
+        ptrs, nbrs = [np.zeros(1, dtype=np.int64)], []
+        for start in range(0, n, chunk):
+            rows = np.arange(start, min(n, start + chunk))
+            if self.fresh:
+                cand = rng.integers(0, n - 1, size=(rows.size, m))
+                cand += cand >= rows[:, None]  # uniform over the other records
+            else:
+                cand = np.broadcast_to(sample, (rows.size, m))
+            d = np.sqrt(((X[cand] - X[rows][:, None, :]) ** 2).sum(axis=2))
+            d[cand == rows[:, None]] = np.inf
+            ptr = np.arange(rows.size + 1, dtype=np.int64) * m
+            p2, n2 = _rwn.select_neighbours(ptr, cand.astype(np.int32).ravel(), d.astype(np.float32).ravel(),
+                                            int(self.k), radius)
+            nbrs.append(n2)
+            ptrs.append(ptrs[-1][-1] + p2[1:])
+        return np.concatenate(ptrs), np.concatenate(nbrs)
+
+    # --- Method 2 --------------------------------------------------------------------------------
+    def _sampled_pairs(self, X, rng):
+        n = X.shape[0]
+        total = n * (n - 1) // 2
+        n_pairs = max(1, round(n * int(self.m) / 2))
+        chunk = 2_000_000
+        # Two passes over the same chunk streams: degrees first, then the CSR fill, so that
+        # the pairs never have to be held in memory all at once.
+        seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(math.ceil(n_pairs / chunk))
+
+        def chunks():
+            for b, seed in enumerate(seeds):
+                size = min(chunk, n_pairs - b * chunk)
+                r = np.random.default_rng(seed).integers(0, total, size=size, dtype=np.int64)
+                yield _rwn.pairs_from_indices(r, n)
+
+        degree = np.zeros(n, dtype=np.int64)
+        for pi, pj in chunks():
+            degree += np.bincount(pi, minlength=n) + np.bincount(pj, minlength=n)
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(degree, out=ptr[1:])
+        nbr = np.empty(ptr[-1], dtype=np.int32)
+        dist = np.empty(ptr[-1], dtype=np.float32)
+        fill = ptr[:-1].copy()
+        Xf = X.astype(np.float32)
+        for pi, pj in progress_bar(chunks(), total=len(seeds), desc="RWN sampled pairs", unit="chunk"):
+            d = np.sqrt(((Xf[pi] - Xf[pj]) ** 2).sum(axis=1, dtype=np.float32))
+            _rwn.fill_pairs(pi, pj, d.astype(np.float32), fill, nbr, dist)
+        radius = -1.0 if self.radius is None else float(self.radius)
+        return _rwn.select_neighbours(ptr, nbr, dist, int(self.k), radius)
+
+    # --- Method 3 --------------------------------------------------------------------------------
+    def _partition_seeds(self, rng, u):
+        return np.random.SeedSequence(int(rng.integers(2**63))).spawn(u)
+
+    def _partitioned(self, df, columns, rng):
+        if self.partition_key is not None:
+            key, uniques = pd.factorize(df[self.partition_key])
+            u = len(uniques)
+        else:
+            u = int(self.partitions)
+            key = rng.integers(0, u, size=len(df))
+        seeds = self._partition_seeds(rng, u)
+        parts = [np.flatnonzero(key == p) for p in range(u)]
+        inner = dict(k=self.k, radius=self.radius, q=self.q, method="exact", weights=self.weights,
+                     scales=self.scales)
+        if self.client is not None:
+            futures = self.client.map(_perturb_part, [df.iloc[idx] for idx in parts], seeds,
+                                      [columns] * u, [inner] * u)
+            results = self.client.gather(futures)
+        else:
+            from joblib import Parallel, delayed
+            results = Parallel(n_jobs=self.n_jobs)(
+                delayed(_perturb_part)(df.iloc[idx], s, columns, inner) for idx, s in zip(parts, seeds))
+        out = df.copy()
+        for idx, res in zip(parts, results):
+            for c in columns:
+                col = out[c].to_numpy(copy=True)
+                col[idx] = res[c].to_numpy()
+                out[c] = pd.Series(col, index=df.index, dtype=df[c].dtype)
+        self.partition_seeds_ = seeds
+        return out
+
+
+def _perturb_part(part, seed, columns, params):
+    """Exact RWN on one partition with its own seed (module level so that workers can run it)."""
+    return RWN(rng=np.random.default_rng(seed), **params).fit_transform(part, columns=columns)
+
+
+def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
+    """Perturb a partitioned Parquet data set partition by partition on Dask, with bounded memory.
+
+    Each Parquet partition is perturbed on its own by the exact method with its own seed (the
+    partition number spawns a child of ``rwn``'s seed), as in Method 3 of the paper, so memory
+    per worker is bounded by one partition. Without ``client`` a LocalCluster with one
+    single-threaded worker per core is started and closed afterwards.
+
+    Parameters
+    ----------
+    input_dir, output_dir : str or Path
+    rwn : RWN
+        Its k, radius, q, weights and scales are used; its method is taken as "exact" within
+        each partition. Its rng must be an int seed or None (a seed sequence is derived).
+    client : dask.distributed.Client or None
+
+    Returns
+    -------
+    dict
+        Rows and partitions processed.
+    """
+    try:
+        import dask.dataframe as dd
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("perturb_parquet needs Dask: pip install 'dpknn[distributed,parquet]'") from exc
+    if not isinstance(rwn, RWN):
+        raise TypeError(f"rwn must be a dpknn.rwn.RWN, got {type(rwn).__name__}.")
+    if not (rwn.rng is None or isinstance(rwn.rng, numbers.Integral)):
+        raise TypeError("perturb_parquet needs rwn.rng to be an int seed or None so that workers can derive seeds.")
+    root = np.random.SeedSequence(rwn.rng)
+    params = dict(k=rwn.k, radius=rwn.radius, q=rwn.q, method="exact", weights=rwn.weights, scales=rwn.scales)
+    ddf = dd.read_parquet(str(input_dir))
+    cols = list(ddf.columns) if columns is None else list(columns)
+
+    def run(part, partition_info=None):
+        number = partition_info["number"] if partition_info else 0
+        seed = np.random.SeedSequence(root.entropy, spawn_key=(number,))
+        return _perturb_part(part, seed, cols, params)
+
+    own = client is None
+    if own:
+        import os
+        cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True)
+        client = Client(cluster)
+    try:
+        out = ddf.map_partitions(run, meta=ddf._meta)
+        out.to_parquet(str(output_dir), write_index=True, compute=True)
+    finally:
+        if own:
+            client.close()
+            cluster.close()
+    return {"partitions": ddf.npartitions}

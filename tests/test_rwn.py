@@ -1,0 +1,181 @@
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference_rwn import neighbourhoods
+from scipy import stats
+
+from dpknn.rwn import RWN, pairs_from_indices, perturb_parquet
+
+
+def continuous(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n) * 3 + 1,
+                         "c": rng.choice(["x", "y", "z"], size=n), "id": np.arange(n) + 1000},
+                        index=pd.Index(np.arange(n)[::-1] * 7, name="label"))
+
+
+@pytest.mark.parametrize("method,kw", [("exact", {}), ("sampled_points", {"m": 20}), ("sampled_pairs", {"m": 10}),
+                                       ("partitioned", {"partitions": 3})])
+def test_q0_returns_input_and_shape_dtypes_labels_kept(method, kw):
+    df = continuous()
+    assert RWN(q=0.0, method=method, rng=1, **kw).fit_transform(df).equals(df)
+    out = RWN(q=0.5, method=method, rng=1, **kw).fit_transform(df, columns=["a", "b", "c"])
+    assert out.shape == df.shape and list(out.columns) == list(df.columns)
+    assert out.dtypes.equals(df.dtypes) and out.index.equals(df.index) and out["id"].equals(df["id"])
+    assert set(out["c"]) <= {"x", "y", "z"}
+
+
+@pytest.mark.parametrize("radius", [None, 0.4, 1.5])
+def test_exact_values_come_from_the_brute_force_neighbourhood(radius):
+    df = continuous(200, seed=3)
+    cols = ["a", "b", "c"]
+    hood = neighbourhoods(df, cols, k=4, radius=radius)
+    rwn = RWN(k=4, radius=radius, q=1.0, rng=5)
+    out = rwn.fit_transform(df, columns=cols)
+    np.testing.assert_array_equal(rwn.neighbourhood_sizes_, [len(h) for h in hood])
+    a_row = {v: i for i, v in enumerate(df["a"])}
+    b_row = {v: i for i, v in enumerate(df["b"])}
+    for i in range(len(df)):
+        assert a_row[out["a"].iloc[i]] in hood[i] and b_row[out["b"].iloc[i]] in hood[i]
+        assert out["c"].iloc[i] in set(df["c"].iloc[list(hood[i])])
+    # Without ties the neighbourhood size is max(k, |ball|).
+    if radius is not None:
+        ball = [len(h) for h in neighbourhoods(df, cols, k=1, radius=radius)]
+        assert [len(h) for h in hood] == [max(4, b if b > 1 else 1) if b > 4 else 4 for b in ball]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 2**31), st.sampled_from([None, 0.0, 1.0, 2.5]))
+def test_tied_data_neighbourhoods_match_brute_force(k, seed, radius):
+    # Integer data with many identical rows: grouping into classes must not change anything.
+    rng = np.random.default_rng(seed)
+    n = 40
+    df = pd.DataFrame({"u": rng.integers(0, 3, n), "v": rng.integers(0, 2, n), "g": rng.choice(["p", "q"], n)})
+    rwn = RWN(k=k, radius=radius, rng=seed)
+    rwn.fit_transform(df)
+    hood = neighbourhoods(df, list(df.columns), k=k, radius=radius)
+    np.testing.assert_array_equal(rwn.neighbourhood_sizes_, [len(h) for h in hood])
+
+
+def test_draws_for_different_variables_are_independent():
+    df = continuous(60, seed=8)
+    target = 17
+    size = len(neighbourhoods(df, ["a", "b"], k=5)[target])
+    a_row = {v: i for i, v in enumerate(df["a"])}
+    b_row = {v: i for i, v in enumerate(df["b"])}
+    pairs = []
+    for seed in range(2500):
+        out = RWN(k=5, rng=seed).fit_transform(df, columns=["a", "b"])
+        pairs.append((a_row[out["a"].iloc[target]], b_row[out["b"].iloc[target]]))
+    table = pd.crosstab(*zip(*pairs)).to_numpy()
+    assert table.shape == (size, size)
+    assert stats.chi2_contingency(table).pvalue > 1e-3
+    # Each donor equally likely (uniform over the neighbourhood).
+    assert stats.chisquare(table.sum(axis=1)).pvalue > 1e-3
+
+
+def test_pairs_from_indices_against_enumeration():
+    for n in range(2, 301):
+        i, j = pairs_from_indices(np.arange(n * (n - 1) // 2), n)
+        expected = [(a, b) for b in range(1, n) for a in range(b)]
+        assert list(zip(i.tolist(), j.tolist())) == expected, n
+    with pytest.raises(ValueError, match="outside"):
+        pairs_from_indices([45], 10)
+
+
+def test_pair_sampler_is_uniform():
+    n = 20
+    r = np.random.default_rng(4).integers(0, n * (n - 1) // 2, size=200_000)
+    i, j = pairs_from_indices(r, n)
+    counts = np.bincount(j * (j - 1) // 2 + i, minlength=190)
+    assert (i < j).all() and stats.chisquare(counts).pvalue > 1e-3
+    # Each record is equally likely to appear in a pair.
+    assert stats.chisquare(np.bincount(np.concatenate([i, j]), minlength=n)).pvalue > 1e-3
+
+
+def test_sampled_methods_pick_from_their_candidates():
+    df = continuous(400, seed=2)
+    a_row = {v: i for i, v in enumerate(df["a"])}
+    for kw in ({"m": 30}, {"m": 30, "fresh": True}):
+        rwn = RWN(k=3, method="sampled_points", rng=7, **kw)
+        out = rwn.fit_transform(df, columns=["a", "b"])
+        donors = np.array([a_row[v] for v in out["a"]])
+        assert (donors != np.arange(len(df))).all() and (rwn.neighbourhood_sizes_ >= 3).all()
+        if "fresh" not in kw:
+            assert len(set(donors)) <= 30   # one shared sample of 30 records
+    rwn = RWN(k=3, method="sampled_pairs", m=8, rng=7)
+    out = rwn.fit_transform(df, columns=["a", "b"])
+    donors = np.array([a_row[v] for v in out["a"]])
+    alone = rwn.neighbourhood_sizes_ == 0   # no sampled partner: the record keeps its values
+    assert (donors[~alone] != np.arange(len(df))[~alone]).all() and (donors[alone] == np.flatnonzero(alone)).all()
+    assert (rwn.neighbourhood_sizes_[~alone] >= np.minimum(3, rwn.neighbourhood_sizes_[~alone])).all()
+
+
+def test_theorem_correlation_recovered_as_radius_shrinks():
+    rng = np.random.default_rng(11)
+    xy = rng.multivariate_normal([0, 0], [[1, 0.8], [0.8, 1]], size=5000)
+    df = pd.DataFrame(xy, columns=["x", "y"])
+    sample = np.corrcoef(df["x"], df["y"])[0, 1]
+    error = {}
+    for radius in (1.0, 0.2, 0.05):
+        out = RWN(k=1, radius=radius, q=1.0, rng=3).fit_transform(df)
+        error[radius] = abs(np.corrcoef(out["x"], out["y"])[0, 1] - sample)
+    # Independent draws within small neighbourhoods keep the correlation (the paper's theorem);
+    # large neighbourhoods attenuate it.
+    assert error[1.0] > error[0.2] > error[0.05]
+    assert error[0.05] < 0.01 and abs(sample - 0.8) < 0.02
+
+
+def test_partitioned_on_dask_matches_per_partition_exact():
+    distributed = pytest.importorskip("distributed")
+    df = continuous(600, seed=9)
+    local = RWN(k=4, method="partitioned", partitions=3, rng=21)
+    expected = local.fit_transform(df, columns=["a", "b", "c"])
+    key = np.random.default_rng(21).integers(0, 3, size=len(df))  # the same random partition key
+    for p, seed in enumerate(local.partition_seeds_):
+        part = df.iloc[np.flatnonzero(key == p)]
+        own = RWN(k=4, rng=np.random.default_rng(seed)).fit_transform(part, columns=["a", "b", "c"])
+        pd.testing.assert_frame_equal(expected.loc[part.index], own)
+    with distributed.Client(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as client:
+        on_dask = RWN(k=4, method="partitioned", partitions=3, rng=21, client=client).fit_transform(
+            df, columns=["a", "b", "c"])
+    pd.testing.assert_frame_equal(on_dask, expected)
+    by_column = RWN(k=2, method="partitioned", partition_key="c", rng=1).fit_transform(df, columns=["a", "b"])
+    assert (by_column.groupby(df["c"])["a"].apply(lambda s: s.isin(df.loc[s.index, "a"]).all())).all()
+
+
+def test_perturb_parquet_out_of_core(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("pyarrow")
+    df = continuous(900, seed=4).reset_index(drop=True)
+    src = tmp_path / "in"
+    src.mkdir()
+    for p in range(3):
+        df.iloc[p * 300:(p + 1) * 300].to_parquet(src / f"part.{p}.parquet")
+    with distributed.Client(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as client:
+        info = perturb_parquet(src, tmp_path / "out", RWN(k=3, rng=5), columns=["a", "b"], client=client)
+    assert info["partitions"] == 3
+    out = pd.read_parquet(tmp_path / "out").sort_index()
+    assert out.shape == df.shape and out["id"].equals(df["id"]) and not out["a"].equals(df["a"])
+    for p in range(3):
+        part = df.iloc[p * 300:(p + 1) * 300]
+        assert out.loc[part.index, "a"].isin(part["a"]).all()   # donors come from the same partition
+
+
+def test_errors():
+    df = continuous(50)
+    with pytest.raises(ValueError, match="q must be"):
+        RWN(q=1.5).fit_transform(df)
+    with pytest.raises(ValueError, match="method"):
+        RWN(method="swap").fit_transform(df)
+    with pytest.raises(ValueError, match="not in the data"):
+        RWN().fit_transform(df, columns=["zz"])
+    with pytest.raises(TypeError, match="m must be"):
+        RWN(method="sampled_pairs", m=2.5).fit_transform(df)
+    with pytest.raises(ValueError, match="missing values"):
+        RWN().fit_transform(df.assign(a=np.nan))
+
+
