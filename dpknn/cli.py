@@ -240,6 +240,34 @@ def _cmd_release(args):
     return 0
 
 
+def _cmd_rwn(args):
+    from .rwn import RWN, perturb_parquet
+
+    columns = None if args.columns is None else [c.strip() for c in args.columns.split(",") if c.strip()]
+    rwn = RWN(k=args.k, radius=args.radius, q=args.q, method=args.method, m=args.m, partitions=args.partitions,
+              n_jobs=args.jobs, rng=args.seed)
+    if Path(args.input).is_dir():
+        if Path(args.output).exists():
+            raise CLIError(f"output {str(args.output)!r} exists; choose a new folder.")
+        tmp = Path(args.output).with_name(f".{Path(args.output).name}.partial")
+        try:
+            info = perturb_parquet(args.input, tmp, rwn, columns=columns)
+            os.replace(tmp, args.output)
+        finally:
+            if tmp.exists():
+                import shutil
+                shutil.rmtree(tmp)
+        print(f"perturbed {info['partitions']} Parquet partitions into {args.output}")
+        return 0
+    _table_writer(None, args.output)
+    df = read_table(args.input)
+    out = rwn.fit_transform(df, columns=columns)
+    _write_files([(args.output, _table_writer(out, args.output))])
+    print(f"perturbed {len(df)} records ({args.method}, k={args.k}, radius={args.radius}, q={args.q}); "
+          f"wrote {args.output}")
+    return 0
+
+
 def _cmd_demo(args):
     from .experiments.demo import run_demo
 
@@ -327,6 +355,24 @@ def build_parser():
                    help="how k > 1 numeric donor values are combined (default auto)")
     p.add_argument("--progress", action="store_true", help="show progress")
     p.set_defaults(func=_cmd_impute)
+
+    p = sub.add_parser("rwn", help="Randomization Within Neighbourhoods (statistical disclosure control)",
+                       description="Perturb a table by RWN (Perry et al. 2022): each value is replaced, with "
+                       "probability q, by the same variable of a random neighbour. INPUT may be a .csv or "
+                       ".parquet file (processed in memory) or a folder of Parquet files (processed partition by "
+                       "partition on a local Dask cluster, bounded memory). RWN is not differential privacy.")
+    p.add_argument("--input", type=Path, required=True)
+    p.add_argument("--output", type=Path, required=True, help="file (.csv/.parquet) or folder for Parquet input")
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--radius", type=float, default=None)
+    p.add_argument("--q", type=float, default=1.0)
+    p.add_argument("--method", default="exact", choices=["exact", "sampled_points", "sampled_pairs", "partitioned"])
+    p.add_argument("--m", type=int, default=None, help="sample size (sampled_points) or partners per record")
+    p.add_argument("--partitions", type=int, default=None, help="number of partitions (partitioned)")
+    p.add_argument("--columns", default=None, help="comma-separated columns to perturb (default: all)")
+    p.add_argument("--jobs", type=int, default=1, help="joblib workers for partitioned")
+    p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+    p.set_defaults(func=_cmd_rwn)
 
     p = sub.add_parser("release", help="private releases listed in a TOML file, under a total budget",
                        description="Impute by exact k-NN and release the queries of a TOML file "

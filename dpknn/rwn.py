@@ -73,8 +73,12 @@ def _is_numeric(s):
     return pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
 
 
-def _design(df, columns, weights, scales):
-    """Float coordinates: standardised numeric columns, one-hot categoricals, times weights."""
+def _design(df, columns, weights, scales, rows=None):
+    """Float coordinates: standardised numeric columns, one-hot categoricals, times weights.
+
+    Moments (and category lists) come from all rows; coordinates are returned for ``rows``
+    (all rows when None).
+    """
     blocks = []
     for c in columns:
         s = df[c]
@@ -85,13 +89,17 @@ def _design(df, columns, weights, scales):
         if _is_numeric(s):
             x = s.to_numpy(dtype=np.float64)
             mean, sd = scales.get(c, (x.mean(), x.std())) if len(x) else (0.0, 1.0)
-            blocks.append(((x - mean) / (sd if sd > 0 else 1.0) * w)[:, None])
+            sub = x if rows is None else x[rows]
+            blocks.append(((sub - mean) / (sd if sd > 0 else 1.0) * w)[:, None])
         else:
             codes, uniques = pd.factorize(s)
-            onehot = np.zeros((len(s), len(uniques)))
-            onehot[np.arange(len(s)), codes] = w
+            if rows is not None:
+                codes = codes[rows]
+            onehot = np.zeros((len(codes), len(uniques)))
+            onehot[np.arange(len(codes)), codes] = w
             blocks.append(onehot)
-    return np.hstack(blocks) if blocks else np.zeros((len(df), 0))
+    size = len(df) if rows is None else len(rows)
+    return np.hstack(blocks) if blocks else np.zeros((size, 0))
 
 
 def _classes(df, columns):
@@ -241,69 +249,133 @@ class RWN:
         first = np.full(n_classes, -1, dtype=np.int64)
         first[cls[::-1]] = np.arange(n - 1, -1, -1)
         # Standardise with the moments of all rows, then keep one row per class.
-        reps = _design(df, columns, self.weights or {}, self.scales or {})[first]
+        reps = _design(df, columns, self.weights or {}, self.scales or {}, rows=first)
         counts = np.bincount(cls, minlength=n_classes)
         mem_ptr, mem_rows, _, _ = _grouping.group_rows(cls, np.zeros(n, dtype=bool), np.arange(n, dtype=np.int64),
                                                        n_classes)
         pos = np.empty(n, dtype=np.int64)
         pos[mem_rows] = np.arange(n) - np.repeat(mem_ptr[:-1], counts)
-        nb_ptr, nb_cls, nb_cum = self._class_neighbourhoods(reps, counts)
+        sig, numeric, cross2 = self._signatures(df, columns, first)
+        nb_ptr, nb_cls, nb_cum = self._class_neighbourhoods(reps, counts, sig, numeric, cross2)
         sizes = nb_cum[np.maximum(nb_ptr[1:] - 1, 0)] * (np.diff(nb_ptr) > 0)
         self.neighbourhood_sizes_ = sizes[cls]
         self.n_classes_ = n_classes
         return lambda u, mod: _rwn.gather_classes(cls, pos, nb_ptr, nb_cls, nb_cum, mem_ptr, mem_rows, u, mod)
 
-    def _class_neighbourhoods(self, reps, counts):
-        """Per class: the neighbour classes (own class first) and running member counts."""
+    def _class_neighbourhoods(self, reps, counts, sig=None, numeric=None, cross2=np.inf):
+        """Per class: the neighbour classes (own class first) and running member counts.
+
+        When ``sig`` (the categorical signature of each class) is given, neighbours are first
+        searched among the classes of the same signature, in the ``numeric`` coordinates only:
+        two classes with different signatures are at squared distance at least ``cross2``, so
+        a neighbourhood found within the signature whose k-th distance and radius stay below
+        sqrt(cross2) is exact. The other classes are searched in the full space.
+        """
         k = int(self.k)
         n_classes = counts.size
         own = counts - 1
-        tree = cKDTree(reps)
+        radius = self.radius
         lists = [None] * n_classes
-        need = own < k
-        for c in np.flatnonzero(~need):
+        for c in np.flatnonzero(own >= k):
             lists[c] = np.array([c], dtype=np.int64)
-        pending = np.flatnonzero(need)
-        kq = min(n_classes, k + 2)
-        while pending.size:
-            dist, idx = tree.query(reps[pending], k=kq, workers=-1)
-            dist = np.asarray(dist).reshape(pending.size, kq)
-            idx = np.asarray(idx).reshape(pending.size, kq)
-            is_self = idx == pending[:, None]
-            cnt = np.where(is_self, 0, counts[np.minimum(idx, n_classes - 1)])
-            cum = np.cumsum(cnt, axis=1) + own[pending][:, None]
-            enough = cum[:, -1] >= k
-            t = np.argmax(cum >= k, axis=1)
-            dk = dist[np.arange(pending.size), t]
-            complete = enough & ((kq == n_classes) | (dist[:, -1] > dk * (1 + _TIE) + _TIE))
-            exhausted = kq == n_classes
-            for row in np.flatnonzero(complete | exhausted):
-                c = pending[row]
-                keep = (dist[row] <= dk[row] * (1 + _TIE) + _TIE) & ~is_self[row] & (idx[row] < n_classes)
-                others = idx[row][keep]
-                lists[c] = np.concatenate([[c] if own[c] > 0 else [], others]).astype(np.int64)
-            pending = pending[~(complete | exhausted)]
-            kq = min(n_classes, 2 * kq)
-        if self.radius is not None:
-            balls = tree.query_ball_point(reps, self.radius * (1 + _TIE) + _TIE, workers=-1)
-            for c, ball in enumerate(balls):
-                ball = np.asarray(ball, dtype=np.int64)
-                ball_size = counts[ball].sum() - 1
-                knn_size = counts[lists[c]].sum() - (1 if c in lists[c] else 0)
-                if ball_size > knn_size:
-                    ball = ball[ball != c]
-                    lists[c] = np.concatenate([[c] if own[c] > 0 else [], ball]).astype(np.int64)
+        todo = np.flatnonzero(own < k)
+        if radius is not None:
+            todo = np.arange(n_classes)
+        if sig is not None and todo.size and np.isfinite(cross2):
+            limit = math.sqrt(cross2) * (1 - 1e-9)
+            if radius is None or radius < limit:
+                order = todo[np.argsort(sig[todo], kind="stable")]
+                groups = np.split(order, np.flatnonzero(np.diff(sig[order])) + 1)
+                members_of = pd.Series(np.arange(n_classes)).groupby(sig).indices
+                unresolved = []
+                for g in groups:
+                    members = np.asarray(members_of[sig[g[0]]], dtype=np.int64)
+                    found = self._knn_lists(cKDTree(numeric[members]), numeric[g], g, members, counts, own, k,
+                                            limit)
+                    for c, lst in zip(g, found):
+                        if lst is None:
+                            unresolved.append(c)
+                        else:
+                            lists[c] = lst
+                todo = np.asarray(unresolved, dtype=np.int64)
+        if todo.size:
+            tree = cKDTree(reps)
+            found = self._knn_lists(tree, reps[todo], todo, np.arange(n_classes), counts, own, k, np.inf)
+            for c, lst in zip(todo, found):
+                lists[c] = lst
         lengths = np.array([len(x) for x in lists], dtype=np.int64)
         nb_ptr = np.zeros(n_classes + 1, dtype=np.int64)
         np.cumsum(lengths, out=nb_ptr[1:])
         nb_cls = np.concatenate(lists).astype(np.int64) if n_classes else np.zeros(0, dtype=np.int64)
         member = counts[nb_cls] - (nb_cls == np.repeat(np.arange(n_classes), lengths))
-        nb_cum = np.empty_like(member)
-        # Running counts within each class's list.
         csum = np.cumsum(member)
-        nb_cum[:] = csum - np.repeat(np.concatenate([[0], csum[nb_ptr[1:-1] - 1]]) if n_classes > 1
-                                     else np.zeros(n_classes, dtype=np.int64), lengths)
+        starts = np.concatenate([[0], csum[nb_ptr[1:-1] - 1]]) if n_classes > 1 else np.zeros(n_classes, np.int64)
+        nb_cum = csum - np.repeat(starts, lengths)
         return nb_ptr, nb_cls, nb_cum
+
+    def _knn_lists(self, tree, points, ids, tree_ids, counts, own, k, limit):
+        """Neighbour-class lists of the classes ``ids`` among the classes in ``tree``.
+
+        Returns a list per class, or None where the result cannot be certified within ``limit``
+        (its k-th distance or radius reaches ``limit``, or the tree holds too few records).
+        """
+        size = len(tree_ids)
+        radius = self.radius
+        out = [None] * len(ids)
+        pending = np.arange(len(ids))
+        kq = min(size, k + 2)
+        while pending.size:
+            dist, idx = tree.query(points[pending], k=kq, workers=-1 if pending.size > 256 else 1)
+            dist = np.asarray(dist, dtype=np.float64).reshape(pending.size, kq)
+            idx = np.asarray(idx).reshape(pending.size, kq)
+            cls = tree_ids[np.minimum(idx, size - 1)]
+            is_self = cls == ids[pending][:, None]
+            cnt = np.where(is_self | (idx >= size), 0, counts[cls])
+            cum = np.cumsum(cnt, axis=1) + own[ids[pending]][:, None]
+            enough = cum[:, -1] >= k
+            t = np.argmax(cum >= k, axis=1)
+            dk = np.where(own[ids[pending]] >= k, 0.0, dist[np.arange(pending.size), t])
+            complete = enough & ((kq == size) | (dist[:, -1] > dk * (1 + _TIE) + _TIE))
+            exhausted = (kq == size) & ~complete
+            for row in np.flatnonzero(complete):
+                c = ids[pending[row]]
+                if dk[row] >= limit:
+                    continue
+                keep = (dist[row] <= dk[row] * (1 + _TIE) + _TIE) & ~is_self[row] & (idx[row] < size)
+                out[pending[row]] = np.concatenate([[c] if own[c] > 0 else [], cls[row][keep]]).astype(np.int64)
+            pending = pending[~(complete | exhausted)]
+            kq = min(size, 2 * kq)
+        if radius is not None:
+            balls = tree.query_ball_point(points, radius * (1 + _TIE) + _TIE, workers=-1 if len(ids) > 256 else 1)
+            for j, ball in enumerate(balls):
+                if out[j] is None and not np.isfinite(limit):
+                    continue
+                c = ids[j]
+                ball = tree_ids[np.asarray(ball, dtype=np.int64)]
+                ball = ball[ball != c]
+                ball_size = counts[ball].sum() + own[c]
+                knn = out[j]
+                knn_size = np.inf if knn is None else counts[knn].sum() - (1 if own[c] > 0 else 0)
+                if knn is None and ball_size >= k:
+                    # Within the limit the ball is complete; use it if it is the larger set.
+                    knn_size = -1 if radius < limit else np.inf
+                if ball_size > knn_size:
+                    out[j] = np.concatenate([[c] if own[c] > 0 else [], ball]).astype(np.int64)
+        return out
+
+    def _signatures(self, df, columns, first):
+        """Categorical signature and numeric coordinates of each class, and the smallest squared
+        distance between classes of different signatures (2 w^2 for a one-hot mismatch)."""
+        cats = [c for c in columns if not _is_numeric(df[c])]
+        nums = [c for c in columns if _is_numeric(df[c])]
+        if not cats:
+            return None, None, np.inf
+        sig, _ = _classes(df.iloc[first], cats)
+        numeric = (_design(df, nums, self.weights or {}, self.scales or {}, rows=first) if nums
+                   else np.zeros((len(first), 1)))
+        w = self.weights or {}
+        cross2 = min(2.0 * float(w.get(c, 1.0)) ** 2 for c in cats)
+        return sig, numeric, cross2
 
     # --- Method 1 --------------------------------------------------------------------------------
     def _sampled_points(self, X, rng):

@@ -164,3 +164,16 @@ def test_release_file_and_refusals(tmp_path):
     res = run("impute", "--schema", str(tmp_path / "missing.toml"), "--input", str(tmp_path / "data.csv"),
               "--output", str(tmp_path / "o.csv"))
     assert res.returncode == 2 and "does not exist" in res.stderr and not (tmp_path / "o.csv").exists()
+
+
+def test_rwn_command(tmp_path):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=300), "g": rng.choice(["u", "v"], 300), "id": np.arange(300)})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    res = run("rwn", "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "out.parquet"), "--k", "4",
+              "--columns", "a,g", "--seed", "1")
+    assert res.returncode == 0, res.stderr
+    out = pd.read_parquet(tmp_path / "out.parquet")
+    assert out["id"].equals(df["id"]) and out["a"].isin(df["a"]).all() and not out["a"].equals(df["a"])
+    res = run("rwn", "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "o.csv"), "--q", "2")
+    assert res.returncode == 2 and "q must be" in res.stderr and not (tmp_path / "o.csv").exists()
