@@ -9,6 +9,7 @@ import pytest
 
 
 def run(*args, cwd=None):
+    """Run the command line through dpknn/__main__.py (python -m dpknn)."""
     # Run from outside the source tree so that the installed (built) package is imported.
     cwd = cwd or tempfile.mkdtemp()
     return subprocess.run([sys.executable, "-m", "dpknn", *args], capture_output=True, text=True, cwd=cwd)

@@ -10,6 +10,7 @@ from dpknn.metrics import (
     ols_comparison,
     pca_variance,
     random_forest_misclassification,
+    utility,
 )
 from dpknn.rwn import RWN
 
@@ -48,6 +49,7 @@ def test_disclosure_measures_drop_for_the_outlier(data):
 
 def test_pca_and_random_forest(data):
     df, out = data
+    assert utility.pca_variance is pca_variance
     pca = pca_variance(df, out, columns=["x1", "x2", "x3", "y"])
     np.testing.assert_allclose(pca["cumulative_before"].iloc[-1], 1.0)
     assert (np.diff(pca["proportion_before"]) <= 1e-12).all()
