@@ -190,6 +190,17 @@ class PrivateImputation:
             bounds = (attr.lower, attr.upper)
         return sens._check_bounds(bounds)
 
+    def _numeric_query(self, column, where, bounds, method, gamma, *epsilons):
+        """Validate a mean or variance query and check its whole cost against the budget."""
+        self._check_method(method)
+        epsilons = tuple(_check_epsilon(e) for e in epsilons)
+        where = self._check_where(where)
+        bounds = self._bounds(column, bounds)
+        gamma = self.gamma if gamma is None else gamma
+        self.accountant.check(math.fsum(epsilons))
+        return (epsilons, where, bounds, gamma, self._involves_imputed(where),
+                column in self.schema.imputed_names)
+
     def _record(self, release, label):
         self.accountant.spend(release.epsilon, release.delta, label=label)
         return release
@@ -314,15 +325,8 @@ class PrivateImputation:
         bounds : (low, high) or None
             Public bounds; None takes the schema's declared range.
         """
-        self._check_method(method)
-        epsilon = _check_epsilon(epsilon)
-        count_epsilon = _check_epsilon(count_epsilon)
-        where = self._check_where(where)
-        bounds = self._bounds(column, bounds)
-        gamma = self.gamma if gamma is None else gamma
-        involves_where = self._involves_imputed(where)
-        involves_col = column in self.schema.imputed_names
-        self.accountant.check(epsilon + count_epsilon)
+        (epsilon, count_epsilon), where, bounds, gamma, involves_where, involves_col = self._numeric_query(
+            column, where, bounds, method, gamma, epsilon, count_epsilon)
         self._count_mechanism(count_epsilon, involves_where, method, gamma)
         self._mean_mechanism(epsilon, 1.0, bounds, involves_where, involves_col, method, gamma)
         count = self._count_release(where, count_epsilon, method, gamma, label=f"count for mean of {column}")
@@ -350,17 +354,9 @@ class PrivateImputation:
         Refused when s < 2; the count is then already spent (it is in the ledger) but the mean
         and the variance are not.
         """
-        self._check_method(method)
-        epsilon = _check_epsilon(epsilon)
-        mean_epsilon = _check_epsilon(mean_epsilon)
-        count_epsilon = _check_epsilon(count_epsilon)
-        where = self._check_where(where)
-        bounds = self._bounds(column, bounds)
-        gamma = self.gamma if gamma is None else gamma
-        involves_where = self._involves_imputed(where)
-        involves_col = column in self.schema.imputed_names
+        (epsilon, mean_epsilon, count_epsilon), where, bounds, gamma, involves_where, involves_col = \
+            self._numeric_query(column, where, bounds, method, gamma, epsilon, mean_epsilon, count_epsilon)
         involves = involves_where or involves_col
-        self.accountant.check(epsilon + mean_epsilon + count_epsilon)
         self._count_mechanism(count_epsilon, involves_where, method, gamma)
         self._mean_mechanism(mean_epsilon, 1.0, bounds, involves_where, involves_col, method, gamma)
         if method == "smooth" and involves:

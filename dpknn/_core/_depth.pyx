@@ -11,7 +11,7 @@ balls per cell key gives the depth of every cell.
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int64_t
-from libc.math cimport sqrt, floor
+from ._lattice cimport ordinal_range
 from libc.stdlib cimport malloc, realloc, free
 
 cnp.import_array()
@@ -47,7 +47,7 @@ cdef void _push(Ctx* ctx, int64_t key) noexcept nogil:
 
 
 cdef void _walk(Ctx* ctx, Py_ssize_t j, int64_t cost, int64_t key) noexcept nogil:
-    cdef int64_t rem, w, t, lo, hi, v, x, nc
+    cdef int64_t rem, w, lo, hi, v, x, nc
     if ctx.exceeded or ctx.oom:
         return
     if j == ctx.p:
@@ -68,13 +68,7 @@ cdef void _walk(Ctx* ctx, Py_ssize_t j, int64_t cost, int64_t key) noexcept nogi
         for v in range(nc):
             _walk(ctx, j + 1, cost + (0 if v == x else 2 * w), key * nc + v)
         return
-    t = <int64_t>floor(sqrt(<double>rem / <double>w))
-    while w * (t + 1) * (t + 1) <= rem:
-        t += 1
-    while t > 0 and w * t * t > rem:
-        t -= 1
-    lo = x - t if x - t > 0 else 0
-    hi = x + t if x + t < nc - 1 else nc - 1
+    ordinal_range(x, w, rem, nc, &lo, &hi)
     for v in range(lo, hi + 1):
         _walk(ctx, j + 1, cost + w * (v - x) * (v - x), key * nc + v)
 

@@ -12,7 +12,7 @@ the caller finishes it another way (a KD-tree).
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int64_t
-from libc.math cimport sqrt, floor
+from ._lattice cimport ordinal_range
 from libc.stdlib cimport malloc, realloc, free, qsort
 
 cnp.import_array()
@@ -70,7 +70,7 @@ cdef inline Py_ssize_t _find(const int64_t* a, Py_ssize_t n, int64_t key) noexce
 
 
 cdef void _walk(Search* s, Py_ssize_t j, int64_t cost, int64_t key) noexcept nogil:
-    cdef int64_t rem, w, t, lo, hi, v, x, nc
+    cdef int64_t rem, w, lo, hi, v, x, nc
     cdef Py_ssize_t at
     cdef Hit* grown
     if s.over or s.oom:
@@ -107,13 +107,7 @@ cdef void _walk(Search* s, Py_ssize_t j, int64_t cost, int64_t key) noexcept nog
         for v in range(nc):
             _walk(s, j + 1, cost + (0 if v == x else 2 * w), key * nc + v)
         return
-    t = <int64_t>floor(sqrt(<double>rem / <double>w))
-    while w * (t + 1) * (t + 1) <= rem:
-        t += 1
-    while t > 0 and w * t * t > rem:
-        t -= 1
-    lo = x - t if x - t > 0 else 0
-    hi = x + t if x + t < nc - 1 else nc - 1
+    ordinal_range(x, w, rem, nc, &lo, &hi)
     for v in range(lo, hi + 1):
         _walk(s, j + 1, cost + w * (v - x) * (v - x), key * nc + v)
 
