@@ -226,7 +226,10 @@ class RWN:
             if self.method == "sampled_points":
                 ptr, nbr = self._sampled_points(X, rng)
             else:
+                # Single precision halves the memory of the n·m partner distances.
+                X = X.astype(np.float32)
                 ptr, nbr = self._sampled_pairs(X, rng)
+            del X
             self.neighbourhood_sizes_ = np.diff(ptr)
             picker = lambda u, mod: _rwn.gather_records(ptr, nbr, u, mod)  # noqa: E731
         return self._perturb(df, columns, picker, rng)
@@ -427,12 +430,12 @@ class RWN:
             degree += np.bincount(pi, minlength=n) + np.bincount(pj, minlength=n)
         ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(degree, out=ptr[1:])
+        del degree
         nbr = np.empty(ptr[-1], dtype=np.int32)
         dist = np.empty(ptr[-1], dtype=np.float32)
         fill = ptr[:-1].copy()
-        Xf = X.astype(np.float32)
         for pi, pj in progress_bar(chunks(), total=len(seeds), desc="RWN sampled pairs", unit="chunk"):
-            d = np.sqrt(((Xf[pi] - Xf[pj]) ** 2).sum(axis=1, dtype=np.float32))
+            d = np.sqrt(((X[pi] - X[pj]) ** 2).sum(axis=1, dtype=np.float32))
             _rwn.fill_pairs(pi, pj, d.astype(np.float32), fill, nbr, dist)
         radius = -1.0 if self.radius is None else float(self.radius)
         return _rwn.select_neighbours(ptr, nbr, dist, int(self.k), radius)
