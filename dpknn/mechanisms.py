@@ -27,7 +27,7 @@ from scipy import optimize, stats
 
 from . import noise
 from .sensitivity import choose_gamma
-from .validation import check_rng
+from .validation import check_positive_real, check_rng
 
 __all__ = ["Gaussian", "Geometric", "Laplace", "Release", "SmoothCauchy"]
 
@@ -76,21 +76,7 @@ class Release:
 
 
 def _check_epsilon(epsilon):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f"epsilon must be a real number, got {type(epsilon).__name__} {epsilon!r}.")
-    epsilon = float(epsilon)
-    if not (epsilon > 0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
-    return epsilon
-
-
-def _check_sensitivity(sensitivity, name="sensitivity"):
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {sensitivity!r}.")
-    sensitivity = float(sensitivity)
-    if not (sensitivity > 0 and math.isfinite(sensitivity)):
-        raise ValueError(f"{name} must be a finite number > 0, got {sensitivity!r}.")
-    return sensitivity
+    return check_positive_real(epsilon, "epsilon")
 
 
 def _check_value(value):
@@ -140,7 +126,7 @@ class Laplace(_Mechanism):
 
     def __init__(self, *, epsilon, sensitivity):
         self.epsilon = _check_epsilon(epsilon)
-        self.sensitivity = _check_sensitivity(sensitivity)
+        self.sensitivity = check_positive_real(sensitivity, "sensitivity")
         self.scale = self.sensitivity / self.epsilon
 
     def noise(self, size=None, *, rng):
@@ -211,7 +197,7 @@ class Gaussian(_Mechanism):
         if not (isinstance(delta, numbers.Real) and 0 < delta < 1):
             raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
         self.delta = float(delta)
-        self.sensitivity = _check_sensitivity(sensitivity)
+        self.sensitivity = check_positive_real(sensitivity, "sensitivity")
         self.sigma = self._calibrate()
 
     def _privacy_loss_delta(self, sigma):
@@ -263,7 +249,7 @@ class SmoothCauchy(_Mechanism):
 
     def __init__(self, *, epsilon, smooth_bound, gamma="optimal"):
         self.epsilon = _check_epsilon(epsilon)
-        self.sensitivity = _check_sensitivity(smooth_bound, "smooth_bound")
+        self.sensitivity = check_positive_real(smooth_bound, "smooth_bound")
         self.calibration = choose_gamma(self.epsilon, gamma)
         self.scale = self.sensitivity / self.calibration.alpha
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
-from .validation import check_rng
+from .validation import check_positive_real, check_rng
 
 __all__ = [
     "gaussian",
@@ -45,15 +45,6 @@ def _check_gamma(gamma):
     if not (gamma > 1.0 and math.isfinite(gamma)):
         raise ValueError(f"gamma must be a finite real number > 1, got {gamma!r}.")
     return gamma
-
-
-def _check_scale(scale, name="scale"):
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a positive real number, got {scale!r}.")
-    scale = float(scale)
-    if not (scale > 0 and math.isfinite(scale)):
-        raise ValueError(f"{name} must be a finite positive number, got {scale!r}.")
-    return scale
 
 
 def generalized_cauchy(gamma, size=None, *, rng):
@@ -128,13 +119,13 @@ def generalized_cauchy_moment(gamma, order=2):
 
 def laplace(scale, size=None, *, rng):
     """Draw from Laplace(0, scale). Returns doubles: see the module note on low-order bits."""
-    scale = _check_scale(scale)
+    scale = check_positive_real(scale, "scale")
     return check_rng(rng).laplace(0.0, scale, size=size)
 
 
 def gaussian(sigma, size=None, *, rng):
     """Draw from Normal(0, sigma²)."""
-    sigma = _check_scale(sigma, "sigma")
+    sigma = check_positive_real(sigma, "sigma")
     return check_rng(rng).normal(0.0, sigma, size=size)
 
 
@@ -162,8 +153,3 @@ def two_sided_geometric_cdf(z, alpha):
     neg = alpha ** (-z) / (1.0 + alpha)            # P(Z <= z) for z < 0
     pos = 1.0 - alpha ** (z + 1.0) / (1.0 + alpha)  # P(Z <= z) for z >= 0
     return np.where(z < 0, neg, pos)
-
-
-def laplace_cdf(x, scale):
-    """CDF of Laplace(0, scale) (scipy)."""
-    return stats.laplace.cdf(x, scale=scale)

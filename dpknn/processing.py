@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .mechanisms import Geometric, _check_epsilon
-from .validation import check_rng
+from .mechanisms import Geometric
+from .validation import check_positive_real, check_rng
 
 __all__ = ["Resized", "clamp", "estimate_size", "impute", "resize"]
 
@@ -316,7 +316,7 @@ class Resized:
 
 
 def _check_privacy(epsilon, delta):
-    epsilon = _check_epsilon(epsilon)
+    epsilon = check_positive_real(epsilon, "epsilon")
     if not (isinstance(delta, numbers.Real) and 0 <= delta < 1):
         raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
     return epsilon, float(delta)

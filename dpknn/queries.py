@@ -37,9 +37,9 @@ import pandas as pd
 from . import sensitivity as sens
 from .accounting import BudgetAccountant
 from .imputation import KNNImputer
-from .mechanisms import Geometric, Laplace, Release, SmoothCauchy, _check_epsilon
+from .mechanisms import Geometric, Laplace, Release, SmoothCauchy
 from .schema import Categorical, Schema
-from .validation import check_rng
+from .validation import check_positive_real, check_rng
 
 __all__ = ["PrivateImputation"]
 
@@ -190,10 +190,10 @@ class PrivateImputation:
             bounds = (attr.lower, attr.upper)
         return sens._check_bounds(bounds)
 
-    def _numeric_query(self, column, where, bounds, method, gamma, *epsilons):
+    def _numeric_query(self, column, where, bounds, method, gamma, **epsilons):
         """Validate a mean or variance query and check its whole cost against the budget."""
         self._check_method(method)
-        epsilons = tuple(_check_epsilon(e) for e in epsilons)
+        epsilons = tuple(check_positive_real(value, name) for name, value in epsilons.items())
         where = self._check_where(where)
         bounds = self._bounds(column, bounds)
         gamma = self.gamma if gamma is None else gamma
@@ -251,7 +251,7 @@ class PrivateImputation:
         gamma : "optimal", "paper", float or None (the object's default)
         """
         self._check_method(method)
-        epsilon = _check_epsilon(epsilon)
+        epsilon = check_positive_real(epsilon, "epsilon")
         where = self._check_where(where)
         gamma = self.gamma if gamma is None else gamma
         self.accountant.check(epsilon)
@@ -269,8 +269,9 @@ class PrivateImputation:
         §5.1). The total cost is ``epsilon + denominator_epsilon``.
         """
         self._check_method(method)
-        epsilon = _check_epsilon(epsilon)
-        den_eps = epsilon if denominator_epsilon is None else _check_epsilon(denominator_epsilon)
+        epsilon = check_positive_real(epsilon, "epsilon")
+        den_eps = (epsilon if denominator_epsilon is None
+                   else check_positive_real(denominator_epsilon, "denominator_epsilon"))
         where = self._check_where(where)
         within = self._check_where(within, "within")
         gamma = self.gamma if gamma is None else gamma
@@ -326,7 +327,7 @@ class PrivateImputation:
             Public bounds; None takes the schema's declared range.
         """
         (epsilon, count_epsilon), where, bounds, gamma, involves_where, involves_col = self._numeric_query(
-            column, where, bounds, method, gamma, epsilon, count_epsilon)
+            column, where, bounds, method, gamma, epsilon=epsilon, count_epsilon=count_epsilon)
         self._count_mechanism(count_epsilon, involves_where, method, gamma)
         self._mean_mechanism(epsilon, 1.0, bounds, involves_where, involves_col, method, gamma)
         count = self._count_release(where, count_epsilon, method, gamma, label=f"count for mean of {column}")
@@ -355,7 +356,8 @@ class PrivateImputation:
         and the variance are not.
         """
         (epsilon, mean_epsilon, count_epsilon), where, bounds, gamma, involves_where, involves_col = \
-            self._numeric_query(column, where, bounds, method, gamma, epsilon, mean_epsilon, count_epsilon)
+            self._numeric_query(column, where, bounds, method, gamma, epsilon=epsilon, mean_epsilon=mean_epsilon,
+                                count_epsilon=count_epsilon)
         involves = involves_where or involves_col
         self._count_mechanism(count_epsilon, involves_where, method, gamma)
         self._mean_mechanism(mean_epsilon, 1.0, bounds, involves_where, involves_col, method, gamma)

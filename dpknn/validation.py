@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_rng"]
+__all__ = ["check_positive_int", "check_positive_real", "check_rng"]
 
 
 def check_rng(rng):
@@ -58,11 +58,11 @@ def check_positive_int(value, name, *, minimum=1):
     return int(value)
 
 
-def check_finite_real(value, name):
-    """Return ``value`` as float if it is a finite real number, else raise naming ``name``."""
+def check_positive_real(value, name):
+    """Return ``value`` as float if it is a finite real number > 0, else raise naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}.")
     value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}.")
+    if not (value > 0 and np.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
     return value

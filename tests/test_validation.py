@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from dpknn import check_rng
-from dpknn.validation import check_finite_real, check_positive_int
+from dpknn.validation import check_positive_int, check_positive_real
 
 
 def test_check_rng_passes_generator_through():
@@ -28,6 +28,10 @@ def test_positive_int_and_finite_real():
         check_positive_int(0, "k")
     with pytest.raises(TypeError, match="k must be an integer, got the float 2.0"):
         check_positive_int(2.0, "k")
-    assert check_finite_real(2, "eps") == 2.0
-    with pytest.raises(ValueError, match="eps must be finite"):
-        check_finite_real(float("inf"), "eps")
+    assert check_positive_real(2, "eps") == 2.0
+    with pytest.raises(ValueError, match="eps must be a finite number > 0"):
+        check_positive_real(float("inf"), "eps")
+    with pytest.raises(ValueError, match="eps must be a finite number > 0, got 0.0"):
+        check_positive_real(0, "eps")
+    with pytest.raises(TypeError, match="eps must be a real number"):
+        check_positive_real("1", "eps")
