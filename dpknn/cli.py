@@ -13,8 +13,9 @@ import logging
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
+
+from ._io import read_table, table_writer, text_writer, write_files
 
 __all__ = ["main"]
 
@@ -45,59 +46,10 @@ def _cmd_census(args):
         "mean_incwage_20_59_complete_cases": float(adults.INCWAGE.mean()),
     }
     if args.output:
-        _write_files([(args.output, _table_writer(df, args.output))])
+        write_files([(args.output, table_writer(df, args.output))])
         summary["output"] = str(args.output)
     print(json.dumps(summary, indent=2))
     return 0
-
-
-def read_table(path):
-    """Read a CSV or Parquet file (by extension)."""
-    import pandas as pd
-
-    path = Path(path)
-    if not path.exists():
-        raise CLIError(f"input {str(path)!r} does not exist.")
-    if path.suffix.lower() == ".parquet":
-        return pd.read_parquet(path)
-    if path.suffix.lower() in (".csv", ".gz"):
-        return pd.read_csv(path)
-    raise CLIError(f"input {str(path)!r}: use a .csv or .parquet file.")
-
-
-def _write_files(files):
-    """Write several files all or nothing: every temporary file first, then rename them all."""
-    temps = []
-    try:
-        for path, write in files:
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            os.close(fd)
-            temps.append((tmp, path))
-            write(tmp)
-        for tmp, path in temps:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in temps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-
-
-def _table_writer(df, path):
-    suffix = Path(path).suffix.lower()
-    if suffix == ".parquet":
-        return lambda tmp: df.to_parquet(tmp, index=False)
-    if suffix in (".csv", ".gz"):
-        return lambda tmp: df.to_csv(tmp, index=False)
-    raise CLIError(f"output {str(path)!r}: use a .csv or .parquet file name.")
-
-
-def _text_writer(text):
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    return write
 
 
 def _schema(path):
@@ -118,7 +70,7 @@ def _cmd_impute(args):
     from .imputation import KNNImputer
 
     schema = _schema(args.schema)
-    _table_writer(None, args.output)  # refuse a bad output name before any work
+    table_writer(None, args.output)  # refuse a bad output name before any work
     df = read_table(args.input)
     imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, progress=args.progress)
     out = imp.fit_transform(df)
@@ -128,8 +80,8 @@ def _cmd_impute(args):
         "label": schema.label or "row position", **_class_stats(imp), "schema": schema.to_dict(),
     }
     side = Path(str(args.output) + ".json")
-    _write_files([(args.output, _table_writer(out, args.output)),
-                  (side, _text_writer(json.dumps(sidecar, indent=2, default=str)))])
+    write_files([(args.output, table_writer(out, args.output)),
+                  (side, text_writer(json.dumps(sidecar, indent=2, default=str)))])
     print(f"imputed {sidecar['n_incomplete']} of {len(df)} records (k={args.k}); L1(D) = {imp.l1_}; "
           f"wrote {args.output} and {side}")
     return 0
@@ -235,7 +187,7 @@ def _cmd_release(args):
     result = {"input": str(args.input), "rows": len(df), "k": args.k, "l1": private.l1,
               "epsilon_budget": args.epsilon, "epsilon_spent": acc.spent()[0],
               "ledger": [vars(e) for e in acc.ledger], "releases": out}
-    _write_files([(args.output, _text_writer(json.dumps(result, indent=2, default=str)))])
+    write_files([(args.output, text_writer(json.dumps(result, indent=2, default=str)))])
     print(f"{len(out)} releases, epsilon spent {acc.spent()[0]:.4g} of {args.epsilon:g}; wrote {args.output}")
     return 0
 
@@ -259,10 +211,10 @@ def _cmd_rwn(args):
                 shutil.rmtree(tmp)
         print(f"perturbed {info['partitions']} Parquet partitions into {args.output}")
         return 0
-    _table_writer(None, args.output)
+    table_writer(None, args.output)
     df = read_table(args.input)
     out = rwn.fit_transform(df, columns=columns)
-    _write_files([(args.output, _table_writer(out, args.output))])
+    write_files([(args.output, table_writer(out, args.output))])
     print(f"perturbed {len(df)} records ({args.method}, k={args.k}, radius={args.radius}, q={args.q}); "
           f"wrote {args.output}")
     return 0
@@ -284,6 +236,20 @@ def _cmd_experiment(args):
                                  jobs=args.jobs, seed=args.seed, out=args.out, progress=not args.quiet)
 
 
+def _add_seed(p):
+    p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+
+
+def _add_census_run_options(p):
+    """Options shared by ``demo`` and ``experiment census``."""
+    p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
+    p.add_argument("--epsilon", type=float, default=6 * math.log(2),
+                   help="budget of each mean / proportion numerator (default 6 ln 2)")
+    p.add_argument("--count-epsilon", type=float, default=math.log(2),
+                   help="budget of each subpopulation count / denominator (default ln 2)")
+    _add_seed(p)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="dpknn",
@@ -300,23 +266,17 @@ def build_parser():
     p.add_argument("--missing", default="mar", choices=["mar", "mnar", "mcar", "none"],
                    help="missingness model of INCWAGE (default mar)")
     p.add_argument("--missing-rate", type=float, default=0.2, help="share of records missing INCWAGE")
-    p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+    _add_seed(p)
     p.add_argument("--output", type=Path, default=None, help="write the data to this .csv or .parquet")
     p.set_defaults(func=_cmd_census)
 
-    eps6 = 6 * math.log(2)
     p = sub.add_parser("demo", help="the main job: DP releases on imputed synthetic census data",
                        description="Draw a synthetic census extract, impute INCWAGE by exact 1-NN, report "
                        "L1(D) and the equivalence classes, and release the paper's queries with smooth "
                        "sensitivity, ignoring missing data, and the paper's global-sensitivity comparison, "
                        "next to the true values. Writes report.md, results.json and demo.png to --out.")
     p.add_argument("--n", type=int, default=200_000, help="records (default 200000)")
-    p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
-    p.add_argument("--epsilon", type=float, default=eps6,
-                   help="budget of each mean / proportion numerator (default 6 ln 2)")
-    p.add_argument("--count-epsilon", type=float, default=math.log(2),
-                   help="budget of each subpopulation count / denominator (default ln 2)")
-    p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+    _add_census_run_options(p)
     p.add_argument("--out", type=Path, default=Path("dpknn-demo"), help="output folder (default ./dpknn-demo)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_demo)
@@ -332,13 +292,10 @@ def build_parser():
     p.add_argument("--runs", type=int, default=200, help="repetitions (default 200)")
     p.add_argument("--n", type=int, default=200_000, help="survey sample size (default 200000)")
     p.add_argument("--population", type=int, default=1_000_000, help="population size (default 1000000)")
-    p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
-    p.add_argument("--epsilon", type=float, default=eps6, help="budget of each mean / numerator (default 6 ln 2)")
-    p.add_argument("--count-epsilon", type=float, default=math.log(2), help="budget of each count (default ln 2)")
     p.add_argument("--queries", default=None,
                    help="comma-separated subset of mean_20_59,mean_20_29,mean_40_49,prop_20_29,prop_40_49")
     p.add_argument("--jobs", type=int, default=1, help="parallel joblib workers (-1: all cores)")
-    p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+    _add_census_run_options(p)
     p.add_argument("--out", type=Path, default=Path("dpknn-census-experiment"), help="output folder")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_experiment)
@@ -371,7 +328,7 @@ def build_parser():
     p.add_argument("--partitions", type=int, default=None, help="number of partitions (partitioned)")
     p.add_argument("--columns", default=None, help="comma-separated columns to perturb (default: all)")
     p.add_argument("--jobs", type=int, default=1, help="joblib workers for partitioned")
-    p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+    _add_seed(p)
     p.set_defaults(func=_cmd_rwn)
 
     p = sub.add_parser("release", help="private releases listed in a TOML file, under a total budget",
@@ -386,7 +343,7 @@ def build_parser():
     p.add_argument("--output", type=Path, required=True, help="JSON file of the releases")
     p.add_argument("--epsilon", type=float, required=True, help="total privacy budget")
     p.add_argument("--k", type=int, default=1)
-    p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+    _add_seed(p)
     p.set_defaults(func=_cmd_release)
     return parser
 

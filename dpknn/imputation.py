@@ -273,7 +273,6 @@ class KNNImputer:
         self.n_donorless_classes_ = int(np.count_nonzero(n_donors[inc_classes] == 0))
         self.n_features_in_ = len(schema.known)
         self._fingerprint = (n, labels, incomplete)
-        self._enc = enc
 
         balls = {
             "cls": deficient,
@@ -565,6 +564,10 @@ class KNNImputer:
                 or not np.array_equal(enc.incomplete, incomplete)):
             raise ValueError("transform imputes the data the imputer was fitted on (same rows, labels "
                              "and missing values); use fit_transform(df) for other data.")
+        return self._impute(df)
+
+    def _impute(self, df):
+        """Fill A from the donors; ``df`` must be the fitted data (checked by the callers)."""
         out = df.copy()
         rows = self.incomplete_index_
         if rows.size == 0:
@@ -604,8 +607,8 @@ class KNNImputer:
         return np.median(numeric, axis=1)
 
     def fit_transform(self, df):
-        """Fit on ``df`` and return it with A imputed."""
-        return self.fit(df).transform(df)
+        """Fit on ``df`` and return it with A imputed (encoding ``df`` once)."""
+        return self.fit(df)._impute(df)
 
 
 def _majority(values):

@@ -33,6 +33,22 @@ def _box(ax, values, pos, color):
     return q5, q95
 
 
+def _method_axis(ax, methods, method_labels, title):
+    ax.set_xticks(range(len(methods)))
+    ax.set_xticklabels([(method_labels or {}).get(m, m) for m in methods], rotation=20, fontsize=8)
+    ax.set_title(title, fontsize=9)
+
+
+def _finish(fig, axes, title, path):
+    axes[0][0].legend(fontsize=8, loc="best")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
 def census_boxplots(results, *, labels=None, method_labels=None, path=None, title=None):
     """Box plots in the style of Clifton et al. (2022) Figures 4-6.
 
@@ -70,16 +86,8 @@ def census_boxplots(results, *, labels=None, method_labels=None, path=None, titl
         span = (top - bottom) or 1.0
         ax.set_ylim(bottom - 0.08 * span, top + 0.08 * span)
         ax.set_xlim(-0.6, len(methods) - 0.4)
-        ax.set_xticks(range(len(methods)))
-        ax.set_xticklabels([(method_labels or {}).get(m, m) for m in methods], rotation=20, fontsize=8)
-        ax.set_title((labels or {}).get(q, q), fontsize=9)
-    axes[0][0].legend(fontsize=8, loc="best")
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-    return fig
+        _method_axis(ax, methods, method_labels, (labels or {}).get(q, q))
+    return _finish(fig, axes, title, path)
 
 
 def demo_figure(rows, truths, *, labels=None, method_labels=None, path=None, title=None):
@@ -92,9 +100,7 @@ def demo_figure(rows, truths, *, labels=None, method_labels=None, path=None, tit
         for i, r in enumerate(sub):
             ax.bar(i, r["value"], color=_COLORS.get(r["method"], "grey"), alpha=0.7)
         ax.axhline(truths[q], color="black", lw=1.2, label="true value")
-        ax.set_xticks(range(len(sub)))
-        ax.set_xticklabels([(method_labels or {}).get(r["method"], r["method"]) for r in sub],
-                           rotation=20, fontsize=8)
+        _method_axis(ax, [r["method"] for r in sub], method_labels, (labels or {}).get(q, q))
         finite = [r["value"] for r in sub if r["method"] != "global"] + [truths[q]]
         span = max(finite) - min(min(finite), 0)
         low, high = min(min(finite), 0) - 0.1 * span, max(finite) + 0.25 * span
@@ -103,11 +109,4 @@ def demo_figure(rows, truths, *, labels=None, method_labels=None, path=None, tit
             if not low <= r["value"] <= high:
                 # Off the scale (the non-private global baseline): print the value instead.
                 ax.text(i, low + 0.5 * (high - low), f"{r['value']:.3g}\n(off scale)", ha="center", fontsize=7)
-        ax.set_title((labels or {}).get(q, q), fontsize=9)
-    axes[0][0].legend(fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-    return fig
+    return _finish(fig, axes, title, path)

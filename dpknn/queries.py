@@ -85,8 +85,9 @@ class PrivateImputation:
     """
 
     def __init__(self, df, schema, *, k=1, accountant=None, rng=None, gamma="optimal", progress=False):
-        imputer = KNNImputer(schema, k=k, progress=progress).fit(df)
-        self._setup(imputer, df, accountant, rng, gamma)
+        accountant = self._check_accountant(accountant)  # before the fit, not after it
+        imputer = KNNImputer(schema, k=k, progress=progress)
+        self._setup(imputer, df, accountant, rng, gamma, imputed=imputer.fit_transform(df))
 
     @classmethod
     def from_imputer(cls, imputer, df, *, accountant=None, rng=None, gamma="optimal"):
@@ -97,17 +98,22 @@ class PrivateImputation:
         self._setup(imputer, df, accountant, rng, gamma)
         return self
 
-    def _setup(self, imputer, df, accountant, rng, gamma):
+    @staticmethod
+    def _check_accountant(accountant):
         if accountant is None:
-            accountant = BudgetAccountant(math.inf)
+            return BudgetAccountant(math.inf)
         if not isinstance(accountant, BudgetAccountant):
             raise TypeError(f"accountant must be a BudgetAccountant or None, got {accountant!r}.")
+        return accountant
+
+    def _setup(self, imputer, df, accountant, rng, gamma, imputed=None):
+        accountant = self._check_accountant(accountant)
         self.imputer = imputer
         self.schema: Schema = imputer.schema
         self.accountant = accountant
         self.rng = check_rng(rng)
         self.gamma = gamma
-        self.imputed = imputer.transform(df)
+        self.imputed = imputer.transform(df) if imputed is None else imputed
         names = self.schema.known_names + self.schema.imputed_names
         self._imputed_cols = {c: self.imputed[c].to_numpy() for c in names}
         complete = np.ones(len(df), dtype=bool)

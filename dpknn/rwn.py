@@ -124,7 +124,7 @@ class RWN:
     ----------
     k : int, default 5
         Minimum neighbourhood size (k nearest other records, ties at the k-th distance
-        included).
+        included; all other records when there are fewer than k).
     radius : float or None
         Records within this Euclidean distance (in standardised units) are neighbours too;
         the larger of the two sets is used.
@@ -320,7 +320,8 @@ class RWN:
         """Neighbour-class lists of the classes ``ids`` among the classes in ``tree``.
 
         Returns a list per class, or None where the result cannot be certified within ``limit``
-        (its k-th distance or radius reaches ``limit``, or the tree holds too few records).
+        (its k-th distance reaches ``limit``, or the tree holds too few records). The caller
+        passes a radius below ``limit``, so a certified k-NN set can be compared with the ball.
         """
         size = len(tree_ids)
         radius = self.radius
@@ -338,12 +339,15 @@ class RWN:
             enough = cum[:, -1] >= k
             t = np.argmax(cum >= k, axis=1)
             dk = np.where(own[ids[pending]] >= k, 0.0, dist[np.arange(pending.size), t])
-            complete = enough & ((kq == size) | (dist[:, -1] > dk * (1 + _TIE) + _TIE))
+            # With fewer than k other records in the whole space, all of them are the neighbours.
+            dk = np.where(enough, dk, np.inf)
+            complete = (enough | ((kq == size) & ~np.isfinite(limit))) & \
+                ((kq == size) | (dist[:, -1] > dk * (1 + _TIE) + _TIE))
             exhausted = (kq == size) & ~complete
             for row in np.flatnonzero(complete):
                 c = ids[pending[row]]
-                if dk[row] >= limit:
-                    continue
+                if np.isfinite(limit) and dk[row] >= limit:
+                    continue  # may reach classes outside this tree
                 keep = (dist[row] <= dk[row] * (1 + _TIE) + _TIE) & ~is_self[row] & (idx[row] < size)
                 out[pending[row]] = np.concatenate([[c] if own[c] > 0 else [], cls[row][keep]]).astype(np.int64)
             pending = pending[~(complete | exhausted)]
@@ -351,17 +355,13 @@ class RWN:
         if radius is not None:
             balls = tree.query_ball_point(points, radius * (1 + _TIE) + _TIE, workers=-1 if len(ids) > 256 else 1)
             for j, ball in enumerate(balls):
-                if out[j] is None and not np.isfinite(limit):
-                    continue
+                if out[j] is None:
+                    continue  # not certified here; decided in the full space
                 c = ids[j]
                 ball = tree_ids[np.asarray(ball, dtype=np.int64)]
                 ball = ball[ball != c]
                 ball_size = counts[ball].sum() + own[c]
-                knn = out[j]
-                knn_size = np.inf if knn is None else counts[knn].sum() - (1 if own[c] > 0 else 0)
-                if knn is None and ball_size >= k:
-                    # Within the limit the ball is complete; use it if it is the larger set.
-                    knn_size = -1 if radius < limit else np.inf
+                knn_size = counts[out[j]].sum() - (1 if own[c] > 0 else 0)
                 if ball_size > knn_size:
                     out[j] = np.concatenate([[c] if own[c] > 0 else [], ball]).astype(np.int64)
         return out

@@ -179,3 +179,15 @@ def test_errors():
         RWN().fit_transform(df.assign(a=np.nan))
 
 
+
+
+@pytest.mark.parametrize("method,kw", [("exact", {}), ("partitioned", {"partitions": 2})])
+def test_fewer_records_than_k_uses_all_others(method, kw):
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 10.0], "g": ["u", "v", "u", "v"]})
+    rwn = RWN(k=5, method=method, rng=0, **kw)
+    out = rwn.fit_transform(df)
+    assert out["a"].isin(df["a"]).all() and out.shape == df.shape
+    if method == "exact":
+        np.testing.assert_array_equal(rwn.neighbourhood_sizes_, [3, 3, 3, 3])
+        np.testing.assert_array_equal(rwn.neighbourhood_sizes_,
+                                      [len(h) for h in neighbourhoods(df, ["a", "g"], k=5)])

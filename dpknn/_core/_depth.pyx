@@ -11,20 +11,17 @@ balls per cell key gives the depth of every cell.
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int64_t
-from ._lattice cimport ordinal_range
 from libc.stdlib cimport malloc, realloc, free
+
+from ._lattice cimport Ball, walk_ball
 
 cnp.import_array()
 
 
 cdef struct Ctx:
-    Py_ssize_t p
-    const int64_t* center
-    int64_t r
+    Ball ball
+    int64_t strict_r         # the strict ball: d2 < r, or d2 == r and key < ck
     int64_t ck
-    const int64_t* weights
-    const char* is_cat
-    const int64_t* n_codes
     int64_t* out
     Py_ssize_t size
     Py_ssize_t capacity
@@ -33,44 +30,25 @@ cdef struct Ctx:
     bint oom
 
 
-cdef void _push(Ctx* ctx, int64_t key) noexcept nogil:
+cdef void _keep_cell(void* owner, int64_t cost, int64_t key) noexcept nogil:
+    cdef Ctx* ctx = <Ctx*>owner
     cdef int64_t* grown
+    if not (cost < ctx.strict_r or (cost == ctx.strict_r and key < ctx.ck)):
+        return
+    if ctx.size >= ctx.max_cells:
+        ctx.exceeded = True
+        ctx.ball.stop = True
+        return
     if ctx.size == ctx.capacity:
         grown = <int64_t*>realloc(ctx.out, 2 * ctx.capacity * sizeof(int64_t))
         if grown == NULL:
             ctx.oom = True
+            ctx.ball.stop = True
             return
         ctx.out = grown
         ctx.capacity *= 2
     ctx.out[ctx.size] = key
     ctx.size += 1
-
-
-cdef void _walk(Ctx* ctx, Py_ssize_t j, int64_t cost, int64_t key) noexcept nogil:
-    cdef int64_t rem, w, lo, hi, v, x, nc
-    if ctx.exceeded or ctx.oom:
-        return
-    if j == ctx.p:
-        if cost < ctx.r or (cost == ctx.r and key < ctx.ck):
-            if ctx.size >= ctx.max_cells:
-                ctx.exceeded = True
-                return
-            _push(ctx, key)
-        return
-    rem = ctx.r - cost
-    w = ctx.weights[j]
-    x = ctx.center[j]
-    nc = ctx.n_codes[j]
-    if ctx.is_cat[j]:
-        if 2 * w > rem:
-            _walk(ctx, j + 1, cost, key * nc + x)
-            return
-        for v in range(nc):
-            _walk(ctx, j + 1, cost + (0 if v == x else 2 * w), key * nc + v)
-        return
-    ordinal_range(x, w, rem, nc, &lo, &hi)
-    for v in range(lo, hi + 1):
-        _walk(ctx, j + 1, cost + w * (v - x) * (v - x), key * nc + v)
 
 
 def enumerate_balls(const int64_t[:, ::1] centers, const int64_t[::1] r, const int64_t[::1] ck,
@@ -88,10 +66,13 @@ def enumerate_balls(const int64_t[:, ::1] centers, const int64_t[::1] r, const i
     counts_a = np.zeros(q, dtype=np.int64)
     cdef int64_t[::1] counts = counts_a
     cdef Py_ssize_t exceeded_at = -1
-    ctx.p = centers.shape[1]
-    ctx.weights = &weights[0]
-    ctx.is_cat = <const char*>&is_cat[0]
-    ctx.n_codes = &n_codes[0]
+    ctx.ball.p = centers.shape[1]
+    ctx.ball.weights = &weights[0]
+    ctx.ball.is_cat = <const char*>&is_cat[0]
+    ctx.ball.n_codes = &n_codes[0]
+    ctx.ball.stop = False
+    ctx.ball.leaf = _keep_cell
+    ctx.ball.owner = &ctx
     ctx.capacity = 1024
     ctx.size = 0
     ctx.out = <int64_t*>malloc(ctx.capacity * sizeof(int64_t))
@@ -104,11 +85,12 @@ def enumerate_balls(const int64_t[:, ::1] centers, const int64_t[::1] r, const i
         with nogil:
             for i in range(q):
                 before = ctx.size
-                ctx.center = &centers[i, 0]
-                ctx.r = r[i]
+                ctx.ball.center = &centers[i, 0]
+                ctx.ball.r = r[i]
+                ctx.strict_r = r[i]
                 ctx.ck = ck[i]
-                if ctx.r >= 0:
-                    _walk(&ctx, 0, 0, 0)
+                if r[i] >= 0:
+                    walk_ball(&ctx.ball, 0, 0, 0)
                 counts[i] = ctx.size - before
                 if ctx.exceeded or ctx.oom:
                     exceeded_at = i

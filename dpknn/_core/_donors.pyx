@@ -12,20 +12,9 @@ cimport numpy as cnp
 from libc.stdint cimport int64_t
 from libc.stdlib cimport qsort, malloc, free
 
+from ._lattice cimport upper_bound
+
 cnp.import_array()
-
-
-cdef inline Py_ssize_t _upper_bound(const int64_t[::1] a, Py_ssize_t lo, Py_ssize_t hi,
-                                    int64_t value) noexcept nogil:
-    """First index in a[lo:hi] (sorted) whose value is > value; hi if none."""
-    cdef Py_ssize_t mid
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        if a[mid] <= value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 def assign_donors(int64_t k,
@@ -58,7 +47,7 @@ def assign_donors(int64_t k,
                     q = list_cls[li]
                     base = donor_ptr[q]
                     d = donor_ptr[q + 1] - base
-                    start = _upper_bound(donor_labels, base, base + d, lx) - base
+                    start = upper_bound(&donor_labels[0], base, base + d, lx) - base
                     if start == d:
                         start = 0
                     take = need if need < d else d

@@ -12,8 +12,9 @@ the caller finishes it another way (a KD-tree).
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int64_t
-from ._lattice cimport ordinal_range
 from libc.stdlib cimport malloc, realloc, free, qsort
+
+from ._lattice cimport Ball, find, walk_ball
 
 cnp.import_array()
 
@@ -36,12 +37,7 @@ cdef int _cmp_hit(const void* a, const void* b) noexcept nogil:
 
 
 cdef struct Search:
-    Py_ssize_t p
-    const int64_t* center
-    int64_t R
-    const int64_t* weights
-    const char* is_cat
-    const int64_t* n_codes
+    Ball ball
     const int64_t* dkeys
     const int64_t* dcnt
     const int64_t* dcls
@@ -56,60 +52,33 @@ cdef struct Search:
     bint oom
 
 
-cdef inline Py_ssize_t _find(const int64_t* a, Py_ssize_t n, int64_t key) noexcept nogil:
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        if a[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < n and a[lo] == key:
-        return lo
-    return -1
-
-
-cdef void _walk(Search* s, Py_ssize_t j, int64_t cost, int64_t key) noexcept nogil:
-    cdef int64_t rem, w, lo, hi, v, x, nc
+cdef void _look_up(void* owner, int64_t cost, int64_t key) noexcept nogil:
+    """At each cell of the ball: count it against the budget, record it if it holds donors."""
+    cdef Search* s = <Search*>owner
     cdef Py_ssize_t at
     cdef Hit* grown
-    if s.over or s.oom:
+    s.cells += 1
+    if s.cells > s.budget:
+        s.over = True
+        s.ball.stop = True
         return
-    if j == s.p:
-        s.cells += 1
-        if s.cells > s.budget:
-            s.over = True
+    at = find(s.dkeys, s.nd, key)
+    if at < 0:
+        return
+    if s.nh == s.cap:
+        grown = <Hit*>realloc(s.hits, 2 * s.cap * sizeof(Hit))
+        if grown == NULL:
+            s.oom = True
+            s.ball.stop = True
             return
-        at = _find(s.dkeys, s.nd, key)
-        if at >= 0:
-            if s.nh == s.cap:
-                grown = <Hit*>realloc(s.hits, 2 * s.cap * sizeof(Hit))
-                if grown == NULL:
-                    s.oom = True
-                    return
-                s.hits = grown
-                s.cap *= 2
-            s.hits[s.nh].d2 = cost
-            s.hits[s.nh].key = key
-            s.hits[s.nh].cls = s.dcls[at]
-            s.hits[s.nh].cnt = s.dcnt[at]
-            s.nh += 1
-            s.found += s.dcnt[at]
-        return
-    rem = s.R - cost
-    w = s.weights[j]
-    x = s.center[j]
-    nc = s.n_codes[j]
-    if s.is_cat[j]:
-        if 2 * w > rem:
-            _walk(s, j + 1, cost, key * nc + x)
-            return
-        for v in range(nc):
-            _walk(s, j + 1, cost + (0 if v == x else 2 * w), key * nc + v)
-        return
-    ordinal_range(x, w, rem, nc, &lo, &hi)
-    for v in range(lo, hi + 1):
-        _walk(s, j + 1, cost + w * (v - x) * (v - x), key * nc + v)
+        s.hits = grown
+        s.cap *= 2
+    s.hits[s.nh].d2 = cost
+    s.hits[s.nh].key = key
+    s.hits[s.nh].cls = s.dcls[at]
+    s.hits[s.nh].cnt = s.dcnt[at]
+    s.nh += 1
+    s.found += s.dcnt[at]
 
 
 def nearest_donor_classes(const int64_t[:, ::1] centers, int64_t k,
@@ -137,10 +106,12 @@ def nearest_donor_classes(const int64_t[:, ::1] centers, int64_t k,
     cdef Py_ssize_t out_n = 0, out_cap = 1024
     cdef int64_t* out = <int64_t*>malloc(out_cap * sizeof(int64_t))
     cdef int64_t* grown
-    s.p = centers.shape[1]
-    s.weights = &weights[0]
-    s.is_cat = <const char*>&is_cat[0]
-    s.n_codes = &n_codes[0]
+    s.ball.p = centers.shape[1]
+    s.ball.weights = &weights[0]
+    s.ball.is_cat = <const char*>&is_cat[0]
+    s.ball.n_codes = &n_codes[0]
+    s.ball.leaf = _look_up
+    s.ball.owner = &s
     s.dkeys = &dkeys[0]
     s.dcnt = &dcnt[0]
     s.dcls = &dcls[0]
@@ -154,17 +125,18 @@ def nearest_donor_classes(const int64_t[:, ::1] centers, int64_t k,
             for i in range(m):
                 if s.oom:
                     break
-                s.center = &centers[i, 0]
-                s.R = 1
+                s.ball.center = &centers[i, 0]
+                s.ball.r = 1
                 s.over = False
                 s.cells = 0
                 while True:
                     s.nh = 0
                     s.found = 0
-                    _walk(&s, 0, 0, 0)
-                    if s.over or s.oom or s.found >= k or s.R >= diameter:
+                    s.ball.stop = False
+                    walk_ball(&s.ball, 0, 0, 0)
+                    if s.over or s.oom or s.found >= k or s.ball.r >= diameter:
                         break
-                    s.R = 2 * s.R
+                    s.ball.r = 2 * s.ball.r
                 if s.over or s.oom or s.found < k:
                     ptr[i + 1] = out_n
                     continue

@@ -11,6 +11,8 @@ from libc.stdint cimport int64_t, int32_t
 from libc.math cimport sqrt, floor, INFINITY
 from libc.stdlib cimport malloc, free, qsort
 
+from ._lattice cimport upper_bound
+
 cnp.import_array()
 
 
@@ -165,7 +167,7 @@ def gather_classes(const int64_t[::1] cls, const int64_t[::1] pos,
     member counts of each list (the own class counted without the record). ``pos[i]`` is the
     position of record i among its class's members ``mem_rows[mem_ptr[C]:mem_ptr[C+1]]``.
     """
-    cdef Py_ssize_t n = cls.shape[0], i, lo, hi, mid, a, b
+    cdef Py_ssize_t n = cls.shape[0], i, lo, a, b
     cdef int64_t c, total, t, before, q, o
     out_a = np.arange(n, dtype=np.int64)
     cdef int64_t[::1] out = out_a
@@ -184,14 +186,7 @@ def gather_classes(const int64_t[::1] cls, const int64_t[::1] pos,
             t = <int64_t>(u[i] * total)
             if t >= total:
                 t = total - 1
-            lo = a
-            hi = b - 1
-            while lo < hi:
-                mid = lo + (hi - lo) // 2
-                if nb_cum[mid] <= t:
-                    lo = mid + 1
-                else:
-                    hi = mid
+            lo = upper_bound(&nb_cum[0], a, b, t)
             before = nb_cum[lo - 1] if lo > a else 0
             q = nb_cls[lo]
             o = t - before

@@ -1,8 +1,7 @@
 """``dpknn demo`` and ``dpknn experiment census``: run, print, and write report files.
 
 This module is the command line's presentation layer: it prints tables to standard output
-(allowed here, unlike the library) and writes every output file through a temporary folder
-that is moved into place only when complete.
+(allowed here, unlike the library) and writes its files all or nothing (:mod:`dpknn._io`).
 """
 
 from __future__ import annotations
@@ -10,13 +9,12 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from .._io import figure_writer, text_writer, write_files
 from ..datasets import census_schema, make_census
 from ..progress import progress_bar
 from ..queries import PrivateImputation
@@ -35,14 +33,6 @@ from .census import (
 __all__ = ["run_census_experiment", "run_demo"]
 
 logger = logging.getLogger(__name__)
-
-
-def _publish(tmpdir, out):
-    """Move the finished files of ``tmpdir`` into ``out`` (created if needed)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    for f in Path(tmpdir).iterdir():
-        os.replace(f, out / f.name)
 
 
 def _fmt(v, kind):
@@ -103,19 +93,20 @@ def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, se
     report = "\n".join(lines)
 
     bar.set_postfix_str("writing files")
-    with tempfile.TemporaryDirectory(prefix=".dpknn-demo-") as tmp:
-        Path(tmp, "report.md").write_text(report, encoding="utf-8")
-        Path(tmp, "results.json").write_text(json.dumps(
-            {"stats": stats, "epsilon": epsilon, "count_epsilon": count_epsilon, "truth": truths,
-             "releases": rows}, indent=2, default=str), encoding="utf-8")
-        try:
-            from ..plotting import demo_figure
-            demo_figure(rows, truths, labels={k_: q.label for k_, q in QUERIES.items()},
-                        method_labels=METHOD_LABELS, path=Path(tmp, "demo.png"),
-                        title=f"dpknn demo: n={n:,}, L1(D)={stats['l1']}, epsilon={epsilon:.3f} per release")
-        except ImportError:
-            logger.warning("matplotlib is not installed: demo.png skipped (pip install 'dpknn[plot]')")
-        _publish(tmp, out)
+    out = Path(out)
+    files = [(out / "report.md", text_writer(report)),
+             (out / "results.json", text_writer(json.dumps(
+                 {"stats": stats, "epsilon": epsilon, "count_epsilon": count_epsilon, "truth": truths,
+                  "releases": rows}, indent=2, default=str)))]
+    try:
+        from ..plotting import demo_figure
+        fig = demo_figure(rows, truths, labels={k_: q.label for k_, q in QUERIES.items()},
+                          method_labels=METHOD_LABELS,
+                          title=f"dpknn demo: n={n:,}, L1(D)={stats['l1']}, epsilon={epsilon:.3f} per release")
+        files.append((out / "demo.png", figure_writer(fig)))
+    except ImportError:
+        logger.warning("matplotlib is not installed: demo.png skipped (pip install 'dpknn[plot]')")
+    write_files(files)
     bar.update(1)
     bar.close()
     print(report)
@@ -149,22 +140,24 @@ def run_census_experiment(*, runs=200, n=200_000, population=1_000_000, k=1, eps
         lines.append(f"\nMSE ratio ignore/smooth for {q}: {ours:.3g} (paper: {paper:.3g})")
     lines += ["", f"Run time: {time.perf_counter() - t0:.1f} s with {jobs} job(s).", ""]
     report = "\n".join(lines)
-    with tempfile.TemporaryDirectory(prefix=".dpknn-experiment-") as tmp:
-        results.to_csv(Path(tmp, "results.csv"), index=False)
-        table.to_csv(Path(tmp, "mse.csv"))
-        Path(tmp, "report.md").write_text(report, encoding="utf-8")
-        try:
-            from ..plotting import census_boxplots
-            dp = results[results["method"] != "global"]
-            census_boxplots(dp, labels=labels, method_labels=METHOD_LABELS, path=Path(tmp, "boxplots.png"),
-                            title="Smooth sensitivity vs ignoring missing data (Figures 5-6 style)")
-            first = results[results["query"] == results["query"].iloc[0]]
-            census_boxplots(first, labels=labels, method_labels=METHOD_LABELS,
-                            path=Path(tmp, "boxplot_global.png"),
-                            title="All three methods (Figure 4 style)")
-        except ImportError:
-            logger.warning("matplotlib is not installed: figures skipped (pip install 'dpknn[plot]')")
-        _publish(tmp, out)
+    out = Path(out)
+    files = [(out / "results.csv", lambda tmp: results.to_csv(tmp, index=False)),
+             (out / "mse.csv", lambda tmp: table.to_csv(tmp)),
+             (out / "report.md", text_writer(report))]
+    try:
+        from ..plotting import census_boxplots
+        dp = results[results["method"] != "global"]
+        first = results[results["query"] == results["query"].iloc[0]]
+        files += [
+            (out / "boxplots.png", figure_writer(census_boxplots(
+                dp, labels=labels, method_labels=METHOD_LABELS,
+                title="Smooth sensitivity vs ignoring missing data (Figures 5-6 style)"))),
+            (out / "boxplot_global.png", figure_writer(census_boxplots(
+                first, labels=labels, method_labels=METHOD_LABELS, title="All three methods (Figure 4 style)"))),
+        ]
+    except ImportError:
+        logger.warning("matplotlib is not installed: figures skipped (pip install 'dpknn[plot]')")
+    write_files(files)
     print(report)
     print(f"Wrote results.csv, mse.csv, report.md and box plots to {out}")
     return 0
