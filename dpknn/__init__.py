@@ -1,8 +1,9 @@
 """dpknn: differentially private release of survey and census data with missing values.
 
 Exact k-nearest-neighbour imputation with smooth-sensitivity releases, data processing with
-privacy amplification, Randomization Within Neighbourhoods, and DP synthesis from incomplete
-data. See the README for the set-up commands and a quickstart.
+privacy amplification, and Randomization Within Neighbourhoods (disclosure control, not DP).
+What a release publishes and what stays with the curator: ``docs/privacy.md``. See the README
+for the set-up commands and a quickstart.
 """
 
 import logging
@@ -11,8 +12,9 @@ from . import _core  # noqa: F401  (fails early with build instructions when not
 from .accounting import BudgetAccountant
 from .exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning, WorkLimitError
 from .imputation import KNNImputer, L1Case
-from .mechanisms import Gaussian, Geometric, Laplace, Release, SmoothCauchy
-from .queries import PrivateImputation
+from .mechanisms import CuratorDiagnostics, Gaussian, Geometric, Laplace, Release, SmoothCauchy
+from .queries import PrivateImputation, estimate_size
+from .randomness import RandomSource
 from .schema import Categorical, Continuous, EncodedData, Ordinal, Schema
 from .validation import check_rng
 
@@ -25,6 +27,7 @@ __all__ = [
     "BudgetExceededError",
     "Categorical",
     "Continuous",
+    "CuratorDiagnostics",
     "DomainError",
     "EncodedData",
     "Gaussian",
@@ -35,10 +38,12 @@ __all__ = [
     "Ordinal",
     "PrivacyLeakWarning",
     "PrivateImputation",
+    "RandomSource",
     "Release",
     "Schema",
     "SmoothCauchy",
     "WorkLimitError",
     "__version__",
     "check_rng",
+    "estimate_size",
 ]

@@ -8,7 +8,54 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["figure_writer", "read_table", "table_writer", "text_writer", "write_files"]
+__all__ = ["IMPUTED_MARKER", "check_outputs", "figure_writer", "is_marked_imputed", "read_table", "table_writer",
+           "text_writer", "write_files"]
+
+#: Key of the marker that ``dpknn impute`` writes into its outputs (Parquet key-value metadata and
+#: the JSON sidecar); ``dpknn release`` refuses marked input, whose imputed values it would take as
+#: observed.
+IMPUTED_MARKER = "dpknn:imputed"
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_outputs(outputs, inputs):
+    """Refuse, before any work, outputs that resolve to an input or to each other."""
+    seen = {}
+    ins = {Path(p).resolve(): str(p) for p in inputs if p is not None}
+    for out in outputs:
+        if out is None:
+            continue
+        r = Path(out).resolve()
+        if r in ins:
+            raise ValueError(f"output {str(out)!r} is the input {ins[r]!r}; refusing to overwrite an input.")
+        if r in seen:
+            raise ValueError(f"outputs {seen[r]!r} and {str(out)!r} are the same file.")
+        seen[r] = str(out)
+
+
+def is_marked_imputed(path):
+    """True when ``path`` was written by ``dpknn impute`` (Parquet metadata or JSON sidecar)."""
+    import json
+
+    path = Path(path)
+    side = Path(str(path) + ".json")
+    if side.exists():
+        try:
+            if json.loads(side.read_text(encoding="utf-8")).get(IMPUTED_MARKER):
+                return True
+        except (ValueError, OSError, AttributeError):
+            pass
+    if path.suffix.lower() == ".parquet" and path.exists():
+        import pyarrow.parquet as pq
+
+        meta = pq.read_schema(path).metadata or {}
+        return IMPUTED_MARKER.encode() in meta
+    return False
 
 
 def read_table(path):
@@ -36,6 +83,8 @@ def write_files(files):
             os.close(fd)
             temps.append((tmp, path))
             write(tmp)
+            # mkstemp creates 0600; outputs follow the umask like any other file.
+            os.chmod(tmp, 0o666 & ~_umask())
         for tmp, path in temps:
             os.replace(tmp, path)
     finally:
@@ -44,10 +93,23 @@ def write_files(files):
                 os.unlink(tmp)
 
 
-def table_writer(df, path):
-    """A writer for :func:`write_files` choosing CSV or Parquet by the target's extension."""
+def table_writer(df, path, *, metadata=None):
+    """A writer for :func:`write_files` choosing CSV or Parquet by the target's extension.
+
+    ``metadata`` (str -> str) goes into the Parquet file's key-value metadata.
+    """
     suffix = Path(path).suffix.lower()
     if suffix == ".parquet":
+        if metadata:
+            def write(tmp):
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                table = pa.Table.from_pandas(df, preserve_index=False)
+                meta = dict(table.schema.metadata or {})
+                meta.update({k.encode(): v.encode() for k, v in metadata.items()})
+                pq.write_table(table.replace_schema_metadata(meta), tmp)
+            return write
         return lambda tmp: df.to_parquet(tmp, index=False)
     if suffix in (".csv", ".gz"):
         return lambda tmp: df.to_csv(tmp, index=False)

@@ -4,6 +4,8 @@
 Theorem 3.16): releases with costs (ε_i, δ_i) on the same data are together
 (Σ ε_i, Σ δ_i)-DP under add/remove-one neighbours. Every query checks the whole cost it will
 spend *before* touching the data and records each release in the ledger after it is made.
+:meth:`BudgetAccountant.spend` checks and records under one lock, so concurrent threads can
+never together spend more than the budget.
 
 References
 ----------
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 from dataclasses import dataclass
 
 from .exceptions import BudgetExceededError
@@ -70,6 +73,7 @@ class BudgetAccountant:
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         self._ledger = []
+        self._lock = threading.RLock()
         # Running totals with Neumaier compensation: O(1) per spend, exact to rounding.
         self._sums = [0.0, 0.0]
         self._comp = [0.0, 0.0]
@@ -77,7 +81,8 @@ class BudgetAccountant:
     @property
     def ledger(self):
         """The spends so far, oldest first (a tuple of :class:`LedgerEntry`)."""
-        return tuple(self._ledger)
+        with self._lock:
+            return tuple(self._ledger)
 
     def _add(self, i, x):
         t = self._sums[i] + x
@@ -89,7 +94,8 @@ class BudgetAccountant:
 
     def spent(self):
         """(ε, δ) spent so far."""
-        return (self._sums[0] + self._comp[0], self._sums[1] + self._comp[1])
+        with self._lock:
+            return (self._sums[0] + self._comp[0], self._sums[1] + self._comp[1])
 
     def remaining(self):
         """(ε, δ) still available."""
@@ -102,6 +108,10 @@ class BudgetAccountant:
         Nothing is recorded; call before any computation on the data.
         """
         epsilon, delta = _check_cost(epsilon, delta, allow_zero=True)
+        with self._lock:
+            return self._check(epsilon, delta)
+
+    def _check(self, epsilon, delta):
         eps_spent, delta_spent = self.spent()
         tol = _REL_TOL * max(1.0, self.epsilon if math.isfinite(self.epsilon) else 1.0)
         if eps_spent + epsilon > self.epsilon + tol or delta_spent + delta > self.delta + _REL_TOL:
@@ -114,12 +124,13 @@ class BudgetAccountant:
         return True
 
     def spend(self, epsilon, delta=0.0, *, label=""):
-        """Check and record a spend of (ε, δ) under ``label``."""
+        """Check and record a spend of (ε, δ) under ``label``, as one atomic step."""
         epsilon, delta = _check_cost(epsilon, delta)
-        self.check(epsilon, delta)
-        self._ledger.append(LedgerEntry(label=str(label), epsilon=epsilon, delta=delta))
-        self._add(0, epsilon)
-        self._add(1, delta)
+        with self._lock:
+            self._check(epsilon, delta)
+            self._ledger.append(LedgerEntry(label=str(label), epsilon=epsilon, delta=delta))
+            self._add(0, epsilon)
+            self._add(1, delta)
 
     def __repr__(self):
         e, d = self.spent()

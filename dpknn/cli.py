@@ -2,7 +2,12 @@
 
 Every command has ``--help``. Errors print one line to stderr and exit with status 2; output
 files are written to a temporary name and moved into place only when complete, so a failed
-run leaves nothing behind.
+run leaves nothing behind. An output that resolves to an input is refused before any work.
+
+Main outputs of ``release`` and ``demo`` hold only what may be published; data-dependent
+curator diagnostics (L1(D), noise scales, row counts) are written only with ``--diagnostics``,
+to a separate file marked confidential. The query-file format is documented in
+``docs/queries.md``.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import os
 import sys
 from pathlib import Path
 
-from ._io import read_table, table_writer, text_writer, write_files
+from ._io import IMPUTED_MARKER, check_outputs, is_marked_imputed, read_table, table_writer, text_writer, write_files
 
 __all__ = ["main"]
 
@@ -60,31 +65,46 @@ def _schema(path):
     return Schema.from_file(path)
 
 
-def _class_stats(imp):
-    return {"l1": int(imp.l1_), "n_classes": imp.n_classes_, "n_donorless_classes": imp.n_donorless_classes_,
-            "n_incomplete": int(imp.incomplete_index_.size), "max_donee_count": int(imp.donee_counts_.max()),
-            "l1_cases": {k: dict(vars(c)) for k, c in imp.l1_cases_.items()}}
+def _json(obj):
+    return json.dumps(obj, indent=2, allow_nan=False)
 
 
 def _cmd_impute(args):
+    from .experiments.demo import curator_stats
     from .imputation import KNNImputer
 
+    side = Path(str(args.output) + ".json")
+    check_outputs([args.output, side, args.diagnostics], [args.input, args.schema])
     schema = _schema(args.schema)
     table_writer(None, args.output)  # refuse a bad output name before any work
     df = read_table(args.input)
     imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, progress=args.progress)
     out = imp.fit_transform(df)
+    # The sidecar holds the marker and public parameters only; the imputed file itself is
+    # confidential microdata, and L1(D) with its worst cases goes to --diagnostics.
     sidecar = {
-        "input": str(args.input), "rows": len(df), "k": args.k, "aggregate": args.aggregate,
+        IMPUTED_MARKER: True,
+        "note": "written by dpknn impute: imputed values are not observed values; dpknn release refuses this "
+                "file. The table is confidential microdata.",
+        "k": args.k, "aggregate": args.aggregate,
         "order": "(d2(cell x, cell y), cell y lexicographic, (label y - label x) mod circle)",
-        "label": schema.label or "row position", **_class_stats(imp), "schema": schema.to_dict(),
+        "label": schema.label or "row position", "schema": schema.to_dict(),
     }
-    side = Path(str(args.output) + ".json")
-    write_files([(args.output, table_writer(out, args.output)),
-                  (side, text_writer(json.dumps(sidecar, indent=2, default=str)))])
-    print(f"imputed {sidecar['n_incomplete']} of {len(df)} records (k={args.k}); L1(D) = {imp.l1_}; "
-          f"wrote {args.output} and {side}")
+    files = [(args.output, table_writer(out, args.output, metadata={IMPUTED_MARKER: "1"})),
+             (side, text_writer(_json(_jsonable(sidecar))))]
+    if args.diagnostics:
+        diag = {"confidential": True, "input": str(args.input), "rows": len(df), **curator_stats(imp)}
+        files.append((args.diagnostics, text_writer(_json(_jsonable(diag)))))
+    write_files(files)
+    print(f"imputed {int(imp.incomplete_index_.size)} of {len(df)} records (k={args.k}); wrote {args.output} and "
+          f"{side}" + (f"; curator diagnostics (confidential) in {args.diagnostics}" if args.diagnostics else ""))
     return 0
+
+
+def _jsonable(obj):
+    from .mechanisms import _jsonable as conv
+
+    return conv(obj)
 
 
 _QUERY_KEYS = {
@@ -94,28 +114,47 @@ _QUERY_KEYS = {
 }
 
 
-def _where(spec, name):
-    """TOML conditions: {low=..., high=...} is an inclusive range, an array lists allowed values."""
-    if spec is None:
-        return None
+def _where(spec, name, key, schema):
+    """TOML conditions: ``{low = .., high = ..}`` is an inclusive range (either end optional); an
+    array lists allowed values of an Ordinal or Categorical attribute. Checked against the schema."""
+    from .queries import _check_condition
+
     if not isinstance(spec, dict):
-        raise CLIError(f"query {name!r}: where/within must be a table of column conditions.")
+        raise CLIError(f"query {name!r}: {key} must be a table of column conditions, got {spec!r}.")
+    names = schema.known_names + schema.imputed_names
     out = {}
     for col, cond in spec.items():
+        if col not in names:
+            raise CLIError(f"query {name!r}: {key} names column {col!r}, which is not in the schema "
+                           f"(attributes: {list(names)}).")
         if isinstance(cond, dict):
             extra = set(cond) - {"low", "high"}
             if extra:
-                raise CLIError(f"query {name!r}: condition on {col!r} has unknown keys {sorted(extra)}.")
-            out[col] = (cond.get("low"), cond.get("high"))
-        elif isinstance(cond, list):
-            out[col] = cond
-        else:
-            raise CLIError(f"query {name!r}: condition on {col!r} must be {{low=, high=}} or a list of values.")
+                raise CLIError(f"query {name!r}: condition on {col!r} has unknown keys {sorted(extra)}; a range "
+                               "is {low = .., high = ..}.")
+            cond = (cond.get("low"), cond.get("high"))
+        elif not isinstance(cond, list):
+            raise CLIError(f"query {name!r}: condition on {col!r} must be a range {{low = .., high = ..}} or an "
+                           f"array of values, got {cond!r}.")
+        try:
+            out[col] = _check_condition(schema.attribute(col), cond, f"query {name!r}: {key}.{col}")
+        except (TypeError, ValueError) as exc:
+            raise CLIError(str(exc)) from None
     return out
 
 
-def load_queries(path):
-    """Parse a TOML file of ``[[query]]`` tables; returns (list of query dicts, total epsilon)."""
+def _budget(q, key, name):
+    v = q[key]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise CLIError(f"query {name!r}: {key} must be a finite number > 0, got {v!r}.")
+    return float(v)
+
+
+def load_queries(path, schema, *, allow_non_dp=False):
+    """Parse a TOML file of ``[[query]]`` tables (``docs/queries.md``) against ``schema``.
+
+    Returns (list of query dicts, total epsilon). Everything is checked before any data are read.
+    """
     from .schema import tomllib
 
     path = Path(path)
@@ -126,6 +165,10 @@ def load_queries(path):
             spec = tomllib.load(fh)
         except tomllib.TOMLDecodeError as exc:
             raise CLIError(f"queries file {str(path)!r} is not valid TOML: {exc}") from None
+    unknown = set(spec) - {"query"}
+    if unknown:
+        raise CLIError(f"queries file {str(path)!r} has unknown top-level keys {sorted(unknown)}; "
+                       "use [[query]] tables.")
     queries = spec.get("query")
     if not isinstance(queries, list) or not queries:
         raise CLIError(f"queries file {str(path)!r} must hold one or more [[query]] tables.")
@@ -145,16 +188,30 @@ def load_queries(path):
         for key in ("count_epsilon", "mean_epsilon"):
             if key in _QUERY_KEYS[kind] and key not in q:
                 raise CLIError(f"query {name!r}: {key} is required for a {kind}.")
+        if kind in ("mean", "variance") and "column" not in q:
+            raise CLIError(f"query {name!r}: column is required for a {kind}.")
+        method = q.get("method", "smooth")
+        if method not in ("smooth", "ignore_missing", "global"):
+            raise CLIError(f"query {name!r}: method must be smooth or ignore_missing, got {method!r}.")
+        if method == "global":
+            if not allow_non_dp:
+                raise CLIError(f"query {name!r}: method = \"global\" is the paper's comparison and is NOT "
+                               "differentially private; pass --allow-non-dp to compute it anyway.")
+            if kind == "variance":
+                raise CLIError(f"query {name!r}: the global comparison covers count, proportion and mean only.")
         for key in ("where", "within"):
             if key in q:
-                q[key] = _where(q[key], name)
+                q[key] = _where(q[key], name, key, schema)
         if "bounds" in q:
-            q["bounds"] = tuple(q["bounds"])
-        costs = [q[k] for k in ("epsilon", "count_epsilon", "mean_epsilon") if k in q]
-        costs.append(q.get("denominator_epsilon", q["epsilon"]) if kind == "proportion" else 0.0)
-        for c in costs:
-            if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
-                raise CLIError(f"query {name!r}: budgets must be non-negative numbers, got {c!r}.")
+            b = q["bounds"]
+            if (not isinstance(b, list) or len(b) != 2
+                    or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in b)):
+                raise CLIError(f"query {name!r}: bounds must be an array of two numbers [low, high], got {b!r}.")
+            q["bounds"] = tuple(b)
+        budget_keys = [k for k in ("epsilon", "count_epsilon", "mean_epsilon", "denominator_epsilon") if k in q]
+        costs = [_budget(q, k, name) for k in budget_keys]
+        if kind == "proportion" and "denominator_epsilon" not in q:
+            costs.append(costs[0])
         total += sum(costs)
         parsed.append({"name": name, "type": kind, **q})
     return parsed, total
@@ -163,20 +220,38 @@ def load_queries(path):
 def _cmd_release(args):
     from .accounting import BudgetAccountant
     from .exceptions import BudgetExceededError
+    from .experiments.baseline import NOT_DP, global_baseline
     from .queries import PrivateImputation
 
+    check_outputs([args.output, args.diagnostics], [args.input, args.schema, args.queries])
     schema = _schema(args.schema)
-    queries, total = load_queries(args.queries)
-    if total > args.epsilon * (1 + 1e-12):
+    queries, total = load_queries(args.queries, schema, allow_non_dp=args.allow_non_dp)
+    if not math.isfinite(args.epsilon) or args.epsilon <= 0:
+        raise CLIError(f"--epsilon must be a finite number > 0, got {args.epsilon!r}.")
+    if total > args.epsilon:
         raise BudgetExceededError(
             f"the queries in {str(args.queries)!r} spend epsilon={total:g} in all, more than "
             f"--epsilon={args.epsilon:g}; nothing was computed.")
+    if is_marked_imputed(args.input):
+        raise CLIError(f"input {str(args.input)!r} was written by dpknn impute: its imputed values would be taken "
+                       "as observed and the noise calibrated to the wrong L1(D). Release from the original data.")
+    if args.seed is not None:
+        logger.warning("--seed makes the noise reproducible: anyone who knows the seed can remove it, and the same "
+                       "seed on neighbouring files gives the same noise. Do not publish seeded releases.")
     df = read_table(args.input)
     acc = BudgetAccountant(args.epsilon)
     private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed)
-    out = []
+    out, curator, non_dp = [], [], False
     for q in queries:
         kwargs = {k: v for k, v in q.items() if k not in ("name", "type")}
+        if kwargs.get("method") == "global":
+            kwargs.pop("method")
+            kwargs.pop("gamma", None)
+            value = global_baseline(private, q["type"], **kwargs)
+            out.append({"name": q["name"], "type": q["type"], "value": value, "differentially_private": False,
+                        "note": NOT_DP})
+            non_dp = True
+            continue
         if q["type"] in ("mean", "variance"):
             rel = getattr(private, q["type"])(kwargs.pop("column"), **kwargs)
         elif q["type"] == "proportion":
@@ -184,17 +259,28 @@ def _cmd_release(args):
         else:
             rel = private.count(kwargs.pop("where", None), **kwargs)
         out.append({"name": q["name"], "type": q["type"], **rel.to_dict()})
-    result = {"input": str(args.input), "rows": len(df), "k": args.k, "l1": private.l1,
-              "epsilon_budget": args.epsilon, "epsilon_spent": acc.spent()[0],
-              "ledger": [vars(e) for e in acc.ledger], "releases": out}
-    write_files([(args.output, text_writer(json.dumps(result, indent=2, default=str)))])
-    print(f"{len(out)} releases, epsilon spent {acc.spent()[0]:.4g} of {args.epsilon:g}; wrote {args.output}")
+        curator.append({"name": q["name"], **rel.curator_dict()})
+    result = {"differentially_private": not non_dp}
+    if non_dp:
+        result["WARNING"] = "NOT DIFFERENTIALLY PRIVATE: some values use --allow-non-dp (" + NOT_DP + ")."
+    result.update({"neighbouring_relation": "add or remove one record", "k": args.k,
+                   "epsilon_budget": args.epsilon, "epsilon_spent": acc.spent()[0],
+                   "ledger": [vars(e) for e in acc.ledger], "releases": out})
+    files = [(args.output, text_writer(_json(_jsonable(result))))]
+    if args.diagnostics:
+        diag = {"confidential": True, "input": str(args.input), "rows": len(df), "l1": private.l1,
+                "releases": curator}
+        files.append((args.diagnostics, text_writer(_json(_jsonable(diag)))))
+    write_files(files)
+    print(f"{len(out)} releases, epsilon spent {acc.spent()[0]:.4g} of {args.epsilon:g}; wrote {args.output}"
+          + (" (contains NOT DP values)" if non_dp else ""))
     return 0
 
 
 def _cmd_rwn(args):
     from .rwn import RWN, perturb_parquet
 
+    check_outputs([args.output], [args.input])
     columns = None if args.columns is None else [c.strip() for c in args.columns.split(",") if c.strip()]
     rwn = RWN(k=args.k, radius=args.radius, q=args.q, method=args.method, m=args.m, partitions=args.partitions,
               n_jobs=args.jobs, rng=args.seed)
@@ -224,7 +310,7 @@ def _cmd_demo(args):
     from .experiments.demo import run_demo
 
     return run_demo(n=args.n, k=args.k, epsilon=args.epsilon, count_epsilon=args.count_epsilon,
-                    seed=args.seed, out=args.out, progress=not args.quiet)
+                    seed=args.seed, out=args.out, diagnostics=args.diagnostics, progress=not args.quiet)
 
 
 def _cmd_experiment(args):
@@ -238,6 +324,12 @@ def _cmd_experiment(args):
 
 def _add_seed(p):
     p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
+
+
+def _add_diagnostics(p):
+    p.add_argument("--diagnostics", type=Path, default=None,
+                   help="also write CONFIDENTIAL curator diagnostics (L1(D), noise scales, row counts) to this "
+                        "JSON file; never publish it")
 
 
 def _add_census_run_options(p):
@@ -279,6 +371,7 @@ def build_parser():
     _add_census_run_options(p)
     p.add_argument("--out", type=Path, default=Path("dpknn-demo"), help="output folder (default ./dpknn-demo)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_diagnostics(p)
     p.set_defaults(func=_cmd_demo)
 
     p = sub.add_parser("experiment", help="reproduce a paper's experiment",
@@ -302,8 +395,9 @@ def build_parser():
 
     p = sub.add_parser("impute", help="impute a file by exact k-NN; JSON sidecar with L1(D)",
                        description="Impute the attributes the schema lists as imputed, by the fixed k-NN "
-                       "order, and write the data (CSV or Parquet) and OUTPUT.json with L1(D), class "
-                       "statistics and the order's parameters.")
+                       "order, and write the data (CSV or Parquet, confidential microdata) and OUTPUT.json with the "
+                       "order's public parameters and a marker that makes dpknn release refuse the file. L1(D) and "
+                       "class statistics go to --diagnostics.")
     p.add_argument("--schema", type=Path, required=True, help="TOML schema (see dpknn.Schema.from_file)")
     p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
     p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
@@ -311,6 +405,7 @@ def build_parser():
     p.add_argument("--aggregate", default="auto", choices=["auto", "mean", "median"],
                    help="how k > 1 numeric donor values are combined (default auto)")
     p.add_argument("--progress", action="store_true", help="show progress")
+    _add_diagnostics(p)
     p.set_defaults(func=_cmd_impute)
 
     p = sub.add_parser("rwn", help="Randomization Within Neighbourhoods (statistical disclosure control)",
@@ -335,14 +430,17 @@ def build_parser():
                        description="Impute by exact k-NN and release the queries of a TOML file "
                        "([[query]] tables: name, type = count|proportion|mean|variance, epsilon, and "
                        "count_epsilon / mean_epsilon / denominator_epsilon, where, within, column, bounds, "
-                       "method, gamma). The file is refused up front when its budgets add up to more than "
-                       "--epsilon.")
+                       "method, gamma; see docs/queries.md). The file is refused up front when its budgets add up "
+                       "to more than --epsilon. The output holds only publishable fields.")
     p.add_argument("--schema", type=Path, required=True)
     p.add_argument("--queries", type=Path, required=True)
     p.add_argument("--input", type=Path, required=True)
     p.add_argument("--output", type=Path, required=True, help="JSON file of the releases")
     p.add_argument("--epsilon", type=float, required=True, help="total privacy budget")
     p.add_argument("--k", type=int, default=1)
+    p.add_argument("--allow-non-dp", action="store_true",
+                   help='allow method = "global" (the paper\'s comparison, NOT differentially private)')
+    _add_diagnostics(p)
     _add_seed(p)
     p.set_defaults(func=_cmd_release)
     return parser

@@ -33,6 +33,7 @@ References
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import time
@@ -114,8 +115,11 @@ class KNNImputer:
     schema : Schema
         Public domains of the known (matching) and imputed attributes, and the label column.
     k : int, default 1
-        Number of donors per incomplete record. Must not exceed the number of complete
-        records.
+        Number of donors per incomplete record. When the data hold fewer than k complete
+        records, every incomplete record takes all of them as donors (in its order); then any
+        added or deleted complete record changes every donor set, so L1(D) is the number of
+        incomplete records. This is not refused, because a refusal would itself depend on the
+        data.
     aggregate : {"auto", "mean", "median"}, default "auto"
         How k > 1 donor values are combined for numeric attributes: the mean, or the median
         (for an Ordinal attribute the lower median, so that the value stays an integer of its
@@ -208,13 +212,13 @@ class KNNImputer:
                 f"{list(schema.imputed_names)} observed, so there is no donor." if n else
                 "no complete records: the data are empty."
             )
-        if k > n_complete:
-            raise ValueError(
-                f"k={k} is larger than the number of complete records ({n_complete}). Every "
-                f"incomplete record would take all {n_complete} complete records as donors and any "
-                "added complete record would change every donor set (L1 = number of incomplete "
-                "records); lower k."
-            )
+        # Fewer than k complete records: the donors are all of them (DESIGN: the first
+        # min(k, |D_c|) in the order), so the kernels run with k = |D_c|.
+        short = k > n_complete
+        if short:
+            logger.info("KNNImputer.fit: %d complete records < k=%d; every incomplete record takes all of them",
+                        n_complete, k)
+            k = n_complete
         labels = enc.labels
         n_codes = schema.n_codes
         weights = schema.weights
@@ -272,7 +276,7 @@ class KNNImputer:
         self.n_classes_ = int(n_classes)
         self.n_donorless_classes_ = int(np.count_nonzero(n_donors[inc_classes] == 0))
         self.n_features_in_ = len(schema.known)
-        self._fingerprint = (n, labels, incomplete)
+        self._fingerprint = _fingerprint(enc, df, schema)
 
         balls = {
             "cls": deficient,
@@ -282,6 +286,9 @@ class KNNImputer:
             "m": n_inc[deficient],
         }
         self.l1_cases_ = self._l1_cases(enc, order, kth_row, kth_class, class_cells, class_keys, balls)
+        if short and incomplete_index.size:
+            # Any added complete record joins every donor set.
+            self.l1_cases_["add_complete"] = L1Case("add_complete", int(incomplete_index.size))
         self.l1_ = max(case.value for case in self.l1_cases_.values())
         t_l1 = time.perf_counter()
         logger.info("KNNImputer.fit: n=%d, %d classes, %d deficient; encode+group %.2fs, nearest %.2fs, "
@@ -550,20 +557,29 @@ class KNNImputer:
         if not hasattr(self, "l1_"):
             raise ValueError("this KNNImputer is not fitted yet; call fit(df) first.")
 
+    def check_fitted_on(self, df):
+        """Raise ValueError unless ``df`` is the data this imputer was fitted on.
+
+        Compares a SHA-256 fingerprint of the known cells, the labels, the missing pattern and
+        the observed values of A: donors and L1(D) belong to exactly that data set, and using
+        them for other data would calibrate releases to the wrong L1.
+        """
+        self._check_fitted()
+        if _fingerprint(self.schema.encode(df), df, self.schema) != self._fingerprint:
+            raise ValueError(
+                "these data are not the data the imputer was fitted on (the known attributes, labels, "
+                "missing values or observed imputed values differ); its donors and L1(D) belong to the "
+                "fitted data. Fit again: fit_transform(df)."
+            )
+
     def transform(self, df):
         """Return a copy of the fitted data with the missing values of A filled from the donors.
 
-        ``df`` must be the data passed to :meth:`fit` (same rows, labels and missing pattern):
-        the donors and L1(D) belong to that data set. Row order, index and labels are kept;
-        observed values are never changed; ``df`` is not modified.
+        ``df`` must be the data passed to :meth:`fit`, checked by fingerprint (see
+        :meth:`check_fitted_on`). Row order, index and labels are kept; observed values are
+        never changed; ``df`` is not modified.
         """
-        self._check_fitted()
-        n, labels, incomplete = self._fingerprint
-        enc = self.schema.encode(df)
-        if (enc.n_records != n or not np.array_equal(enc.labels, labels)
-                or not np.array_equal(enc.incomplete, incomplete)):
-            raise ValueError("transform imputes the data the imputer was fitted on (same rows, labels "
-                             "and missing values); use fit_transform(df) for other data.")
+        self.check_fitted_on(df)
         return self._impute(df)
 
     def _impute(self, df):
@@ -609,6 +625,20 @@ class KNNImputer:
     def fit_transform(self, df):
         """Fit on ``df`` and return it with A imputed (encoding ``df`` once)."""
         return self.fit(df)._impute(df)
+
+
+def _fingerprint(enc, df, schema):
+    """SHA-256 of the cells, labels, missing pattern and observed values of A of the data."""
+    h = hashlib.sha256()
+    for arr in (enc.cells, enc.labels, enc.incomplete):
+        a = np.ascontiguousarray(arr)
+        h.update(str((a.dtype.str, a.shape)).encode())
+        h.update(a.tobytes())
+    for a in schema.imputed:
+        col = df[a.name]
+        h.update(a.name.encode())
+        h.update(pd.util.hash_pandas_object(col, index=False).to_numpy().tobytes())
+    return h.hexdigest()
 
 
 def _majority(values):

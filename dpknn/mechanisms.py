@@ -1,150 +1,246 @@
-"""Mechanism objects and the :class:`Release` result.
+"""Mechanisms, the :class:`Release` they publish, and the curator's confidential diagnostics.
 
-Every mechanism is calibrated at construction (parameters validated, noise scale fixed) and
-draws its noise in :meth:`release` from the ``rng`` passed to it. Neighbouring relation: add or
-remove one record. Seeded generators are for reproducibility, not security.
+**What is published.** A :class:`Release` holds the released value, its (ε, δ), the mechanism's
+name and public parameters only (the grid, γ, the global sensitivity of a global mechanism, the
+query's bounds and conditions), plus its public sub-releases. Everything that depends on the
+data (L1(D), a smooth bound S(D), the noise scale calibrated to it, released-count clamps, row
+counts) is kept in :class:`CuratorDiagnostics`, which :meth:`Release.to_dict` never serialises.
+
+**How numbers are released.** Every released value is an integer number of steps of a public
+grid, a power of two derived from public parameters only. The true value is rounded to the grid
+and an integer noise drawn by an exact sampler (:mod:`dpknn.noise`) is added; the rounding is
+charged in the sensitivity. Nothing depends on floating-point noise, so the low-order bits of a
+release reveal nothing (Mironov 2012).
+
+Neighbouring relation throughout: add or remove one record. ``rng=None`` draws from the
+operating system's CSPRNG; seeds are for reproducibility only.
 
 References
 ----------
 .. [1] Dwork, McSherry, Nissim, Smith (2006). "Calibrating noise to sensitivity in private data
-   analysis" (Laplace mechanism); Clifton et al. (2022), Theorem 3.2.
+   analysis".
 .. [2] Ghosh, Roughgarden, Sundararajan (2012). "Universally utility-maximizing privacy
-   mechanisms", §2 (geometric mechanism).
-.. [3] Balle, Wang (2018). "Improving the Gaussian mechanism for differential privacy: analytical
-   calibration and optimal denoising", Theorem 8.
-.. [4] Nissim, Raskhodnikova, Smith (2007), Lemma 2.6; Clifton et al. (2022), Theorem 3.6 and
-   Theorem 3.8 with the exact constants of DESIGN.md §4.
+   mechanisms" (geometric mechanism).
+.. [3] Canonne, Kamath, Steinke (2020). "The discrete Gaussian for differential privacy",
+   Theorem 7 and Algorithms 1-3.
+.. [4] Balle, Wang (2018). "Improving the Gaussian mechanism for differential privacy", Theorem 8.
+.. [5] Nissim, Raskhodnikova, Smith (2007), Lemma 2.6; Clifton et al. (2022), Theorems 3.6 and
+   3.8 with the exact constants (``docs/privacy.md``).
+.. [6] Mironov (2012). "On significance of the least significant bits for differential privacy".
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass, field
+from fractions import Fraction
+from types import MappingProxyType
 
 import numpy as np
 from scipy import optimize, stats
 
 from . import noise
-from .sensitivity import choose_gamma
-from .validation import check_positive_real, check_rng
+from .sensitivity import LN2
+from .validation import check_positive_real
 
-__all__ = ["Gaussian", "Geometric", "Laplace", "Release", "SmoothCauchy"]
+__all__ = [
+    "LN2",
+    "CauchyCalibration",
+    "CuratorDiagnostics",
+    "Gaussian",
+    "Geometric",
+    "Laplace",
+    "Release",
+    "SmoothCauchy",
+    "cauchy_admissible",
+    "choose_gamma",
+    "public_grid",
+]
+
+# Grid steps below the public noise scale: fine enough to be invisible, coarse enough to be cheap.
+_GRID_BITS = 20
+# α is shrunk by this factor so that float rounding in S(D) and α can only add noise.
+_SAFETY = 1.0 - 1e-12
+
+
+def _jsonable(v):
+    if isinstance(v, Release):
+        return v.to_dict()
+    if isinstance(v, (dict, MappingProxyType)):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, (np.integer, np.floating, np.bool_)):
+        return v.item()
+    if isinstance(v, Fraction):
+        return float(v)
+    return v
+
+
+@dataclass(frozen=True)
+class CuratorDiagnostics:
+    """CONFIDENTIAL: data-dependent quantities behind a release, for the curator only.
+
+    L1(D), smooth bounds, noise scales calibrated to them, clamped counts and row counts are
+    exact functions of the data: publishing any of them can tell neighbouring data sets apart
+    with certainty. They are kept here and never appear in :meth:`Release.to_dict`.
+    """
+
+    values: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self):
+        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+
+    def to_dict(self):
+        """A JSON-ready dict, marked confidential (for ``--diagnostics`` files only)."""
+        return {"confidential": True, **_jsonable(self.values)}
 
 
 @dataclass(frozen=True)
 class Release:
-    """A differentially private release (or a labelled non-private baseline).
+    """A differentially private release: what may be published.
 
     Attributes
     ----------
-    value : float
-        The released value.
+    value : float or int
+        The released value (an integer number of ``params["grid"]`` steps).
     epsilon, delta : float
-        Privacy cost of this release (add/remove-one neighbours).
-    sensitivity : float
-        The (smooth or global) sensitivity the noise was calibrated to; NaN for derived values.
+        Privacy cost of this release and its parts (add/remove-one neighbours).
     mechanism : str
         Name of the mechanism.
-    l1 : int or None
-        L1(D) where the sensitivity was built from it.
-    details : dict
-        γ, α, β, the noise scale, the released estimates it used, sub-releases, notes.
+    params : mapping
+        Public parameters only: grid, γ, α, β, global sensitivities, the query, its bounds.
+    parts : mapping of str to Release
+        Public sub-releases this one was computed from (a mean's count, a proportion's
+        numerator and denominator).
+    diagnostics : CuratorDiagnostics or None
+        Confidential, data-dependent quantities; never serialised by :meth:`to_dict`.
     """
 
-    value: float
+    value: float | int
     epsilon: float
     delta: float
-    sensitivity: float
     mechanism: str
-    l1: int | None = None
-    details: dict = field(default_factory=dict)
+    params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    parts: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    diagnostics: CuratorDiagnostics | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
 
     def to_dict(self):
-        """A JSON-ready dict (sub-releases in ``details`` are converted too)."""
-        def conv(v):
-            if isinstance(v, Release):
-                return v.to_dict()
-            if isinstance(v, dict):
-                return {k: conv(x) for k, x in v.items()}
-            if isinstance(v, (np.integer, np.floating)):
-                return v.item()
-            return v
-        return {"value": conv(self.value), "epsilon": self.epsilon, "delta": self.delta,
-                "sensitivity": self.sensitivity, "mechanism": self.mechanism, "l1": self.l1,
-                "details": conv(self.details)}
+        """The publishable fields as a JSON-ready dict (no curator diagnostics)."""
+        return {"value": _jsonable(self.value), "epsilon": self.epsilon, "delta": self.delta,
+                "mechanism": self.mechanism, "params": _jsonable(self.params),
+                "parts": {k: v.to_dict() for k, v in self.parts.items()}}
+
+    def curator_dict(self):
+        """CONFIDENTIAL: the diagnostics of this release and of its parts."""
+        out = self.diagnostics.to_dict() if self.diagnostics is not None else {"confidential": True}
+        if self.parts:
+            out["parts"] = {k: v.curator_dict() for k, v in self.parts.items()}
+        return out
+
+
+# --- the public grid ----------------------------------------------------------------------------
+def public_grid(scale, *, bits=_GRID_BITS):
+    """The power of two 2^(floor(log2(scale)) - bits), for a *public* scale > 0.
+
+    ``scale`` must be computed from public parameters only (bounds, ε, a global sensitivity,
+    released values), never from L1(D) or n: the grid is published with every release.
+    """
+    scale = check_positive_real(scale, "scale")
+    e = math.floor(math.log2(scale)) - bits
+    return math.ldexp(1.0, max(e, -1000))
+
+
+def _check_grid(grid):
+    g = check_positive_real(grid, "grid")
+    m, _ = math.frexp(g)
+    if m != 0.5:
+        raise ValueError(f"grid must be a power of two (public), got {grid!r}.")
+    return g
+
+
+def _to_grid(value, grid):
+    """round(value / grid) as an exact integer (value a finite real)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
+        raise TypeError(f"value must be a real number, got {type(value).__name__} {value!r}.")
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        raise ValueError(f"value must be finite, got {value!r}.")
+    return round(Fraction(value) / Fraction(grid))
+
+
+def _from_grid(m, grid):
+    """The released float m · grid (post-processing of the integer m)."""
+    return float(Fraction(m) * Fraction(grid))
 
 
 def _check_epsilon(epsilon):
     return check_positive_real(epsilon, "epsilon")
 
 
-def _check_value(value):
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.ndarray)):
-        raise TypeError(f"value must be a real number, got {type(value).__name__} {value!r}.")
-    if not np.all(np.isfinite(value)):
-        raise ValueError(f"value must be finite, got {value!r}.")
-    return value
+class Laplace:
+    """Laplace mechanism on a public grid (discrete Laplace noise, exact sampler).
 
-
-class _Mechanism:
-    name = "mechanism"
-    delta = 0.0
-
-    def noise(self, size=None, *, rng):
-        raise NotImplementedError
-
-    def release(self, value, *, rng=None, l1=None, details=None):
-        """Release ``value`` plus noise drawn from ``rng`` (Generator, int seed or None)."""
-        value = _check_value(value)
-        rng = check_rng(rng)
-        out = value + self.noise(rng=rng)
-        info = self.details()
-        if details:
-            info.update(details)
-        return Release(value=out, epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity,
-                       mechanism=self.name, l1=l1, details=info)
-
-    def details(self):
-        return {}
-
-
-class Laplace(_Mechanism):
-    """Laplace mechanism: value + Laplace(sensitivity / ε).
-
-    ε-DP for a query whose global sensitivity (add/remove one record) is at most
-    ``sensitivity`` (Dwork et al. 2006; Clifton et al. 2022, Theorem 3.2). Outputs are doubles:
-    see :mod:`dpknn.noise` on low-order bits.
+    The value is rounded to the grid g = :func:`public_grid` (Δ/ε) and an integer Z with
+    P(Z = z) ∝ exp(-ε|z| / Δ_g) is added, where Δ_g = floor(Δ/g) + 1 charges the rounding:
+    neighbours' rounded values differ by at most Δ/g + 1 steps. The release is (m + Z)·g.
+    ε-DP under add/remove one record for a query of global sensitivity at most Δ
+    (Dwork et al. 2006; discrete form: Ghosh et al. 2012, sampler: Canonne et al. 2020,
+    Algorithm 2).
 
     Parameters
     ----------
     epsilon : float
     sensitivity : float
+        Global sensitivity Δ (a public number).
+    grid : float or None
+        A public power of two; None: :func:`public_grid` (Δ/ε).
     """
 
     name = "laplace"
+    delta = 0.0
 
-    def __init__(self, *, epsilon, sensitivity):
+    def __init__(self, *, epsilon, sensitivity, grid=None):
         self.epsilon = _check_epsilon(epsilon)
         self.sensitivity = check_positive_real(sensitivity, "sensitivity")
-        self.scale = self.sensitivity / self.epsilon
+        if not math.isfinite(self.sensitivity / self.epsilon):
+            raise ValueError(f"sensitivity / epsilon overflows: sensitivity={sensitivity!r}, epsilon={epsilon!r}.")
+        self.grid = public_grid(self.sensitivity / self.epsilon) if grid is None else _check_grid(grid)
+        self.steps = math.floor(Fraction(self.sensitivity) / Fraction(self.grid)) + 1
+        self._scale = Fraction(self.steps) / Fraction(self.epsilon)   # in grid steps
 
-    def noise(self, size=None, *, rng):
-        return noise.laplace(self.scale, size, rng=rng)
+    @property
+    def scale(self):
+        """Laplace scale in value units, Δ_g·g/ε (public)."""
+        return float(self._scale * Fraction(self.grid))
 
     def variance(self):
-        return 2.0 * self.scale**2
+        a = math.exp(-1.0 / float(self._scale))
+        return 2.0 * a / (1.0 - a) ** 2 * self.grid**2
 
-    def details(self):
-        return {"scale": self.scale}
+    def noise(self, size=None, *, rng=None):
+        """Noise in value units (exact integer steps times the grid)."""
+        z = noise.discrete_laplace(self._scale, size, rng=rng)
+        return z * self.grid if size is not None else _from_grid(z, self.grid)
+
+    def release(self, value, *, rng=None):
+        """Release ``value`` (Generator, int seed or None = OS CSPRNG for ``rng``)."""
+        m = _to_grid(value, self.grid) + noise.discrete_laplace(self._scale, rng=rng)
+        return Release(value=_from_grid(m, self.grid), epsilon=self.epsilon, delta=0.0, mechanism=self.name,
+                       params={"grid": self.grid, "sensitivity": self.sensitivity, "scale": self.scale})
 
 
-class Geometric(_Mechanism):
-    """Two-sided geometric mechanism for integer queries: value + Z, P(Z=z) ∝ exp(-ε|z|/Δ).
+class Geometric:
+    """Geometric (discrete Laplace) mechanism for integer queries: value + Z, P(Z=z) ∝ exp(-ε|z|/Δ).
 
-    ε-DP for an integer-valued query with sensitivity Δ under add/remove one record (Ghosh,
-    Roughgarden, Sundararajan 2012). The output is an exact integer, so it leaks nothing
-    through floating-point bits.
+    ε-DP under add/remove one record for an integer query of sensitivity Δ (Ghosh,
+    Roughgarden, Sundararajan 2012); Z is drawn exactly (Canonne et al. 2020, Algorithm 2).
+    The release is an integer.
 
     Parameters
     ----------
@@ -153,6 +249,7 @@ class Geometric(_Mechanism):
     """
 
     name = "geometric"
+    delta = 0.0
 
     def __init__(self, *, epsilon, sensitivity=1):
         self.epsilon = _check_epsilon(epsilon)
@@ -160,28 +257,36 @@ class Geometric(_Mechanism):
             raise ValueError(
                 f"sensitivity of the geometric mechanism must be an integer >= 1, got {sensitivity!r}.")
         self.sensitivity = int(sensitivity)
-        self.alpha = math.exp(-self.epsilon / self.sensitivity)
+        self._scale = Fraction(self.sensitivity) / Fraction(self.epsilon)
 
-    def noise(self, size=None, *, rng):
-        return noise.two_sided_geometric(self.alpha, size, rng=rng)
-
-    def release(self, value, *, rng=None, l1=None, details=None):
-        if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-            raise TypeError(f"the geometric mechanism releases integers, got {value!r}.")
-        return super().release(int(value), rng=rng, l1=l1, details=details)
+    @property
+    def alpha(self):
+        return math.exp(-self.epsilon / self.sensitivity)
 
     def variance(self):
-        return 2.0 * self.alpha / (1.0 - self.alpha) ** 2
+        a = self.alpha
+        return 2.0 * a / (1.0 - a) ** 2
 
-    def details(self):
-        return {"alpha": self.alpha}
+    def noise(self, size=None, *, rng=None):
+        return noise.discrete_laplace(self._scale, size, rng=rng)
+
+    def release(self, value, *, rng=None):
+        if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+            raise TypeError(f"the geometric mechanism releases integers, got {value!r}.")
+        out = int(value) + noise.discrete_laplace(self._scale, rng=rng)
+        return Release(value=out, epsilon=self.epsilon, delta=0.0, mechanism=self.name,
+                       params={"grid": 1, "sensitivity": self.sensitivity})
 
 
-class Gaussian(_Mechanism):
-    """Analytic Gaussian mechanism: value + N(0, σ²) with the smallest σ that is (ε, δ)-DP.
+class Gaussian:
+    """Gaussian mechanism on a public grid (discrete Gaussian noise, exact sampler).
 
-    σ solves Φ(Δ/(2σ) - εσ/Δ) - e^ε Φ(-Δ/(2σ) - εσ/Δ) = δ (Balle and Wang 2018, Theorem 8),
-    valid for every ε > 0, with Δ the L2 sensitivity under add/remove one record.
+    The value is rounded to the grid g = 2^(floor(log2 σ_c) - 10), with σ_c the analytic
+    Gaussian σ (Balle and Wang 2018, Theorem 8) for (ε, δ, Δ); the rounding is charged as
+    Δ_g = floor(Δ/g) + 1 steps. σ_g (in steps) is the analytic σ for Δ_g, raised until the
+    exact (ε, δ) curve of the discrete Gaussian (Canonne, Kamath, Steinke 2020, Theorem 7),
+    δ = P[Y > εσ²/Δ_g - Δ_g/2] - e^ε P[Y > εσ²/Δ_g + Δ_g/2], is at most δ. (ε, δ)-DP under
+    add/remove one record for a query of L2 sensitivity at most Δ.
 
     Parameters
     ----------
@@ -194,72 +299,219 @@ class Gaussian(_Mechanism):
 
     def __init__(self, *, epsilon, delta, sensitivity):
         self.epsilon = _check_epsilon(epsilon)
-        if not (isinstance(delta, numbers.Real) and 0 < delta < 1):
+        if isinstance(delta, bool) or not (isinstance(delta, numbers.Real) and 0 < delta < 1):
             raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
         self.delta = float(delta)
         self.sensitivity = check_positive_real(sensitivity, "sensitivity")
-        self.sigma = self._calibrate()
+        sigma_c = _analytic_sigma(self.epsilon, self.delta, self.sensitivity)
+        self.grid = public_grid(sigma_c, bits=10)
+        self.steps = math.floor(Fraction(self.sensitivity) / Fraction(self.grid)) + 1
+        sigma = _analytic_sigma(self.epsilon, self.delta, float(self.steps))
+        while self.discrete_delta(sigma**2) > self.delta:
+            sigma *= 1.0005
+        self._sigma2 = Fraction(sigma) ** 2
 
-    def _privacy_loss_delta(self, sigma):
-        d, e = self.sensitivity, self.epsilon
-        return (stats.norm.cdf(d / (2 * sigma) - e * sigma / d)
-                - math.exp(e) * stats.norm.cdf(-d / (2 * sigma) - e * sigma / d))
+    def discrete_delta(self, sigma2):
+        """δ(ε) of the discrete Gaussian with variance parameter σ² (steps) for shift Δ_g."""
+        d, e = self.steps, self.epsilon
+        t = e * sigma2 / d
+        return (noise.discrete_gaussian_tail(t - d / 2, sigma2)
+                - math.exp(e) * noise.discrete_gaussian_tail(t + d / 2, sigma2))
 
-    def _calibrate(self):
-        f = lambda s: self._privacy_loss_delta(s) - self.delta  # noqa: E731
-        hi = self.sensitivity
-        while f(hi) > 0:
-            hi *= 2
-        lo = hi / 2
-        while f(lo) <= 0 and lo > 1e-300:
-            lo /= 2
-        return optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-14)
-
-    def noise(self, size=None, *, rng):
-        return noise.gaussian(self.sigma, size, rng=rng)
+    @property
+    def sigma(self):
+        """σ in value units (public)."""
+        return math.sqrt(float(self._sigma2)) * self.grid
 
     def variance(self):
         return self.sigma**2
 
-    def details(self):
-        return {"sigma": self.sigma}
+    def noise(self, size=None, *, rng=None):
+        z = noise.discrete_gaussian(self._sigma2, size, rng=rng)
+        return z * self.grid if size is not None else _from_grid(z, self.grid)
+
+    def release(self, value, *, rng=None):
+        m = _to_grid(value, self.grid) + noise.discrete_gaussian(self._sigma2, rng=rng)
+        return Release(value=_from_grid(m, self.grid), epsilon=self.epsilon, delta=self.delta,
+                       mechanism=self.name, params={"grid": self.grid, "sensitivity": self.sensitivity,
+                                                    "sigma": self.sigma})
 
 
-class SmoothCauchy(_Mechanism):
-    """Smooth-sensitivity release with generalized Cauchy noise: value + S(D)/α · X.
+def _continuous_gaussian_delta(sigma, epsilon, sensitivity):
+    d, e = sensitivity, epsilon
+    return (stats.norm.cdf(d / (2 * sigma) - e * sigma / d)
+            - math.exp(e) * stats.norm.cdf(-d / (2 * sigma) - e * sigma / d))
 
-    ε-DP (add/remove one record) when ``smooth_bound`` is a β-smooth upper bound on the local
-    sensitivity of the query at the data (β = ln 2 for the L1-based bounds of
-    :mod:`dpknn.sensitivity`) and X ~ generalized Cauchy(γ) is (α, β)-admissible
-    (Nissim, Raskhodnikova, Smith 2007, Lemma 2.6 = Clifton et al. 2022, Theorem 3.6). The
-    admissibility constants are the exact ones (corrected Theorem 3.8, DESIGN.md §4):
-    α (γ-1)^(1-1/γ) ≤ ε/2 and β max(γ-1, 1) ≤ ε/2, so ε ≥ 2 ln 2 is required.
+
+def _analytic_sigma(epsilon, delta, sensitivity):
+    """Smallest σ with the continuous Gaussian (ε, δ)-DP (Balle and Wang 2018, Theorem 8)."""
+    f = lambda s: _continuous_gaussian_delta(s, epsilon, sensitivity) - delta  # noqa: E731
+    hi = sensitivity
+    while f(hi) > 0:
+        hi *= 2
+    lo = hi / 2
+    while f(lo) <= 0 and lo > 1e-300:
+        lo /= 2
+    return optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-14)
+
+
+# --- smooth sensitivity with generalized Cauchy noise ------------------------------------------
+@dataclass(frozen=True)
+class CauchyCalibration:
+    """Constants of a smooth-sensitivity release with generalized Cauchy noise (all public).
+
+    The release is ``q(D) + S(D)/alpha · X`` with X generalized Cauchy(γ) (Theorem 3.6).
+    """
+
+    epsilon: float
+    gamma: float
+    alpha: float
+    beta: float
+    rule: str
+
+    def spread(self):
+        """Standard deviation of X/alpha if finite, else the half-width of its central 90%."""
+        return _spread(self.gamma, self.alpha)
+
+
+def cauchy_admissible(epsilon, gamma, *, beta=LN2):
+    """Largest sliding constant α of generalized Cauchy(γ) noise for an ε-DP smooth release.
+
+    Theorem 3.6 (Nissim et al. 2007, Lemma 2.6) needs, for noise density f and a β-smooth
+    bound, log f(x) - log f(x + Δ) <= ε/2 for |Δ| <= α, and dilation by e^λ, |λ| <= β, to cost
+    at most ε/2. For f ∝ 1/(1+|x|^γ) the exact costs are α (γ-1)^(1-1/γ) and β max(γ-1, 1)
+    (corrected Theorem 3.8; ``docs/privacy.md``). Returns α = ε / (2 (γ-1)^(1-1/γ)).
+
+    Raises
+    ------
+    ValueError
+        When β max(γ-1, 1) > ε/2: this γ cannot be used at this ε (and no γ can when
+        ε < 2β = 2 ln 2).
+    """
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be a finite positive number, got {epsilon!r}.")
+    if not gamma > 1:
+        raise ValueError(f"gamma must be > 1, got {gamma!r}.")
+    if beta * max(gamma - 1.0, 1.0) > epsilon / 2.0:
+        raise ValueError(
+            f"generalized Cauchy noise with gamma={float(gamma):g} is not admissible at epsilon={epsilon:g} "
+            f"with smoothness beta={beta:g}: need beta*max(gamma-1, 1) <= epsilon/2"
+            + (f"; no gamma works for epsilon < 2*beta = {2 * beta:.6f}." if epsilon < 2 * beta else ".")
+        )
+    return epsilon / (2.0 * (gamma - 1.0) ** (1.0 - 1.0 / gamma))
+
+
+def _spread(gamma, alpha):
+    second = noise.generalized_cauchy_moment(gamma, 2)
+    if math.isfinite(second):
+        return math.sqrt(second) / alpha
+    return float(noise.generalized_cauchy_quantile(0.95, gamma)) / alpha
+
+
+def choose_gamma(epsilon, gamma="optimal", *, beta=LN2):
+    """Choose γ (a multiple of 1/4, for the exact sampler) for a smooth-sensitivity release.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of the release; must be >= 2 β (= 2 ln 2 for the L1-based bounds).
+    gamma : "optimal", "paper" or float
+        ``"paper"``: the paper's γ = 1 + ε/(2β) (Corollary 3.9 with β = ln 2), rounded down to
+        a multiple of 1/4. ``"optimal"``: the admissible multiple of 1/4 that minimises the
+        spread of the noise X/α: its standard deviation when some admissible γ > 3 has finite
+        variance, otherwise the half-width of its central 90% interval. A number: that γ,
+        which must be a multiple of 1/4 and admissible.
+
+    Returns
+    -------
+    CauchyCalibration
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (numbers.Real, np.floating)):
+        raise TypeError(f"epsilon must be a real number, got {epsilon!r}.")
+    return _choose_gamma(float(epsilon), gamma, beta)
+
+
+@functools.lru_cache(maxsize=256)
+def _choose_gamma(epsilon, gamma, beta):
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite positive number, got {epsilon!r}.")
+    if epsilon < 2 * beta:
+        raise ValueError(
+            f"a smooth-sensitivity release needs epsilon >= 2 ln 2 = {2 * beta:.6f} (the bound 1 + L1 is "
+            f"only ln 2-smooth), got epsilon={epsilon:g}. Spend more budget on this release or use "
+            "method='ignore_missing'."
+        )
+    g_max = 1.0 + epsilon / (2.0 * beta)
+    top = Fraction(math.floor(4 * g_max), 4)
+    if gamma == "paper":
+        g, rule = top, "paper"
+    elif gamma == "optimal":
+        rule = "optimal"
+        candidates = [Fraction(i, 4) for i in range(5, 4 * int(top) + 4) if Fraction(i, 4) <= top]
+        finite = [c for c in candidates if c > 3]
+        pool = finite or candidates
+        g = min(pool, key=lambda c: _spread(float(c), cauchy_admissible(epsilon, float(c), beta=beta)))
+    else:
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating, Fraction)):
+            raise TypeError(f"gamma must be 'optimal', 'paper' or a number > 1, got {gamma!r}.")
+        g, rule = noise.gamma_fraction(gamma), "fixed"
+    alpha = cauchy_admissible(epsilon, float(g), beta=beta)
+    return CauchyCalibration(epsilon=float(epsilon), gamma=float(g), alpha=alpha, beta=beta, rule=rule)
+
+
+class SmoothCauchy:
+    """Smooth-sensitivity release with generalized Cauchy noise on a public grid.
+
+    Releases ``round(m + σ/g · X) · g`` with m = round(q(D)/g), X ~ generalized Cauchy(γ)
+    sampled exactly, and σ = (S(D) + g)/α. ``q_g = m·g`` moves by at most LS(D) + g <= S(D) + g
+    between neighbours, and S(D) + g is β-smooth when S(D) is, so ``q_g + σX`` is ε-DP under
+    add/remove one record by Theorem 3.6 (Nissim, Raskhodnikova, Smith 2007, Lemma 2.6) with
+    the exact admissibility constants α (γ-1)^(1-1/γ) <= ε/2 and β max(γ-1, 1) <= ε/2
+    (``docs/privacy.md``); the rounding to the grid is post-processing. ε >= 2 ln 2 is required.
 
     Parameters
     ----------
     epsilon : float
         At least 2 ln 2.
     smooth_bound : float
-        S(D), a ln 2-smooth upper bound on the local sensitivity.
+        S(D), a ln 2-smooth upper bound on the local sensitivity. Data-dependent: it is kept in
+        the release's curator diagnostics, never in its public parameters.
+    grid : float
+        A power of two computed from public parameters only (see :func:`public_grid`); 1 for
+        counts.
     gamma : "optimal", "paper" or float
-        See :func:`dpknn.sensitivity.choose_gamma`.
+        See :func:`choose_gamma`.
     """
 
     name = "smooth_cauchy"
+    delta = 0.0
 
-    def __init__(self, *, epsilon, smooth_bound, gamma="optimal"):
+    def __init__(self, *, epsilon, smooth_bound, grid, gamma="optimal"):
         self.epsilon = _check_epsilon(epsilon)
-        self.sensitivity = check_positive_real(smooth_bound, "smooth_bound")
+        self.smooth_bound = check_positive_real(smooth_bound, "smooth_bound")
+        self.grid = _check_grid(grid)
         self.calibration = choose_gamma(self.epsilon, gamma)
-        self.scale = self.sensitivity / self.calibration.alpha
-
-    def noise(self, size=None, *, rng):
-        return self.scale * noise.generalized_cauchy(self.calibration.gamma, size, rng=rng)
+        self.scale = (self.smooth_bound + self.grid) / (self.calibration.alpha * _SAFETY)
+        if not math.isfinite(self.scale):
+            raise ValueError(f"the noise scale overflows (smooth_bound={smooth_bound!r}); use narrower bounds.")
+        self._width = Fraction(self.scale) / Fraction(self.grid)
 
     def variance(self):
         return self.scale**2 * noise.generalized_cauchy_moment(self.calibration.gamma, 2)
 
-    def details(self):
+    def noise(self, size=None, *, rng=None):
+        z = noise.rounded_generalized_cauchy(self.calibration.gamma, self._width, size, rng=rng)
+        return z * self.grid if size is not None else _from_grid(z, self.grid)
+
+    def public_params(self):
         c = self.calibration
-        return {"gamma": c.gamma, "gamma_rule": c.rule, "alpha": c.alpha, "beta": c.beta,
-                "scale": self.scale}
+        return {"grid": self.grid, "gamma": c.gamma, "gamma_rule": c.rule, "alpha": c.alpha, "beta": c.beta}
+
+    def release(self, value, *, rng=None):
+        m = noise.rounded_generalized_cauchy(self.calibration.gamma, self._width,
+                                             center=_to_grid(value, self.grid), rng=rng)
+        out = m if self.grid == 1 else _from_grid(m, self.grid)
+        return Release(value=out, epsilon=self.epsilon, delta=0.0, mechanism=self.name,
+                       params=self.public_params(),
+                       diagnostics=CuratorDiagnostics({"smooth_bound": self.smooth_bound,
+                                                       "noise_scale": self.scale}))

@@ -1,45 +1,404 @@
-"""Noise samplers, each a function of a :class:`numpy.random.Generator`, with exact CDFs.
+"""Exact noise samplers on integers, and the distributions they sample.
 
-All noise in dpknn is drawn here, in Python, from the generator the caller passes (``rng``:
-Generator, int seed or None). Seeded generators are for reproducibility, not security.
+Every released number in dpknn is an integer number of steps of a public grid, drawn here by
+samplers that use only uniform random integers (:mod:`dpknn.randomness`) and exact integer and
+rational arithmetic. Their output distribution is exactly the one the privacy proof assumes;
+nothing depends on floating-point rounding, so the low-order bits of a release carry no
+information (Mironov 2012).
 
-Floating-point caveat: samplers that return doubles (Laplace, Gaussian, generalized Cauchy)
-leak information through the low-order bits of their output (Mironov, 2012), because not every
-double is reachable from every true value. For integer-valued queries prefer the two-sided
-geometric sampler, whose output is an exact integer.
+- :func:`discrete_laplace`: P(Z = z) ∝ exp(-|z| / scale), rational scale (Canonne, Kamath,
+  Steinke 2020, Algorithm 2). With scale Δ/ε it is the geometric mechanism.
+- :func:`discrete_gaussian`: P(Z = z) ∝ exp(-z² / (2σ²)), rational σ² (Canonne, Kamath,
+  Steinke 2020, Algorithm 3).
+- :func:`rounded_generalized_cauchy`: ``round(center + width · X)`` with X generalized Cauchy,
+  density ∝ 1/(1 + |x|^γ), sampled exactly: X by rejection from a dyadic envelope with lazily
+  drawn uniform reals, refined until every comparison and the rounding are decided. Because the
+  output is a deterministic rounding of an exact continuous draw, a smooth-sensitivity release
+  made this way inherits the continuous mechanism's guarantee as post-processing. γ must be a
+  multiple of 1/4 (so every power is a rational power with a small root).
+
+The generalized Cauchy CDF, quantile and moments are also here (they calibrate the mechanisms).
 
 References
 ----------
-.. [1] Nissim, Raskhodnikova, Smith (2007). "Smooth sensitivity and sampling in private data
+.. [1] Canonne, Kamath, Steinke (2020). "The discrete Gaussian for differential privacy",
+   Algorithms 1-3 and Theorem 7.
+.. [2] Nissim, Raskhodnikova, Smith (2007). "Smooth sensitivity and sampling in private data
    analysis", Lemma 2.7 (generalized Cauchy).
-.. [2] Ghosh, Roughgarden, Sundararajan (2012). "Universally utility-maximizing privacy
-   mechanisms" (two-sided geometric).
 .. [3] Mironov (2012). "On significance of the least significant bits for differential privacy".
+.. [4] Devroye (1986). "Non-uniform random variate generation", §II.3 (rejection sampling).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy import special
 
-from .validation import check_positive_real, check_rng
+from .randomness import as_source
 
 __all__ = [
-    "gaussian",
-    "generalized_cauchy",
+    "bernoulli_exp",
+    "discrete_gaussian",
+    "discrete_gaussian_pmf",
+    "discrete_laplace",
+    "discrete_laplace_pmf",
+    "gamma_fraction",
     "generalized_cauchy_cdf",
     "generalized_cauchy_moment",
     "generalized_cauchy_quantile",
-    "laplace",
-    "two_sided_geometric",
-    "two_sided_geometric_cdf",
+    "rounded_generalized_cauchy",
+    "rounded_generalized_cauchy_pmf",
 ]
+
+_ONE = Fraction(1)
+_CHUNK = 32  # bits added to a lazy uniform at each refinement
+
+
+def _exact(x, name):
+    """A positive finite real as an exact Fraction (a float is the rational it stores)."""
+    if isinstance(x, bool):
+        raise TypeError(f"{name} must be a positive real number, got {x!r}.")
+    try:
+        f = Fraction(x)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a positive finite real number, got {x!r}.") from None
+    if f <= 0:
+        raise ValueError(f"{name} must be > 0, got {x!r}.")
+    return f
+
+
+def _draw(one, size):
+    if size is None:
+        return one()
+    n = int(np.prod(size))
+    out = [one() for _ in range(n)]
+    try:
+        arr = np.array(out, dtype=np.int64)
+    except OverflowError:
+        arr = np.array(out, dtype=object)
+    return arr.reshape(size)
+
+
+# --- Bernoulli trials ---------------------------------------------------------------------------
+def _bernoulli_fraction(p, src):
+    return src.randbelow(p.denominator) < p.numerator
+
+
+def _bernoulli_exp(gamma, src):
+    """Bernoulli(exp(-γ)) for rational γ >= 0 (Canonne, Kamath, Steinke 2020, Algorithm 1)."""
+    while gamma > 1:
+        if not _bernoulli_exp(_ONE, src):
+            return False
+        gamma -= 1
+    k = 1
+    while _bernoulli_fraction(gamma / k, src):
+        k += 1
+    return k % 2 == 1
+
+
+def bernoulli_exp(gamma, *, rng=None):
+    """One exact Bernoulli(exp(-γ)) trial for a rational (or float, taken exactly) γ >= 0."""
+    g = Fraction(gamma)
+    if g < 0:
+        raise ValueError(f"gamma must be >= 0, got {gamma!r}.")
+    return _bernoulli_exp(g, as_source(rng))
+
+
+class _LazyUniform:
+    """A uniform real in [0, 1) of which only the first ``k`` bits have been drawn."""
+
+    __slots__ = ("a", "k", "src")
+
+    def __init__(self, src):
+        self.src, self.a, self.k = src, 0, 0
+
+    def refine(self):
+        self.a = (self.a << _CHUNK) | self.src.randbits(_CHUNK)
+        self.k += _CHUNK
+
+    def bounds(self):
+        return Fraction(self.a, 1 << self.k), Fraction(self.a + 1, 1 << self.k)
+
+
+def _bernoulli_real(bounds, src):
+    """Bernoulli(p) for a real p given by ``bounds(prec) -> (lo, hi)``, lo <= p <= hi.
+
+    The uniform is drawn lazily and compared with ever tighter bounds; the answer is exact
+    (the undecided event has probability 0, so this ends with probability 1).
+    """
+    u = _LazyUniform(src)
+    while True:
+        u.refine()
+        lo, hi = bounds(u.k)
+        ulo, uhi = u.bounds()
+        if uhi <= lo:
+            return True
+        if ulo >= hi:
+            return False
+
+
+# --- rational powers with rigorous bounds ---------------------------------------------------------
+def _iroot(n, q):
+    """floor(n ** (1/q)) for an integer n >= 0 (Newton's method on integers)."""
+    if q == 1 or n < 2:
+        return n
+    x = 1 << (-(-n.bit_length() // q))  # >= the root
+    while True:
+        y = ((q - 1) * x + n // x ** (q - 1)) // q
+        if y >= x:
+            return x
+        x = y
+
+
+def _root_bounds(r, q, prec):
+    """Rationals lo <= r^(1/q) <= hi with hi - lo = 2^-prec, for rational r >= 0."""
+    if q == 1:
+        return r, r
+    n = (r.numerator << (q * prec)) // r.denominator
+    f = _iroot(n, q)
+    return Fraction(f, 1 << prec), Fraction(f + 1, 1 << prec)
+
+
+def gamma_fraction(gamma):
+    """γ as an exact Fraction with denominator 1, 2 or 4, > 1; else a clear error."""
+    if isinstance(gamma, bool):
+        raise TypeError(f"gamma must be a real number > 1, got {gamma!r}.")
+    try:
+        g = Fraction(gamma)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"gamma must be a finite real number > 1, got {gamma!r}.") from None
+    if not g > 1:
+        raise ValueError(f"gamma must be > 1, got {gamma!r}.")
+    if 4 % g.denominator:
+        raise ValueError(f"the exact generalized Cauchy sampler needs gamma to be a multiple of 1/4, got {gamma!r}.")
+    return g
+
+
+class _Power:
+    """y -> y^γ with rigorous rational bounds, γ = a + b/q with 0 <= b < q, q in {1, 2, 4}."""
+
+    def __init__(self, gamma):
+        g = gamma_fraction(gamma)
+        self.a, rest = divmod(g.numerator, g.denominator)
+        self.q = g.denominator
+        self.b = rest
+
+    def bounds(self, ylo, yhi, prec):
+        """lo <= y^γ <= hi for every y in [ylo, yhi] (0 <= ylo)."""
+        lo = ylo**self.a * _root_bounds(ylo**self.b, self.q, prec)[0]
+        hi = yhi**self.a * _root_bounds(yhi**self.b, self.q, prec)[1]
+        return lo, hi
+
+
+@functools.lru_cache(maxsize=4096)
+def _pow2_bounds(gamma, i, prec):
+    """Bounds on 2^(-i γ) (i >= 0) and on r = 2^(1 - γ)."""
+    p = _Power(gamma)
+    lo, hi = p.bounds(Fraction(1, 2**i), Fraction(1, 2**i), prec)
+    return lo, hi
+
+
+def _r_bounds(gamma, prec):
+    lo, hi = _pow2_bounds(gamma, 1, prec)   # 2^-γ
+    return 2 * lo, 2 * hi
+
+
+# --- discrete Laplace and Gaussian ------------------------------------------------------------------
+def _discrete_laplace_one(s, t, src):
+    """P(Z = z) ∝ exp(-|z| s / t) for integers s, t >= 1 (CKS 2020, Algorithm 2)."""
+    while True:
+        u = src.randbelow(t)
+        if not _bernoulli_exp(Fraction(u, t), src):
+            continue
+        v = 0
+        while _bernoulli_exp(_ONE, src):
+            v += 1
+        y = (u + t * v) // s
+        if src.randbits(1):
+            if y == 0:
+                continue
+            return -y
+        return y
+
+
+def discrete_laplace(scale, size=None, *, rng=None):
+    """Draw integers Z with P(Z = z) = (1 - a)/(1 + a) · a^|z|, a = exp(-1/scale).
+
+    Exact for any rational ``scale`` > 0 (a float is taken as the rational it stores). With
+    ``scale = Δ/ε`` this is the two-sided geometric (discrete Laplace) mechanism for an integer
+    query of sensitivity Δ. Returns a Python int for ``size=None``.
+
+    References
+    ----------
+    .. [1] Canonne, Kamath, Steinke (2020), Algorithm 2.
+    """
+    sc = _exact(scale, "scale")
+    src = as_source(rng)
+    return _draw(lambda: _discrete_laplace_one(sc.denominator, sc.numerator, src), size)
+
+
+def discrete_laplace_pmf(z, scale):
+    """P(Z = z) of :func:`discrete_laplace` (float)."""
+    a = math.exp(-1.0 / float(scale))
+    return (1 - a) / (1 + a) * a ** np.abs(np.asarray(z, dtype=np.float64))
+
+
+def _discrete_gaussian_one(sigma2, src):
+    t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1
+    while True:
+        y = _discrete_laplace_one(1, t, src)
+        if _bernoulli_exp((abs(y) - sigma2 / t) ** 2 / (2 * sigma2), src):
+            return y
+
+
+def discrete_gaussian(sigma2, size=None, *, rng=None):
+    """Draw integers Z with P(Z = z) ∝ exp(-z² / (2σ²)), exactly, for rational σ² > 0.
+
+    References
+    ----------
+    .. [1] Canonne, Kamath, Steinke (2020), Algorithm 3.
+    """
+    s2 = _exact(sigma2, "sigma2")
+    src = as_source(rng)
+    return _draw(lambda: _discrete_gaussian_one(s2, src), size)
+
+
+def _discrete_gaussian_norm(sigma2):
+    """Σ_z exp(-z²/(2σ²)), by Poisson summation when σ >= 1 (error below 1e-300)."""
+    sigma2 = float(sigma2)
+    if sigma2 >= 1.0:
+        terms = [math.exp(-2 * math.pi**2 * k * k * sigma2) for k in range(1, 4)]
+        return math.sqrt(2 * math.pi * sigma2) * (1 + 2 * math.fsum(terms))
+    z = np.arange(1, 64)
+    return 1.0 + 2.0 * float(np.exp(-(z * z) / (2 * sigma2)).sum())
+
+
+def discrete_gaussian_pmf(z, sigma2):
+    """P(Z = z) of :func:`discrete_gaussian` (float)."""
+    z = np.asarray(z, dtype=np.float64)
+    return np.exp(-(z * z) / (2 * float(sigma2))) / _discrete_gaussian_norm(sigma2)
+
+
+def discrete_gaussian_tail(x, sigma2):
+    """P(Z > x) of :func:`discrete_gaussian` (float), summed over the integers above x."""
+    start = math.floor(x) + 1
+    if start <= 0:
+        # P(Z > x) = 1 - P(Z <= start - 1) = 1 - P(Z > -start), by symmetry.
+        return 1.0 - discrete_gaussian_tail(-start, sigma2)
+    stop = start + int(40 * math.sqrt(float(sigma2))) + 40
+    z = np.arange(start, stop, dtype=np.float64)
+    return float(np.exp(-(z * z) / (2 * float(sigma2))).sum() / _discrete_gaussian_norm(sigma2))
+
+
+# --- generalized Cauchy ---------------------------------------------------------------------------
+def _cauchy_accept(power, gamma, src):
+    """One exact draw of |X|, X generalized Cauchy(γ): returns (block, V) with |X| a lazy real.
+
+    Envelope of h(x) = 1/(1 + x^γ) on x >= 0: 1 on [0, 1) and 2^(-iγ) on [2^i, 2^(i+1)), i >= 0;
+    h is below it because x^γ >= 2^(iγ) there. The envelope's masses are 1 and r^i with
+    r = 2^(1-γ) < 1, so the block is 0 with probability (1-r)/(2-r), else 1 + i with i geometric.
+    Inside a block x is uniform; it is accepted with probability h(x)/envelope(x), which is
+    1/(c + y^γ) with y = x / 2^i in [1, 2) and c = 2^(-iγ) (c = 1, y = x on [0, 1)).
+    """
+    def head(prec):
+        rlo, rhi = _r_bounds(gamma, prec)
+        return (1 - rhi) / (2 - rhi), (1 - rlo) / (2 - rlo)   # decreasing in r
+
+    while True:
+        if _bernoulli_real(head, src):
+            block = None
+        else:
+            block = 0
+            while _bernoulli_real(lambda prec: _r_bounds(gamma, prec), src):
+                block += 1
+        v, u = _LazyUniform(src), _LazyUniform(src)
+        while True:
+            v.refine()
+            u.refine()
+            vlo, vhi = v.bounds()
+            if block is None:
+                clo = chi = _ONE
+                ylo, yhi = vlo, vhi
+            else:
+                clo, chi = _pow2_bounds(gamma, block, v.k)
+                ylo, yhi = 1 + vlo, 1 + vhi
+            plo, phi = power.bounds(ylo, yhi, v.k)
+            ulo, uhi = u.bounds()
+            if uhi * (chi + phi) <= 1:
+                return block, v
+            if ulo * (clo + plo) >= 1:
+                break
+
+
+def _rounded_cauchy_one(power, gamma, width, center, src):
+    block, v = _cauchy_accept(power, gamma, src)
+    negative = bool(src.randbits(1))
+    while True:
+        vlo, vhi = v.bounds()
+        if block is None:
+            xlo, xhi = vlo, vhi
+        else:
+            xlo, xhi = (1 + vlo) * 2**block, (1 + vhi) * 2**block
+        if negative:
+            xlo, xhi = -xhi, -xlo
+        lo = math.floor(center + width * xlo + Fraction(1, 2))
+        hi = math.floor(center + width * xhi + Fraction(1, 2))
+        if lo == hi:
+            return lo
+        v.refine()
+
+
+def rounded_generalized_cauchy(gamma, width, size=None, *, center=0, rng=None):
+    """Draw ``round(center + width · X)`` exactly, X with density ∝ 1/(1 + |x|^γ).
+
+    Parameters
+    ----------
+    gamma : float or Fraction
+        Tail parameter γ > 1, a multiple of 1/4.
+    width : float or Fraction
+        Scale of X in output units (> 0).
+    center : int or Fraction, default 0
+    rng : numpy.random.Generator, int or None
+        None: the operating system's CSPRNG.
+
+    Returns
+    -------
+    int (``size=None``) or ndarray of int64
+
+    Notes
+    -----
+    Rounding is to the nearest integer (ties have probability 0). Because the output is a
+    deterministic function of an exact continuous draw, any (ε, δ) guarantee of
+    ``center + width · X`` holds for it unchanged.
+
+    References
+    ----------
+    .. [1] Nissim, Raskhodnikova, Smith (2007), Lemma 2.7; Devroye (1986), §II.3.
+    """
+    g = gamma_fraction(gamma)
+    w = _exact(width, "width")
+    try:
+        c = Fraction(center)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"center must be a finite rational number, got {center!r}.") from None
+    src = as_source(rng)
+    power = _Power(g)
+    return _draw(lambda: _rounded_cauchy_one(power, g, w, c, src), size)
+
+
+def rounded_generalized_cauchy_pmf(m, gamma, width, center=0.0):
+    """P(output = m) of :func:`rounded_generalized_cauchy` (float, from the exact CDF)."""
+    m = np.asarray(m, dtype=np.float64)
+    w, c = float(width), float(center)
+    return (generalized_cauchy_cdf((m + 0.5 - c) / w, gamma) - generalized_cauchy_cdf((m - 0.5 - c) / w, gamma))
 
 
 def _check_gamma(gamma):
-    if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating, np.integer)):
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating, np.integer, Fraction)):
         raise TypeError(f"gamma must be a real number > 1, got {gamma!r}.")
     gamma = float(gamma)
     if not (gamma > 1.0 and math.isfinite(gamma)):
@@ -47,45 +406,12 @@ def _check_gamma(gamma):
     return gamma
 
 
-def generalized_cauchy(gamma, size=None, *, rng):
-    """Draw from the generalized Cauchy distribution, density proportional to 1/(1+|z|^γ).
-
-    Exact construction: with V ~ Beta(1/γ, 1 - 1/γ), ``(V / (1 - V))^(1/γ)`` has density
-    proportional to 1/(1+z^γ) on z > 0; a fair sign makes it symmetric. The normaliser is
-    2π / (γ sin(π/γ)). V/(1-V) is drawn as G1/G2 with independent G1 ~ Gamma(1/γ) and
-    G2 ~ Gamma(1 - 1/γ) (the same law), which avoids rounding V to 1 when γ is small.
-
-    Parameters
-    ----------
-    gamma : float
-        Tail parameter γ > 1. The variance is finite only for γ > 3.
-    size : int or tuple, optional
-    rng : numpy.random.Generator, int or None
-
-    References
-    ----------
-    .. [1] Nissim, Raskhodnikova, Smith (2007), Definition in Lemma 2.7.
-    """
-    gamma = _check_gamma(gamma)
-    rng = check_rng(rng)
-    g1 = np.atleast_1d(rng.standard_gamma(1.0 / gamma, size=size))
-    g2 = np.atleast_1d(rng.standard_gamma(1.0 - 1.0 / gamma, size=size))
-    while True:
-        # Gamma variates with a small shape can underflow to 0; redraw those (probability ~0).
-        zero = g2 == 0.0
-        if not zero.any():
-            break
-        g2[zero] = rng.standard_gamma(1.0 - 1.0 / gamma, size=int(zero.sum()))
-    magnitude = np.power(g1 / g2, 1.0 / gamma)
-    if size is None:
-        magnitude = magnitude[0]
-    sign = np.where(rng.random(size=size) < 0.5, -1.0, 1.0)
-    out = sign * magnitude
-    return float(out) if size is None else out
-
-
 def generalized_cauchy_cdf(x, gamma):
-    """Exact CDF of the generalized Cauchy distribution (regularised incomplete beta)."""
+    """Exact CDF of the generalized Cauchy distribution (regularised incomplete beta).
+
+    With V = X^γ/(1 + X^γ) for X > 0, V ~ Beta(1/γ, 1 - 1/γ); the normaliser of the density
+    1/(1 + |x|^γ) is 2π / (γ sin(π/γ)).
+    """
     gamma = _check_gamma(gamma)
     x = np.asarray(x, dtype=np.float64)
     ax = np.abs(x)
@@ -115,41 +441,3 @@ def generalized_cauchy_moment(gamma, order=2):
     if order + 1 >= gamma:
         return math.inf
     return math.sin(math.pi / gamma) / math.sin(math.pi * (order + 1) / gamma)
-
-
-def laplace(scale, size=None, *, rng):
-    """Draw from Laplace(0, scale). Returns doubles: see the module note on low-order bits."""
-    scale = check_positive_real(scale, "scale")
-    return check_rng(rng).laplace(0.0, scale, size=size)
-
-
-def gaussian(sigma, size=None, *, rng):
-    """Draw from Normal(0, sigma²)."""
-    sigma = check_positive_real(sigma, "sigma")
-    return check_rng(rng).normal(0.0, sigma, size=size)
-
-
-def two_sided_geometric(alpha, size=None, *, rng):
-    """Draw integers Z with P(Z = z) = (1 - α)/(1 + α) · α^|z|, 0 < α < 1.
-
-    The difference of two i.i.d. geometric variables (failures before the first success,
-    success probability 1 - α) has exactly this law. With α = exp(-ε/Δ) it is the discrete
-    Laplace (geometric) mechanism for an integer query of sensitivity Δ.
-    """
-    if not (isinstance(alpha, (float, int, np.floating)) and 0.0 < alpha < 1.0):
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
-    rng = check_rng(rng)
-    p = 1.0 - float(alpha)
-    # numpy's geometric counts trials (>= 1); subtracting 1 counts failures.
-    a = rng.geometric(p, size=size) - 1
-    b = rng.geometric(p, size=size) - 1
-    out = a - b
-    return int(out) if size is None else out.astype(np.int64)
-
-
-def two_sided_geometric_cdf(z, alpha):
-    """Exact CDF of :func:`two_sided_geometric` at integer points."""
-    z = np.floor(np.asarray(z, dtype=np.float64))
-    neg = alpha ** (-z) / (1.0 + alpha)            # P(Z <= z) for z < 0
-    pos = 1.0 - alpha ** (z + 1.0) / (1.0 + alpha)  # P(Z <= z) for z >= 0
-    return np.where(z < 0, neg, pos)

@@ -28,10 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .mechanisms import Geometric
 from .validation import check_positive_real, check_rng
 
-__all__ = ["Resized", "clamp", "estimate_size", "impute", "resize"]
+__all__ = ["Resized", "clamp", "impute", "resize"]
 
 logger = logging.getLogger(__name__)
 
@@ -299,8 +298,8 @@ class Resized:
         """
         epsilon, delta = _check_privacy(epsilon, delta)
         c, s = self.c, self.s
-        eps = math.log1p(s * math.expm1(c * epsilon))
-        return eps, s * _geometric_sum(epsilon, c) * delta
+        eps = _log1p_scaled_expm1(c * epsilon, s)
+        return eps, _scaled_delta(math.log(s) + _log_geometric_sum(epsilon, c), delta)
 
     def functional_privacy(self, epsilon, delta=0.0):
         """(ε_f, δ_f) to use on the resized data for (ε, δ)-DP on the original (Theorem 1, Algorithm 4).
@@ -311,8 +310,8 @@ class Resized:
         """
         epsilon, delta = _check_privacy(epsilon, delta)
         c, s = self.c, self.s
-        eps_f = math.log1p(math.expm1(epsilon) / s) / c
-        return eps_f, delta / (s * _geometric_sum(eps_f, c))
+        eps_f = _log1p_scaled_expm1(epsilon, 1.0 / s) / c
+        return eps_f, _scaled_delta(-(math.log(s) + _log_geometric_sum(eps_f, c)), delta)
 
 
 def _check_privacy(epsilon, delta):
@@ -322,9 +321,24 @@ def _check_privacy(epsilon, delta):
     return epsilon, float(delta)
 
 
-def _geometric_sum(epsilon, c):
-    """Σ_{i=0}^{c-1} e^{iε}."""
-    return math.fsum(math.exp(i * epsilon) for i in range(c))
+def _log1p_scaled_expm1(x, s):
+    """ln(1 + s (e^x - 1)) for x >= 0, s > 0, without overflow for large x."""
+    if x < 700:
+        return math.log1p(s * math.expm1(x))
+    return x + math.log(s) + math.log1p((1.0 - s) / s * math.exp(-x))
+
+
+def _log_geometric_sum(epsilon, c):
+    """ln Σ_{i=0}^{c-1} e^{iε} (log domain: ε may be large)."""
+    return float(np.logaddexp.reduce(np.arange(c) * float(epsilon)))
+
+
+def _scaled_delta(log_factor, delta):
+    """δ · e^log_factor; inf when that overflows (a vacuous δ)."""
+    if delta == 0:
+        return 0.0
+    log_value = log_factor + math.log(delta)
+    return math.exp(log_value) if log_value < 700 else math.inf
 
 
 def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=None):
@@ -392,15 +406,3 @@ def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=
         out = real
     logger.debug("resize: %d of %d real records (m=%d), %d imputed; c=%d, s=%.4g", take, n_true, m, pad_n, c, s)
     return Resized(data=back(out), c=c, s=s, source=source, neighboring=neighboring)
-
-
-def estimate_size(data, *, epsilon, rng=None):
-    """Private number of records, by the two-sided geometric mechanism (notes §4.6).
-
-    Adding or removing one record changes the count by 1, so the geometric mechanism with
-    sensitivity 1 is ε-DP (Ghosh, Roughgarden, Sundararajan 2012). Returns a
-    :class:`~dpknn.mechanisms.Release`.
-    """
-    frame, _ = _as_frame(data)
-    return Geometric(epsilon=epsilon, sensitivity=1).release(len(frame), rng=rng,
-                                                            details={"query": "number of records"})

@@ -1,4 +1,4 @@
-"""Private counts, proportions, means and variances on k-NN-imputed data, and the baselines.
+"""Private counts, proportions, means and variances on k-NN-imputed data.
 
 :class:`PrivateImputation` imputes the missing values of the attribute set A with
 :class:`~dpknn.imputation.KNNImputer` and answers queries on the imputed data with the
@@ -10,19 +10,21 @@ start of §5). Neighbouring relation: add or remove one record.
 Methods (``method=``):
 
 - ``"smooth"`` (default): the paper's mechanisms (Corollaries 5.2, 5.5, 5.7) with the exact
-  generalized Cauchy constants of DESIGN.md §4.
+  generalized Cauchy constants (``docs/privacy.md``).
 - ``"ignore_missing"``: drop incomplete records and answer on the complete ones with ordinary
   mechanisms (geometric for counts, Laplace for means and variances). Differentially private,
   but biased when data are not missing completely at random.
-- ``"global"``: the paper's comparison (§6.3): imputed data and the Laplace mechanism at the
-  "optimistic global sensitivity" that replaces L1(D) by the number of missing records. This
-  baseline is **not** differentially private (that sensitivity depends on the data) and its
-  releases say so in ``details``.
+
+The paper's non-private "global sensitivity" comparison is not offered here; it lives with the
+experiments that reproduce the paper (:mod:`dpknn.experiments.census`).
+
+Every release is post-processed into the public range of its query: a count is at least 0, a
+proportion lies in [0, 1], a mean in the declared bounds [a, b], a variance in [0, (b - a)²/4].
 
 References
 ----------
 .. [1] Clifton, Hanson, Kifer, Shamis, et al. (2022). "Differentially private k-nearest
-   neighbor missing data imputation". Theorems 5.1, 5.4, 5.6; Corollaries 5.2, 5.5, 5.7; §6.3.
+   neighbor missing data imputation". Theorems 5.1, 5.4, 5.6; Corollaries 5.2, 5.5, 5.7.
 """
 
 from __future__ import annotations
@@ -37,17 +39,61 @@ import pandas as pd
 from . import sensitivity as sens
 from .accounting import BudgetAccountant
 from .imputation import KNNImputer
-from .mechanisms import Geometric, Laplace, Release, SmoothCauchy
-from .schema import Categorical, Schema
-from .validation import check_positive_real, check_rng
+from .mechanisms import CuratorDiagnostics, Geometric, Laplace, Release, SmoothCauchy, choose_gamma, public_grid
+from .randomness import as_source
+from .schema import Categorical, Continuous, Ordinal, Schema
+from .validation import check_positive_real
 
-__all__ = ["PrivateImputation"]
+__all__ = ["PrivateImputation", "estimate_size"]
 
 logger = logging.getLogger(__name__)
 
-_METHODS = ("smooth", "ignore_missing", "global")
-_NOT_DP = ("baseline of Clifton et al. (2022, §6.3), NOT differentially private: its sensitivity "
-           "1 + (number of missing records) depends on the data")
+_METHODS = ("smooth", "ignore_missing")
+# Steps of the grid of a mean or variance below the scale of its bounds.
+_FINE_BITS = 60
+# Public parameters of a Laplace release that depend on the released count: kept for the curator.
+_COUNT_DERIVED = ("sensitivity", "scale")
+
+
+def estimate_size(data, *, epsilon, rng=None):
+    """Private number of records, by the geometric mechanism.
+
+    Adding or removing one record changes the count by 1, so the geometric mechanism with
+    sensitivity 1 is ε-DP under add/remove one record (Ghosh, Roughgarden, Sundararajan 2012).
+    Returns a :class:`~dpknn.mechanisms.Release`; the count is post-processed to be >= 0.
+
+    Parameters
+    ----------
+    data : DataFrame, Series or ndarray
+    epsilon : float
+    rng : numpy.random.Generator, int or None
+        None: the operating system's CSPRNG.
+    """
+    rel = Geometric(epsilon=epsilon, sensitivity=1).release(len(data), rng=rng)
+    return _replace(rel, value=max(rel.value, 0), params={**rel.params, "query": "number of records"})
+
+
+def _replace(release, **changes):
+    fields = {"value": release.value, "epsilon": release.epsilon, "delta": release.delta,
+              "mechanism": release.mechanism, "params": release.params, "parts": release.parts,
+              "diagnostics": release.diagnostics}
+    fields.update(changes)
+    return Release(**fields)
+
+
+def _split_count_derived(release):
+    """Move noise parameters derived from the released count into the curator diagnostics, so
+    that the published parameters of a mean or variance depend on public inputs only."""
+    diag = dict(release.diagnostics.values) if release.diagnostics is not None else {}
+    params = dict(release.params)
+    for key in _COUNT_DERIVED:
+        if key in params:
+            diag[key] = params.pop(key)
+    return _replace(release, params=params), diag
+
+
+def _clip(value, low, high):
+    return min(max(value, low), high)
 
 
 class PrivateImputation:
@@ -60,24 +106,25 @@ class PrivateImputation:
     schema : Schema
         Public domains; ``schema.imputed`` is the attribute set A.
     k : int, default 1
-        Donors per incomplete record.
+        Donors per incomplete record (all complete records when there are fewer than k).
     accountant : BudgetAccountant or None
         Budget every release is checked against (before the data are touched) and recorded
         in. None: an accountant without limit, still keeping the ledger.
     rng : numpy.random.Generator, int or None
-        Source of all noise. Seeded generators are for reproducibility, not security.
+        Source of all noise. None (default): the operating system's CSPRNG. A seed or a
+        Generator is for reproducibility only: with a known seed the noise can be removed.
     gamma : "optimal", "paper" or float
         Default γ rule of the generalized Cauchy noise (see
-        :func:`dpknn.sensitivity.choose_gamma`).
+        :func:`dpknn.mechanisms.choose_gamma`).
 
     Attributes
     ----------
     imputer : KNNImputer
-        The fitted imputer (``imputer.l1_`` is L1(D)).
+        The fitted imputer. CONFIDENTIAL: ``imputer.l1_``, its donors and counts are data.
     imputed : pandas.DataFrame
-        The imputed data.
+        The imputed data (confidential microdata).
     releases : list of Release
-        Every release made, in order.
+        Every release made, in order (their ``to_dict()`` is what may be published).
 
     References
     ----------
@@ -91,11 +138,11 @@ class PrivateImputation:
 
     @classmethod
     def from_imputer(cls, imputer, df, *, accountant=None, rng=None, gamma="optimal"):
-        """Use an already fitted :class:`KNNImputer` (fitted on ``df``)."""
+        """Use an already fitted :class:`KNNImputer`; ``df`` must be the data it was fitted on."""
         if not isinstance(imputer, KNNImputer) or not hasattr(imputer, "l1_"):
             raise TypeError("imputer must be a fitted dpknn.KNNImputer.")
         self = cls.__new__(cls)
-        self._setup(imputer, df, accountant, rng, gamma)
+        self._setup(imputer, df, cls._check_accountant(accountant), rng, gamma)
         return self
 
     @staticmethod
@@ -107,12 +154,13 @@ class PrivateImputation:
         return accountant
 
     def _setup(self, imputer, df, accountant, rng, gamma, imputed=None):
-        accountant = self._check_accountant(accountant)
         self.imputer = imputer
         self.schema: Schema = imputer.schema
         self.accountant = accountant
-        self.rng = check_rng(rng)
+        self.rng = as_source(rng)
+        choose_gamma(2 * sens.LN2 * 3, gamma)  # validates the rule early (any ε >= 2 ln 2 would do)
         self.gamma = gamma
+        # transform() refuses data other than the data the imputer was fitted on.
         self.imputed = imputer.transform(df) if imputed is None else imputed
         names = self.schema.known_names + self.schema.imputed_names
         self._imputed_cols = {c: self.imputed[c].to_numpy() for c in names}
@@ -120,14 +168,18 @@ class PrivateImputation:
         complete[imputer.incomplete_index_] = False
         self._complete = complete
         self._complete_cols = {c: df[c].to_numpy()[complete] for c in names}
-        self.n_missing = int(imputer.incomplete_index_.size)
-        self.l1 = int(imputer.l1_)
         self.releases = []
 
-    # --- helpers -----------------------------------------------------------------------------
+    @property
+    def l1(self):
+        """CONFIDENTIAL: L1(D) of the data (never publish it)."""
+        return int(self.imputer.l1_)
+
+    # --- validation ------------------------------------------------------------------------
     def _check_method(self, method):
         if method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
+            raise ValueError(f"method must be one of {_METHODS}, got {method!r}. The paper's non-private "
+                             "'global' comparison lives in dpknn.experiments.census.")
 
     def _check_where(self, where, name="where"):
         if where is None:
@@ -136,30 +188,13 @@ class PrivateImputation:
             raise TypeError(
                 f"{name} must be a dict of column -> (low, high) or list of values, got {where!r}.")
         names = set(self.schema.known_names + self.schema.imputed_names)
+        out = {}
         for col, spec in where.items():
             if col not in names:
                 raise ValueError(f"{name} names column {col!r}, which is not in the schema "
                                  f"(attributes: {sorted(names)}).")
-            attr = self.schema.attribute(col)
-            if isinstance(spec, tuple):
-                if len(spec) != 2:
-                    raise ValueError(f"{name}[{col!r}] must be a (low, high) pair, got {spec!r}.")
-                if isinstance(attr, Categorical):
-                    raise ValueError(f"{name}[{col!r}]: categorical attribute; give a list of categories.")
-                lo, hi = spec
-                for v in (lo, hi):
-                    if v is not None and (not isinstance(v, numbers.Real) or math.isnan(v)):
-                        raise ValueError(f"{name}[{col!r}] bounds must be numbers or None, got {spec!r}.")
-                if lo is not None and hi is not None and lo > hi:
-                    raise ValueError(f"{name}[{col!r}] has low > high: {spec!r}.")
-            elif isinstance(spec, (list, set, frozenset)):
-                if isinstance(attr, Categorical):
-                    bad = [v for v in spec if v not in attr.categories]
-                    if bad:
-                        raise ValueError(f"{name}[{col!r}] lists values outside the categories: {bad[:5]}.")
-            else:
-                raise TypeError(f"{name}[{col!r}] must be a (low, high) tuple or a list, got {spec!r}.")
-        return where
+            out[col] = _check_condition(self.schema.attribute(col), spec, f"{name}[{col!r}]")
+        return out
 
     def _involves_imputed(self, *wheres):
         a = set(self.schema.imputed_names)
@@ -177,11 +212,10 @@ class PrivateImputation:
                     mask &= v >= lo
                 if hi is not None:
                     mask &= v <= hi
+            elif v.dtype == object:
+                mask &= pd.Index(list(spec), dtype=object).get_indexer(v) >= 0
             else:
-                if v.dtype == object:
-                    mask &= pd.Index(list(spec), dtype=object).get_indexer(v) >= 0
-                else:
-                    mask &= np.isin(v, list(spec))
+                mask &= np.isin(v, list(spec))
         return mask
 
     def _bounds(self, column, bounds):
@@ -211,49 +245,46 @@ class PrivateImputation:
         self.accountant.spend(release.epsilon, release.delta, label=label)
         return release
 
+    def _finish(self, release):
+        self.releases.append(release)
+        return release
+
+    # --- counts ----------------------------------------------------------------------------
     def _count_mechanism(self, epsilon, involves, method, gamma):
         if method == "smooth" and involves:
-            return SmoothCauchy(epsilon=epsilon, smooth_bound=sens.count_smooth(self.l1), gamma=gamma)
-        if method == "global" and involves:
-            return Laplace(epsilon=epsilon, sensitivity=sens.count_global(self.n_missing))
-        if method == "global":
-            return Laplace(epsilon=epsilon, sensitivity=sens.count_global(0))
+            return SmoothCauchy(epsilon=epsilon, smooth_bound=sens.count_smooth(self.l1), grid=1, gamma=gamma)
         return Geometric(epsilon=epsilon, sensitivity=1)
 
     def _count_release(self, where, epsilon, method, gamma, label):
         involves = self._involves_imputed(where)
         mech = self._count_mechanism(epsilon, involves, method, gamma)
-        value = int(self._mask(where, method == "ignore_missing").sum())
-        details = {"method": method, "where": dict(where), "involves_imputed": involves}
-        if method == "global" and involves:
-            details.update(differentially_private=False, note=_NOT_DP)
-        uses_l1 = method == "smooth" and involves
-        if isinstance(mech, Geometric):
-            rel = mech.release(value, rng=self.rng, details=details)
-        else:
-            rel = mech.release(float(value), rng=self.rng, l1=self.l1 if uses_l1 else None, details=details)
+        true = int(self._mask(where, method == "ignore_missing").sum())
+        rel = mech.release(true, rng=self.rng)
+        diag = dict(rel.diagnostics.values) if rel.diagnostics is not None else {}
+        if method == "smooth" and involves:
+            diag.update(l1=self.l1, theorem="5.1")
+        rel = _replace(rel, value=max(rel.value, 0),
+                       params={**rel.params, "query": "count", "method": method, "where": where,
+                               "involves_imputed": involves},
+                       diagnostics=CuratorDiagnostics(diag))
         return self._record(rel, label)
 
-    def _finish(self, release):
-        self.releases.append(release)
-        return release
-
-    # --- public queries ------------------------------------------------------------------------
     def count(self, where=None, *, epsilon, method="smooth", gamma=None):
         """Private count of the records (after imputation) that satisfy ``where``.
 
-        Smooth bound 1 + L1(D) (Theorem 5.1, Corollary 5.2) when ``where`` involves an imputed
-        attribute; otherwise the count does not depend on imputation and the two-sided
-        geometric mechanism with sensitivity 1 is used.
+        Smooth bound 1 + L1(D) (Theorem 5.1, Corollary 5.2) with generalized Cauchy noise
+        rounded to integers when ``where`` involves an imputed attribute; otherwise the count
+        does not depend on imputation and the geometric mechanism with sensitivity 1 is used.
+        The release is an integer >= 0 (negative noisy counts become 0: post-processing).
 
         Parameters
         ----------
         where : dict or None
-            Column -> inclusive (low, high) range (None = open) or list of allowed values,
-            combined with AND. None: all records.
+            Column -> inclusive range ``(low, high)`` (None = open end) or, for Ordinal and
+            Categorical attributes, a list of allowed values; combined with AND. None: all.
         epsilon : float
             At least 2 ln 2 when the smooth mechanism is used.
-        method : {"smooth", "ignore_missing", "global"}
+        method : {"smooth", "ignore_missing"}
         gamma : "optimal", "paper", float or None (the object's default)
         """
         self._check_method(method)
@@ -291,30 +322,27 @@ class PrivateImputation:
         self._count_mechanism(den_eps, self._involves_imputed(within), method, gamma)
         num = self._count_release(both, epsilon, method, gamma, label=f"proportion numerator {both}")
         den = self._count_release(within, den_eps, method, gamma, label=f"proportion denominator {within}")
-        value = min(max(num.value / max(den.value, 1.0), 0.0), 1.0)
-        details = {"method": method, "numerator": num, "denominator": den,
-                   "differentially_private": num.details.get("differentially_private", True)
-                   and den.details.get("differentially_private", True)}
-        return self._finish(Release(value=value, epsilon=num.epsilon + den.epsilon, delta=0.0,
-                                    sensitivity=float("nan"), mechanism="ratio of counts",
-                                    l1=num.l1 if num.l1 is not None else den.l1, details=details))
+        value = _clip(num.value / max(den.value, 1), 0.0, 1.0)
+        return self._finish(Release(
+            value=value, epsilon=num.epsilon + den.epsilon, delta=0.0, mechanism="ratio of counts",
+            params={"query": "proportion", "method": method, "where": where, "within": within},
+            parts={"numerator": num, "denominator": den}))
 
-    def _sum_over(self, column, where, bounds, method):
+    # --- means and variances -----------------------------------------------------------------
+    def _values(self, column, where, bounds, method):
         complete_only = method == "ignore_missing"
         mask = self._mask(where, complete_only)
         cols = self._complete_cols if complete_only else self._imputed_cols
-        values = np.clip(cols[column][mask].astype(np.float64), bounds[0], bounds[1])
-        return values
+        return np.clip(cols[column][mask].astype(np.float64), bounds[0], bounds[1])
 
     def _mean_mechanism(self, epsilon, s, bounds, involves_where, involves_col, method, gamma):
+        # The grid comes from the public bounds only (fine enough for any count s < 2^40).
+        grid = public_grid(max(abs(bounds[0]), abs(bounds[1])), bits=_FINE_BITS)
         if method == "smooth" and (involves_where or involves_col):
             bound = sens.mean_smooth(self.l1, bounds, s, depends_on_imputed=involves_where)
             variant = "5.4b" if involves_where else "5.4a"
-            return SmoothCauchy(epsilon=epsilon, smooth_bound=bound, gamma=gamma), variant
-        if method == "global" and (involves_where or involves_col):
-            bound = sens.mean_global(bounds, s, self.n_missing, depends_on_imputed=involves_where)
-            return Laplace(epsilon=epsilon, sensitivity=bound), "global"
-        return Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, 0)), "no imputation"
+            return SmoothCauchy(epsilon=epsilon, smooth_bound=bound, grid=grid, gamma=gamma), variant
+        return Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, 0), grid=grid), "no imputation"
 
     def mean(self, column, *, where=None, bounds=None, epsilon, count_epsilon, method="smooth", gamma=None):
         """Private mean of ``column`` over the records satisfying ``where``.
@@ -323,7 +351,8 @@ class PrivateImputation:
         ``(1/s) Σ Y`` with noise calibrated to Theorem 5.4 (Corollary 5.5): variant (a) when
         the subpopulation does not involve imputed attributes, (b) when it does; values are
         clamped to ``bounds``. Sequential composition: the cost is ``epsilon + count_epsilon``.
-        s is clamped to at least 1 (post-processing of the released count).
+        s is the released count clamped to at least 1, and the released mean is clamped to
+        ``bounds`` (both post-processing).
 
         Parameters
         ----------
@@ -339,65 +368,104 @@ class PrivateImputation:
         count = self._count_release(where, count_epsilon, method, gamma, label=f"count for mean of {column}")
         s = max(float(count.value), 1.0)
         mech, variant = self._mean_mechanism(epsilon, s, bounds, involves_where, involves_col, method, gamma)
-        values = self._sum_over(column, where, bounds, method)
-        details = {"method": method, "column": column, "where": dict(where), "bounds": bounds,
-                   "s": s, "count": count, "theorem": variant}
-        if method == "global" and (involves_where or involves_col):
-            details.update(differentially_private=False, note=_NOT_DP)
-        uses_l1 = method == "smooth" and variant.startswith("5.4")
-        rel = mech.release(float(values.sum()) / s, rng=self.rng, l1=self.l1 if uses_l1 else None,
-                           details=details)
-        self._record(rel, f"mean of {column} {where}")
-        return self._finish(Release(value=rel.value, epsilon=rel.epsilon + count.epsilon, delta=0.0,
-                                    sensitivity=rel.sensitivity, mechanism=rel.mechanism, l1=rel.l1,
-                                    details=rel.details))
+        values = self._values(column, where, bounds, method)
+        rel = self._record(mech.release(float(values.sum()) / s, rng=self.rng), f"mean of {column} {where}")
+        rel, diag = _split_count_derived(rel)
+        diag.update(s=s, n_records=int(values.size))
+        if variant.startswith("5.4"):
+            diag["l1"] = self.l1
+        return self._finish(Release(
+            value=_clip(rel.value, *bounds), epsilon=rel.epsilon + count.epsilon, delta=0.0,
+            mechanism=rel.mechanism,
+            params={**rel.params, "query": "mean", "method": method, "column": column, "where": where,
+                    "bounds": bounds, "theorem": variant},
+            parts={"count": count}, diagnostics=CuratorDiagnostics(diag)))
 
     def variance(self, column, *, where=None, bounds=None, epsilon, mean_epsilon, count_epsilon,
                  method="smooth", gamma=None):
         """Private variance of ``column`` over the records satisfying ``where``.
 
         A private count s (``count_epsilon``), a private mean Ȳ (``mean_epsilon``), then
-        ``(1/(s-1)) Σ (Y - Ȳ)²`` with the smooth bound of Theorem 5.6 (Corollary 5.7).
-        Refused when s < 2; the count is then already spent (it is in the ledger) but the mean
-        and the variance are not.
+        ``(1/(s-1)) Σ (Y - Ȳ)²`` with the smooth bound of Theorem 5.6 (Corollary 5.7). The
+        released count is clamped to at least 2 and the released mean to ``bounds`` before
+        they are used (post-processing), so no outcome of the data is refused. The released
+        variance is clamped to [0, (b - a)²/4], the range of the variance of any distribution
+        on [a, b].
         """
         (epsilon, mean_epsilon, count_epsilon), where, bounds, gamma, involves_where, involves_col = \
             self._numeric_query(column, where, bounds, method, gamma, epsilon=epsilon, mean_epsilon=mean_epsilon,
                                 count_epsilon=count_epsilon)
         involves = involves_where or involves_col
         self._count_mechanism(count_epsilon, involves_where, method, gamma)
-        self._mean_mechanism(mean_epsilon, 1.0, bounds, involves_where, involves_col, method, gamma)
+        self._mean_mechanism(mean_epsilon, 2.0, bounds, involves_where, involves_col, method, gamma)
         if method == "smooth" and involves:
-            sens.choose_gamma(epsilon, gamma)
+            choose_gamma(epsilon, gamma)
         count = self._count_release(where, count_epsilon, method, gamma,
                                     label=f"count for variance of {column}")
-        s = float(count.value)
-        if s < 2:
-            raise ValueError(
-                f"the released size of the subpopulation is {s:.3g} < 2, so a variance cannot be released; "
-                f"the count (epsilon={count_epsilon:g}) was spent, the mean and variance were not."
-            )
+        s = max(float(count.value), 2.0)
         mech, variant = self._mean_mechanism(mean_epsilon, s, bounds, involves_where, involves_col, method,
                                              gamma)
-        values = self._sum_over(column, where, bounds, method)
-        mean_rel = mech.release(float(values.sum()) / s, rng=self.rng,
-                                l1=self.l1 if method == "smooth" and involves else None,
-                                details={"method": method, "theorem": variant, "s": s})
-        self._record(mean_rel, f"mean for variance of {column}")
-        ybar = min(max(float(mean_rel.value), bounds[0]), bounds[1])
+        values = self._values(column, where, bounds, method)
+        mean_rel = self._record(mech.release(float(values.sum()) / s, rng=self.rng),
+                                f"mean for variance of {column}")
+        mean_rel, mean_diag = _split_count_derived(mean_rel)
+        ybar = _clip(float(mean_rel.value), *bounds)
+        mean_rel = _replace(mean_rel, value=ybar, params={**mean_rel.params, "query": "mean", "theorem": variant},
+                            diagnostics=CuratorDiagnostics(mean_diag))
+        half_range2 = ((bounds[1] - bounds[0]) / 2) ** 2
+        grid = public_grid(half_range2, bits=_FINE_BITS)
         if method == "smooth" and involves:
             bound = sens.variance_smooth(self.l1, bounds, s, ybar)
-            var_mech = SmoothCauchy(epsilon=epsilon, smooth_bound=bound, gamma=gamma)
+            var_mech = SmoothCauchy(epsilon=epsilon, smooth_bound=bound, grid=grid, gamma=gamma)
         else:
-            affected = self.n_missing if method == "global" and involves else 0
-            var_mech = Laplace(epsilon=epsilon, sensitivity=sens.variance_global(bounds, s, ybar, affected))
-        details = {"method": method, "column": column, "where": dict(where), "bounds": bounds, "s": s,
-                   "mean": ybar, "count": count, "mean_release": mean_rel, "theorem": "5.6"}
-        if method == "global" and involves:
-            details.update(differentially_private=False, note=_NOT_DP)
-        rel = var_mech.release(float(((values - ybar) ** 2).sum()) / (s - 1.0), rng=self.rng,
-                               l1=self.l1 if method == "smooth" and involves else None, details=details)
-        self._record(rel, f"variance of {column} {where}")
-        return self._finish(Release(value=rel.value, epsilon=rel.epsilon + mean_rel.epsilon + count.epsilon,
-                                    delta=0.0, sensitivity=rel.sensitivity, mechanism=rel.mechanism,
-                                    l1=rel.l1, details=rel.details))
+            var_mech = Laplace(epsilon=epsilon, sensitivity=sens.variance_global(bounds, s, ybar, 0), grid=grid)
+        rel = self._record(var_mech.release(float(((values - ybar) ** 2).sum()) / (s - 1.0), rng=self.rng),
+                           f"variance of {column} {where}")
+        rel, diag = _split_count_derived(rel)
+        diag.update(s=s, n_records=int(values.size))
+        if method == "smooth" and involves:
+            diag["l1"] = self.l1
+        return self._finish(Release(
+            value=_clip(rel.value, 0.0, half_range2), epsilon=rel.epsilon + mean_rel.epsilon + count.epsilon,
+            delta=0.0, mechanism=rel.mechanism,
+            params={**rel.params, "query": "variance", "method": method, "column": column, "where": where,
+                    "bounds": bounds, "theorem": "5.6"},
+            parts={"count": count, "mean": mean_rel}, diagnostics=CuratorDiagnostics(diag)))
+
+
+def _check_condition(attr, spec, name):
+    """One condition of a ``where``: a (low, high) range, or a list of values of an Ordinal or
+    Categorical attribute; type-checked against the attribute's public domain."""
+    if isinstance(spec, tuple):
+        if len(spec) != 2:
+            raise ValueError(f"{name} must be a (low, high) pair, got {spec!r}.")
+        if isinstance(attr, Categorical):
+            raise ValueError(f"{name}: {attr.name!r} is categorical; give a list of categories, not a range.")
+        for v in spec:
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (numbers.Real, np.integer, np.floating))
+                                  or not math.isfinite(v)):
+                raise ValueError(f"{name}: range ends must be finite numbers or None (open), got {spec!r}.")
+        lo, hi = spec
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError(f"{name} has low > high: {spec!r}.")
+        return spec
+    if isinstance(spec, (list, set, frozenset)):
+        values = list(spec)
+        if isinstance(attr, Continuous):
+            raise ValueError(f"{name}: {attr.name!r} is continuous; a list of values is not allowed, give a "
+                             "range (low, high).")
+        if isinstance(attr, Ordinal):
+            bad = [v for v in values if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer))]
+            if bad:
+                raise TypeError(f"{name}: values of the ordinal attribute {attr.name!r} must be integers, got "
+                                f"{bad[:5]}.")
+            out = [v for v in values if not attr.lower <= v <= attr.upper]
+            if out:
+                raise ValueError(f"{name} lists values outside [{attr.lower}, {attr.upper}]: {out[:5]}.")
+        else:
+            bad = [v for v in values if v not in attr.categories]
+            if bad:
+                raise ValueError(f"{name} lists values outside the categories {list(attr.categories)[:10]}: "
+                                 f"{bad[:5]}.")
+        return list(values)
+    raise TypeError(f"{name} must be a (low, high) tuple or a list of values, got {spec!r}.")

@@ -24,20 +24,12 @@ References
 
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
-
-from .noise import generalized_cauchy_moment, generalized_cauchy_quantile
 
 __all__ = [
     "LN2",
-    "CauchyCalibration",
-    "cauchy_admissible",
-    "choose_gamma",
     "count_global",
     "count_smooth",
     "mean_global",
@@ -65,6 +57,9 @@ def _check_bounds(bounds):
         raise ValueError(f"bounds must be finite numbers, got {bounds!r}.")
     if not a < b:
         raise ValueError(f"bounds must satisfy low < high, got low={a}, high={b}.")
+    if not math.isfinite((b - a) ** 2):
+        raise ValueError(f"bounds {bounds!r} are too wide: (high - low)^2 overflows a double; declare "
+                         "tighter public bounds.")
     return a, b
 
 
@@ -73,6 +68,13 @@ def _check_size(s, minimum, what):
     if not (s >= minimum and math.isfinite(s)):
         raise ValueError(f"the estimate of the subpopulation size must be >= {minimum} for {what}, got {s}.")
     return s
+
+
+def _finite(value, what, bounds):
+    if not math.isfinite(value):
+        raise ValueError(f"the sensitivity of the {what} overflows with bounds {bounds!r}; declare tighter "
+                         "public bounds.")
+    return value
 
 
 # --- smooth upper bounds (β = ln 2) ----------------------------------------------------------
@@ -110,7 +112,7 @@ def mean_smooth(l1, bounds, s, *, depends_on_imputed):
     s = _check_size(s, 1.0, "a mean")
     big = max(abs(a), abs(b))
     per_donee = max(big, b - a) if depends_on_imputed else (b - a)
-    return (big + l1 * per_donee) / s
+    return _finite((big + l1 * per_donee) / s, "mean", bounds)
 
 
 def variance_smooth(l1, bounds, s, mean):
@@ -126,7 +128,7 @@ def variance_smooth(l1, bounds, s, mean):
     s = _check_size(s, 2.0, "a variance")
     ybar = min(max(float(mean), a), b)
     m = max((a - ybar) ** 2, (b - ybar) ** 2)
-    return m * (1.0 + l1) / (s - 1.0)
+    return _finite(m * (1.0 + l1) / (s - 1.0), "variance", bounds)
 
 
 # --- global sensitivities (no imputation, or the paper's optimistic comparison) --------------
@@ -153,112 +155,3 @@ def mean_global(bounds, s, n_affected=0, *, depends_on_imputed=False):
 def variance_global(bounds, s, mean, n_affected=0):
     """Sensitivity of a variance about a released mean, as in Theorem 5.6 with L1 = n_affected."""
     return variance_smooth(int(n_affected), bounds, s, mean)
-
-
-# --- generalized Cauchy calibration ----------------------------------------------------------
-@dataclass(frozen=True)
-class CauchyCalibration:
-    """Constants of a smooth-sensitivity release with generalized Cauchy noise.
-
-    The release is ``q(D) + S(D)/alpha · X`` with X generalized Cauchy(γ) (Theorem 3.6), so the
-    noise scale is ``S(D)/alpha``.
-    """
-
-    epsilon: float
-    gamma: float
-    alpha: float
-    beta: float
-    rule: str
-
-    def spread(self):
-        """Standard deviation of X/alpha if finite, else the half-width of its central 90%."""
-        return _spread(self.gamma, self.alpha)
-
-
-def cauchy_admissible(epsilon, gamma, *, beta=LN2):
-    """Largest sliding constant α of generalized Cauchy(γ) noise for an ε-DP smooth release.
-
-    Theorem 3.6 (Nissim et al. 2007, Lemma 2.6) needs, for noise density f and a β-smooth
-    bound, log f(x) - log f(x + Δ) ≤ ε/2 for |Δ| ≤ α and dilation by e^λ, |λ| ≤ β, to cost at
-    most ε/2. For f ∝ 1/(1+|x|^γ) the exact costs are α (γ-1)^(1-1/γ) and β max(γ-1, 1)
-    (corrected Theorem 3.8). Returns α = ε / (2 (γ-1)^(1-1/γ)).
-
-    Raises
-    ------
-    ValueError
-        When β max(γ-1, 1) > ε/2: this γ cannot be used at this ε (and no γ can when
-        ε < 2β = 2 ln 2).
-    """
-    if not (epsilon > 0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be a finite positive number, got {epsilon!r}.")
-    if not gamma > 1:
-        raise ValueError(f"gamma must be > 1, got {gamma!r}.")
-    if beta * max(gamma - 1.0, 1.0) > epsilon / 2.0 * (1 + 1e-12):
-        raise ValueError(
-            f"generalized Cauchy noise with gamma={gamma:g} is not admissible at epsilon={epsilon:g} "
-            f"with smoothness beta={beta:g}: need beta*max(gamma-1, 1) <= epsilon/2"
-            + (f"; no gamma works for epsilon < 2*beta = {2 * beta:.6f}." if epsilon < 2 * beta else ".")
-        )
-    return epsilon / (2.0 * (gamma - 1.0) ** (1.0 - 1.0 / gamma))
-
-
-def _spread(gamma, alpha):
-    second = generalized_cauchy_moment(gamma, 2)
-    if math.isfinite(second):
-        return math.sqrt(second) / alpha
-    return float(generalized_cauchy_quantile(0.95, gamma)) / alpha
-
-
-def choose_gamma(epsilon, gamma="optimal", *, beta=LN2):
-    """Choose γ for a smooth-sensitivity release with generalized Cauchy noise.
-
-    Parameters
-    ----------
-    epsilon : float
-        Budget of the release; must be ≥ 2 β (= 2 ln 2 for the L1-based bounds).
-    gamma : "optimal", "paper" or float
-        ``"paper"``: γ = 1 + ε/(2β), the paper's choice (Corollary 3.9 with β = ln 2).
-        ``"optimal"``: the admissible γ, 1 < γ ≤ 1 + ε/(2β), that minimises the spread of the
-        noise S·X/α: its standard deviation when some admissible γ > 3 has finite variance,
-        otherwise the half-width of its central 90% interval. A float uses that γ if admissible.
-
-    Returns
-    -------
-    CauchyCalibration
-    """
-    return _choose_gamma(float(epsilon) if isinstance(epsilon, (int, float, np.floating)) else epsilon,
-                         gamma, beta)
-
-
-@functools.lru_cache(maxsize=256)
-def _choose_gamma(epsilon, gamma, beta):
-    """Cached body of :func:`choose_gamma` (the choice depends on ε, the rule and β only)."""
-    if not (isinstance(epsilon, (int, float, np.floating)) and math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be a finite positive number, got {epsilon!r}.")
-    if epsilon < 2 * beta * (1 - 1e-12):
-        raise ValueError(
-            f"a smooth-sensitivity release needs epsilon >= 2 ln 2 = {2 * beta:.6f} (the bound 1 + L1 is "
-            f"only ln 2-smooth), got epsilon={epsilon:g}. Spend more budget on this release or use "
-            "method='ignore_missing'."
-        )
-    g_max = 1.0 + epsilon / (2.0 * beta)
-    if gamma == "paper":
-        g = g_max
-        rule = "paper"
-    elif gamma == "optimal":
-        rule = "optimal"
-        if g_max > 3.0:
-            lo, objective = 3.0 + 1e-9, lambda g: _spread(g, cauchy_admissible(epsilon, g, beta=beta))
-        else:
-            lo, objective = 1.0 + 1e-6, lambda g: _spread(g, cauchy_admissible(epsilon, g, beta=beta))
-        res = optimize.minimize_scalar(objective, bounds=(lo, g_max), method="bounded",
-                                       options={"xatol": 1e-10})
-        candidates = [res.x, g_max]
-        g = min(candidates, key=objective)
-    else:
-        if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating)):
-            raise TypeError(f"gamma must be 'optimal', 'paper' or a number > 1, got {gamma!r}.")
-        g = float(gamma)
-        rule = "fixed"
-    alpha = cauchy_admissible(epsilon, g, beta=beta)
-    return CauchyCalibration(epsilon=float(epsilon), gamma=float(g), alpha=alpha, beta=beta, rule=rule)

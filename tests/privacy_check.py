@@ -39,3 +39,30 @@ def hockey_stick(x1, x2, epsilon, n_bins=60):
     p2 = np.histogram(x2, edges)[0] / len(x2)
     return max(np.clip(p1 - np.exp(epsilon) * p2, 0, None).sum(),
                np.clip(p2 - np.exp(epsilon) * p1, 0, None).sum())
+
+
+def float_generalized_cauchy(gamma, size, rng):
+    """Continuous generalized Cauchy draws in floating point (reference for tests only).
+
+    (G1/G2)^(1/γ) with G1 ~ Gamma(1/γ), G2 ~ Gamma(1 - 1/γ) has density ∝ 1/(1 + x^γ) on x > 0.
+    """
+    g1 = rng.standard_gamma(1.0 / gamma, size=size)
+    g2 = rng.standard_gamma(1.0 - 1.0 / gamma, size=size)
+    g2[g2 == 0] = np.finfo(float).tiny
+    return np.where(rng.random(size) < 0.5, -1.0, 1.0) * (g1 / g2) ** (1.0 / gamma)
+
+
+def producible_by_float_laplace(y, value, scale):
+    """Can ``value + scale * x`` equal the double ``y`` for some double x? (Mironov's attack.)
+
+    The map x -> value + scale*x is monotone, so only doubles x next to (y - value)/scale can
+    hit y; a few steps either side of it are tried.
+    """
+    x = (y - value) / scale
+    for _ in range(8):
+        x = np.nextafter(x, -np.inf)
+    for _ in range(17):
+        if value + scale * x == y:
+            return True
+        x = np.nextafter(x, np.inf)
+    return False

@@ -30,7 +30,7 @@ from .census import (
     truth,
 )
 
-__all__ = ["run_census_experiment", "run_demo"]
+__all__ = ["curator_stats", "run_census_experiment", "run_demo"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +39,22 @@ def _fmt(v, kind):
     return f"{v:.4f}" if kind == "proportion" else f"{v:,.1f}"
 
 
+def curator_stats(imp):
+    """CONFIDENTIAL: L1(D), its worst cases and the class statistics of a fitted imputer."""
+    return {"l1": int(imp.l1_), "n_incomplete": int(imp.incomplete_index_.size), "n_classes": imp.n_classes_,
+            "n_donorless_classes": imp.n_donorless_classes_, "max_donee_count": int(imp.donee_counts_.max()),
+            "l1_cases": {kind: dict(vars(c)) for kind, c in imp.l1_cases_.items()}}
+
+
 def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, seed=None,
-             out="dpknn-demo", progress=True):
-    """The main job on built-in data; returns 0. See ``dpknn demo --help``."""
+             out="dpknn-demo", diagnostics=None, progress=True):
+    """The main job on built-in data; returns 0. See ``dpknn demo --help``.
+
+    ``results.json`` holds only what may be published (released values, budgets, public
+    parameters). ``report.md`` and ``demo.png`` are the curator's evaluation on synthetic data:
+    they show L1(D), the true values and the non-private baseline, and are marked so. Curator
+    diagnostics (L1 cases, noise scales) go to ``diagnostics`` only when a path is given.
+    """
     t0 = time.perf_counter()
     bar = progress_bar(total=4, progress=progress, desc="dpknn demo", unit="step")
     rng = np.random.default_rng(seed)
@@ -49,23 +62,31 @@ def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, se
     df = make_census(n, rng=rng)
     bar.update(1)
     bar.set_postfix_str("exact k-NN imputation and L1(D)")
-    private = PrivateImputation(df, census_schema(), k=k, rng=rng)
+    # Without a seed the noise comes from the OS CSPRNG; a seed makes the whole run reproducible.
+    private = PrivateImputation(df, census_schema(), k=k, rng=None if seed is None else rng)
     imp = private.imputer
     bar.update(1)
     bar.set_postfix_str("releases")
     rows = release_queries(private, epsilon=epsilon, count_epsilon=count_epsilon)
     truths = truth(df)
     bar.update(1)
-    stats = {"n": n, "k": k, "seed": seed, "incomplete": int(imp.incomplete_index_.size),
-             "l1": int(imp.l1_), "n_classes": imp.n_classes_, "n_donorless_classes": imp.n_donorless_classes_,
-             "max_donee_count": int(imp.donee_counts_.max()),
-             "l1_cases": {kind: dict(vars(c)) for kind, c in imp.l1_cases_.items()}}
+    stats = curator_stats(imp)
+    stats.update(n=n, k=k)
+    published = [{"query": r["query"], "method": r["method"], **r["release"].to_dict()}
+                 for r in rows if r["differentially_private"]]
+    curator = {"confidential": True, "imputation": stats,
+               "releases": [{"query": r["query"], "method": r["method"], **r["release"].curator_dict()}
+                            for r in rows if r["differentially_private"]]}
     for r in rows:
+        r.pop("release", None)
         r["truth"] = truths[r["query"]]
         r["error"] = r["value"] - r["truth"]
 
     lines = ["# dpknn demo: DP releases on k-NN-imputed synthetic census data", "",
-             f"{n:,} synthetic 1940-style census records, {stats['incomplete']:,} with INCWAGE missing "
+             "**CONFIDENTIAL curator evaluation** (synthetic data): this report shows L1(D), true values and "
+             "a non-private baseline, none of which may be published. What may be published is in "
+             "`results.json`.", "",
+             f"{n:,} synthetic 1940-style census records, {stats['n_incomplete']:,} with INCWAGE missing "
              f"(MAR: more often for groups that earn more). Exact {k}-NN imputation on 9 known attributes "
              f"(AGE by decade).", "",
              f"- equivalence classes: {stats['n_classes']:,}, of which {stats['n_donorless_classes']:,} hold "
@@ -96,13 +117,17 @@ def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, se
     out = Path(out)
     files = [(out / "report.md", text_writer(report)),
              (out / "results.json", text_writer(json.dumps(
-                 {"stats": stats, "epsilon": epsilon, "count_epsilon": count_epsilon, "truth": truths,
-                  "releases": rows}, indent=2, default=str)))]
+                 {"differentially_private": True, "neighbouring_relation": "add or remove one record",
+                  "epsilon_per_query": epsilon + count_epsilon, "releases": published},
+                 indent=2, allow_nan=False)))]
+    if diagnostics is not None:
+        files.append((Path(diagnostics), text_writer(json.dumps(curator, indent=2, allow_nan=False))))
     try:
         from ..plotting import demo_figure
         fig = demo_figure(rows, truths, labels={k_: q.label for k_, q in QUERIES.items()},
                           method_labels=METHOD_LABELS,
-                          title=f"dpknn demo: n={n:,}, L1(D)={stats['l1']}, epsilon={epsilon:.3f} per release")
+                          title=f"CONFIDENTIAL curator view: n={n:,}, L1(D)={stats['l1']}, "
+                                f"epsilon={epsilon:.3f} per release")
         files.append((out / "demo.png", figure_writer(fig)))
     except ImportError:
         logger.warning("matplotlib is not installed: demo.png skipped (pip install 'dpknn[plot]')")

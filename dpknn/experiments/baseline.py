@@ -1,0 +1,66 @@
+"""The paper's "global sensitivity" comparison (Clifton et al. 2022, §6.3). NOT differentially private.
+
+The paper compares its smooth-sensitivity releases with Laplace noise at an "optimistic global
+sensitivity" that replaces L1(D) by the number of missing records. That number depends on the
+data, so the noise scale itself reveals the data and the release is **not** differentially
+private. It is kept only to reproduce the paper's figures (``dpknn experiment census``, the demo's
+curator report) and, behind ``--allow-non-dp``, in ``dpknn release``; :mod:`dpknn.queries` never
+offers it.
+
+References
+----------
+.. [1] Clifton, Hanson, Kifer, Shamis, et al. (2022), §6.3.
+"""
+
+from __future__ import annotations
+
+from .. import sensitivity as sens
+from ..mechanisms import Laplace
+
+__all__ = ["NOT_DP", "global_baseline"]
+
+NOT_DP = ("NOT differentially private: the paper's global-sensitivity comparison (Clifton et al. 2022, §6.3), "
+          "whose noise scale 1 + (number of missing records) depends on the data")
+
+
+def global_baseline(private, kind, *, column=None, where=None, within=None, bounds=None, epsilon,
+                    count_epsilon=None, denominator_epsilon=None):
+    """Value of the paper's non-private comparison for a count, proportion or mean.
+
+    Parameters
+    ----------
+    private : PrivateImputation
+        Gives the imputed data, the conditions' validation and the noise source.
+    kind : {"count", "proportion", "mean"}
+
+    Returns
+    -------
+    float
+        The (NOT differentially private) value. No budget is recorded.
+    """
+    if kind not in ("count", "proportion", "mean"):
+        raise ValueError(f"the global baseline covers count, proportion and mean, not {kind!r}.")
+    n_missing = int(private.imputer.incomplete_index_.size)
+    where = private._check_where(where)
+    rng = private.rng
+
+    def count(cond, eps):
+        involves = private._involves_imputed(cond)
+        mech = Laplace(epsilon=eps, sensitivity=sens.count_global(n_missing if involves else 0))
+        return mech.release(int(private._mask(cond, False).sum()), rng=rng).value
+
+    if kind == "count":
+        return max(count(where, epsilon), 0.0)
+    if kind == "proportion":
+        within = private._check_where(within, "within")
+        num = count({**within, **where}, epsilon)
+        den = count(within, epsilon if denominator_epsilon is None else denominator_epsilon)
+        return min(max(num / max(den, 1.0), 0.0), 1.0)
+    bounds = private._bounds(column, bounds)
+    s = max(float(count(where, count_epsilon)), 1.0)
+    involves_where = private._involves_imputed(where)
+    affected = n_missing if involves_where or column in private.schema.imputed_names else 0
+    mech = Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, affected,
+                                                                   depends_on_imputed=involves_where))
+    value = mech.release(float(private._values(column, where, bounds, "smooth").sum()) / s, rng=rng).value
+    return min(max(value, bounds[0]), bounds[1])

@@ -1,0 +1,100 @@
+"""Sources of uniform random bits for the exact noise samplers.
+
+Every sampler of :mod:`dpknn.noise` draws integers uniformly at random from a
+:class:`RandomSource` and does all its arithmetic on integers and fractions, so that each
+released number has exactly the distribution its privacy proof assumes.
+
+``rng=None`` (the default everywhere) is the operating system's cryptographically secure
+generator (:mod:`secrets`, i.e. ``os.urandom``). An int seed or a :class:`numpy.random.Generator`
+gives a reproducible stream, for experiments and tests only: anyone who knows the seed can
+remove the noise, and the same seed on two neighbouring data sets draws the same noise.
+"""
+
+from __future__ import annotations
+
+import numbers
+import secrets
+
+import numpy as np
+
+__all__ = ["RandomSource", "as_source"]
+
+
+class RandomSource:
+    """Uniform random integers from the OS CSPRNG (``generator=None``) or a numpy Generator.
+
+    Parameters
+    ----------
+    generator : numpy.random.Generator or None
+        None: :mod:`secrets` (cryptographically secure, not reproducible).
+    """
+
+    __slots__ = ("_buf", "_gen", "_pos")
+
+    def __init__(self, generator=None):
+        if generator is not None and not isinstance(generator, np.random.Generator):
+            raise TypeError(f"generator must be a numpy.random.Generator or None, got {generator!r}.")
+        self._gen = generator
+        self._buf, self._pos = [], 0
+
+    def _word(self):
+        # Raw 64-bit words fetched in blocks: one numpy call per 512 words, not per draw.
+        if self._pos == len(self._buf):
+            self._buf = self._gen.integers(0, 2**64, size=512, dtype=np.uint64).tolist()
+            self._pos = 0
+        self._pos += 1
+        return self._buf[self._pos - 1]
+
+    @property
+    def secure(self):
+        """True when the bits come from the operating system's CSPRNG."""
+        return self._gen is None
+
+    def randbits(self, k):
+        """A uniform integer in [0, 2**k)."""
+        if k <= 0:
+            return 0
+        if self._gen is None:
+            return secrets.randbits(k)
+        words = -(-k // 64)
+        value = 0
+        for _ in range(words):
+            value = (value << 64) | self._word()
+        return value >> (64 * words - k)
+
+    def randbelow(self, n):
+        """A uniform integer in [0, n), n >= 1 (rejection sampling: exact)."""
+        if n <= 0:
+            raise ValueError(f"n must be >= 1, got {n!r}.")
+        if self._gen is None:
+            return secrets.randbelow(n)
+        k = n.bit_length()
+        while True:
+            v = self.randbits(k)
+            if v < n:
+                return v
+
+    def __repr__(self):
+        return "RandomSource(secrets)" if self._gen is None else f"RandomSource({self._gen!r})"
+
+
+def as_source(rng):
+    """Turn ``rng`` (None, int seed, Generator or RandomSource) into a :class:`RandomSource`.
+
+    None is the OS CSPRNG; an int seeds a fresh numpy Generator; a Generator is used as it is
+    (successive calls share its stream).
+    """
+    if rng is None:
+        return RandomSource(None)
+    if isinstance(rng, RandomSource):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return RandomSource(rng)
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng must be a non-negative integer seed, got {rng!r}.")
+        return RandomSource(np.random.default_rng(int(rng)))
+    raise TypeError(
+        f"rng must be a numpy.random.Generator, an int seed or None (the OS CSPRNG); got {type(rng).__name__} "
+        f"{rng!r}."
+    )
