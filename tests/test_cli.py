@@ -98,14 +98,20 @@ def census_files(tmp_path, n=4000):
 
 
 def test_demo_writes_report_results_and_figure(tmp_path):
-    res = run("demo", "--n", "5000", "--seed", "2", "--out", str(tmp_path / "demo"), "--quiet")
+    res = run("demo", "--n", "5000", "--seed", "2", "--out", str(tmp_path / "demo"), "--quiet",
+              "--diagnostics", str(tmp_path / "curator.json"))
     assert res.returncode == 0, res.stderr
     out = tmp_path / "demo"
     results = json.loads((out / "results.json").read_text())
-    assert results["stats"]["l1"] >= 1 and len(results["releases"]) == 15
-    assert {r["method"] for r in results["releases"]} == {"smooth", "ignore_missing", "global"}
-    assert all(r["differentially_private"] is (r["method"] != "global") for r in results["releases"])
-    assert "L1(D) =" in (out / "report.md").read_text() and "L1(D) =" in res.stdout
+    # Published: the 10 DP releases only (the non-DP baseline is in the curator's report).
+    assert results["differentially_private"] is True and len(results["releases"]) == 10
+    assert {r["method"] for r in results["releases"]} == {"smooth", "ignore_missing"}
+    text = (out / "results.json").read_text()
+    assert "l1" not in text and "stats" not in text and "smooth_bound" not in text
+    curator = json.loads((tmp_path / "curator.json").read_text())
+    assert curator["confidential"] is True and curator["imputation"]["l1"] >= 1
+    report = (out / "report.md").read_text()
+    assert "L1(D) =" in report and "CONFIDENTIAL" in report and "L1(D) =" in res.stdout
     assert (out / "demo.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -133,8 +139,14 @@ def test_impute_csv_and_parquet_with_sidecar(tmp_path):
         assert len(out) == len(df) and out["INCWAGE"].notna().all()
         np.testing.assert_array_equal(out["AGE"], df["AGE"])
         side = json.loads((tmp_path / (name + ".json")).read_text())
-        assert side["k"] == 2 and side["l1"] >= 1 and side["n_incomplete"] == int(df.INCWAGE.isna().sum())
+        assert side["k"] == 2 and side["dpknn:imputed"] is True and "l1" not in side and "rows" not in side
         assert "label y - label x" in side["order"]
+    res = run("impute", "--schema", str(tmp_path / "schema.toml"), "--input", str(tmp_path / "data.csv"),
+              "--output", str(tmp_path / "o.csv"), "--diagnostics", str(tmp_path / "diag.json"))
+    assert res.returncode == 0, res.stderr
+    diag = json.loads((tmp_path / "diag.json").read_text())
+    assert diag["confidential"] is True and diag["l1"] >= 1
+    assert diag["n_incomplete"] == int(df.INCWAGE.isna().sum()) and "l1_cases" in diag
 
 
 def test_release_file_and_refusals(tmp_path):
@@ -144,6 +156,7 @@ def test_release_file_and_refusals(tmp_path):
     res = run(*args, "--epsilon", "20")
     assert res.returncode == 0, res.stderr
     out = json.loads((tmp_path / "r.json").read_text())
+    assert out["differentially_private"] is True and "l1" not in out and "rows" not in out
     assert [r["name"] for r in out["releases"]] == ["mean wage 20-59", "poor 20-29", "ignore"]
     assert out["epsilon_spent"] == pytest.approx(4.2 + 0.7 + 4.2 + 0.7 + 1.0)
     assert sum(e["epsilon"] for e in out["ledger"]) == pytest.approx(out["epsilon_spent"])
