@@ -11,7 +11,7 @@ last term is the paper's "lowest donor with a label higher than the record", mad
 L1(D) is the largest number of records whose donor set one addition or one deletion of a
 record can change (counting an added or removed incomplete record itself). It drives the
 smooth sensitivity of every release on imputed data (Theorem 4.6). It is computed exactly
-(DESIGN.md §3) as
+(``docs/imputation.md``) as
 
     L1(D) = max(1, max over complete y of |donees(y)|, max over cells c and label gaps L of captured(c, L)),
 
@@ -212,7 +212,7 @@ class KNNImputer:
                 f"{list(schema.imputed_names)} observed, so there is no donor." if n else
                 "no complete records: the data are empty."
             )
-        # Fewer than k complete records: the donors are all of them (DESIGN: the first
+        # Fewer than k complete records: the donors are all of them (docs/imputation.md: the first
         # min(k, |D_c|) in the order), so the kernels run with k = |D_c|.
         short = k > n_complete
         if short:

@@ -148,7 +148,7 @@ def clamp(data, *, lower=None, upper=None, categories=None, null_value=None):
                 raise ValueError(f"column {c!r} is integer; its bounds must be integers, got {a!r}, {b!r}.")
             out[c] = frame[c].clip(lower=a, upper=b)
         elif c in cats:
-            allowed = list(cats[c])
+            allowed = _check_categories(cats[c], c)
             if kind == "float":
                 raise TypeError(f"column {c!r} is float; categorical clamping needs int, bool or str values.")
             nv = nulls.get(c)
@@ -211,7 +211,7 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
         if c in cats:
             if c in lo or c in hi:
                 raise ValueError(f"column {c!r} has both categories and numeric bounds; impute it one way only.")
-            allowed = list(cats[c])
+            allowed = _check_categories(cats[c], c)
             if not allowed:
                 raise ValueError(f"column {c!r}: categories must not be empty.")
             p = np.ones(len(allowed)) if c not in w else np.asarray(w[c], dtype=float)
@@ -242,8 +242,10 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
             else:
                 if c not in mu or c not in sd:
                     raise ValueError(f"column {c!r}: the gaussian distribution needs shift and scale.")
-                if not (isinstance(sd[c], numbers.Real) and sd[c] > 0):
-                    raise ValueError(f"column {c!r}: scale must be > 0, got {sd[c]!r}.")
+                if not (isinstance(sd[c], numbers.Real) and sd[c] > 0 and math.isfinite(sd[c])):
+                    raise ValueError(f"column {c!r}: scale must be a finite number > 0, got {sd[c]!r}.")
+                if isinstance(mu[c], bool) or not isinstance(mu[c], numbers.Real) or not math.isfinite(mu[c]):
+                    raise ValueError(f"column {c!r}: shift must be a finite number, got {mu[c]!r}.")
                 draws = np.clip(rng.normal(float(mu[c]), float(sd[c]), size=m), a, b)
             filled = frame[c].to_numpy(dtype=np.float64, copy=True)
             filled[null] = draws
@@ -251,6 +253,15 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
         elif c in nulls or c in w:
             raise ValueError(f"column {c!r} has null_value or weights but no categories.")
     return back(out)
+
+
+def _check_categories(categories, column):
+    """The category list as a list; a missing value (None, NaN, NA) is not a category."""
+    allowed = list(categories)
+    if any(pd.isna(v) for v in allowed if not isinstance(v, (list, tuple))):
+        raise ValueError(f"column {column!r}: categories must not contain a missing value (None/NaN/NA), got "
+                         f"{allowed[:10]!r}; missing values are what impute fills.")
+    return allowed
 
 
 def _restore_dtype(col, original):

@@ -60,7 +60,7 @@ def pairs_from_indices(r, n):
     """Map 0-based indices ``r`` in [0, n(n-1)/2) to pairs (i, j) with 0 <= i < j < n.
 
     Pairs are ordered (0,1), (0,2), (1,2), (0,3), ...: the pair (i, j) has index
-    j(j-1)/2 + i. Vectorised (Cython). This is the corrected mapping of DESIGN.md §4; the
+    j(j-1)/2 + i. Vectorised (Cython). This is the corrected mapping (docs/rwn.md); the
     version printed in Perry et al. (2022, §11.2) is garbled.
     """
     n = check_positive_int(n, "n", minimum=2)
@@ -187,10 +187,23 @@ class RWN:
             check_positive_int(self.m, "m")
         if self.method == "partitioned" and self.partition_key is None:
             check_positive_int(self.partitions, "partitions")
+        dup = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
+        if dup:
+            raise ValueError(f"data has duplicate column names {dup}; rename them first.")
         columns = list(df.columns) if columns is None else list(columns)
         missing = [c for c in columns if c not in df.columns]
         if missing:
             raise ValueError(f"columns {missing} are not in the data.")
+        for c in columns:
+            col = df[c]
+            if col.isna().any():
+                raise ValueError(f"column {c!r} has {int(col.isna().sum())} missing values; RWN needs complete "
+                                 "data (fill them first, e.g. dpknn.processing.impute).")
+            if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+                bad = ~np.isfinite(col.to_numpy(dtype=np.float64))
+                if bad.any():
+                    raise ValueError(f"column {c!r} has {int(bad.sum())} infinite value(s); RWN needs finite "
+                                     "numbers (clamp them first, dpknn.processing.clamp).")
         if self.partition_key is not None and self.partition_key not in df.columns:
             raise ValueError(f"partition_key {self.partition_key!r} is not a column of the data.")
         for name in ("weights", "scales"):

@@ -126,6 +126,10 @@ class Ordinal:
             raise ValueError(
                 f"attribute {self.name!r} has an empty domain: upper={self.upper} < lower={self.lower}."
             )
+        if self.lower < -(2**63) or self.upper > 2**63 - 1 or self.upper - self.lower > 2**63 - 1:
+            raise ValueError(
+                f"attribute {self.name!r}: the range [{self.lower}, {self.upper}] does not fit 64-bit integer codes "
+                "(upper - lower must be below 2**63); declare a narrower public range.")
         bw = _check_int(self.bin_width, f"bin_width of attribute {self.name!r}")
         if bw < 1:
             raise ValueError(f"bin_width of attribute {self.name!r} must be >= 1, got {bw}.")
@@ -543,6 +547,14 @@ class Schema:
                              "expected 'known', 'imputed' and optionally 'label'.")
 
         def build(entry, where):
+            if isinstance(entry, dict) and entry.get("type") in _KINDS:
+                allowed = {"name", "type", "weight"} | (
+                    {"categories"} if entry["type"] == "categorical" else
+                    {"lower", "upper", "bin_width"} if entry["type"] == "ordinal" else {"lower", "upper"})
+                extra = set(entry) - allowed
+                if extra:
+                    raise ValueError(f"attribute {entry.get('name')!r} of type {entry['type']!r} has unknown keys "
+                                     f"{sorted(extra)}; its keys are {sorted(allowed)}.")
             if not isinstance(entry, dict) or "type" not in entry or "name" not in entry:
                 raise ValueError(f"each entry of {where} needs 'name' and 'type', got {entry!r}.")
             entry = dict(entry)
@@ -565,6 +577,10 @@ class Schema:
                                      f"{sorted(entry)}.") from None
                 raise
 
+        for key in ("known", "imputed"):
+            if not isinstance(spec.get(key, []), list):
+                raise TypeError(f"schema description: {key!r} must be a list of attribute tables ([[{key}]] in "
+                                f"TOML), got {type(spec[key]).__name__} {spec[key]!r}.")
         return cls(known=[build(e, "known") for e in spec.get("known", [])],
                    imputed=[build(e, "imputed") for e in spec.get("imputed", [])],
                    label=spec.get("label"))

@@ -1,17 +1,14 @@
-"""Smooth and global sensitivity bounds, one function per theorem, and the noise constants.
+"""Smooth and global sensitivity bounds, one function per theorem.
 
 Neighbouring relation throughout: add or remove one record (unbounded DP). All smooth bounds
 here are ``ln 2``-smooth upper bounds on the local sensitivity of a query answered on the
 k-NN-imputed data, built from L1(D) through Theorem 4.6 and Theorem 3.5 of Clifton et al.
 (2022); they are smooth only for β ≥ ln 2, which is why a smooth-sensitivity release needs
-ε ≥ 2 ln 2 (see :func:`cauchy_admissible`).
+ε ≥ 2 ln 2 (see :func:`dpknn.mechanisms.cauchy_admissible`). The noise and its calibration
+live in :mod:`dpknn.mechanisms`; this module holds only the theorems' bounds.
 
-Errata applied (DESIGN.md §4):
+Erratum applied (``docs/privacy.md``):
 
-- Theorem 3.8 of the paper (α = β = ε/(2(γ-1))) is proved only for γ ≥ 2. The exact
-  constants of the generalized Cauchy distribution are: sliding by up to α costs at most
-  α (γ-1)^(1-1/γ) in log-density, dilation by up to β costs at most β max(γ-1, 1). Each must be
-  ≤ ε/2 (Theorem 3.6).
 - Theorem 5.4 assumes 0 ≤ a; for a < 0 the leading term uses max(|a|, |b|) instead of b.
 
 References
@@ -57,7 +54,7 @@ def _check_bounds(bounds):
         raise ValueError(f"bounds must be finite numbers, got {bounds!r}.")
     if not a < b:
         raise ValueError(f"bounds must satisfy low < high, got low={a}, high={b}.")
-    if not math.isfinite((b - a) ** 2):
+    if not math.isfinite((b - a) * (b - a)):
         raise ValueError(f"bounds {bounds!r} are too wide: (high - low)^2 overflows a double; declare "
                          "tighter public bounds.")
     return a, b

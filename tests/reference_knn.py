@@ -1,4 +1,4 @@
-"""Brute-force reference for the imputation order, donor sets and L1(D) (DESIGN.md §2-3).
+"""Brute-force reference for the imputation order, donor sets and L1(D) (docs/imputation.md).
 
 Obviously correct and slow: donor sets are recomputed from scratch for every single deletion
 and every single addition (every cell of the public domain, complete or incomplete, every label
