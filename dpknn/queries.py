@@ -40,6 +40,7 @@ from . import sensitivity as sens
 from .accounting import BudgetAccountant
 from .imputation import KNNImputer
 from .mechanisms import CuratorDiagnostics, Geometric, Laplace, Release, SmoothCauchy, choose_gamma, public_grid
+from .noise import gamma_fraction
 from .randomness import as_source
 from .schema import Categorical, Continuous, Ordinal, Schema
 from .validation import check_positive_real
@@ -158,7 +159,10 @@ class PrivateImputation:
         self.schema: Schema = imputer.schema
         self.accountant = accountant
         self.rng = as_source(rng)
-        choose_gamma(2 * sens.LN2 * 3, gamma)  # validates the rule early (any ε >= 2 ln 2 would do)
+        if not (isinstance(gamma, str) and gamma in ("optimal", "paper")):
+            if isinstance(gamma, str):
+                raise ValueError(f"gamma must be 'optimal', 'paper' or a number > 1, got {gamma!r}.")
+            gamma_fraction(gamma)   # a multiple of 1/4 > 1; admissibility is checked per release
         self.gamma = gamma
         # transform() refuses data other than the data the imputer was fitted on.
         self.imputed = imputer.transform(df) if imputed is None else imputed

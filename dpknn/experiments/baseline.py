@@ -49,8 +49,9 @@ def global_baseline(private, kind, *, column=None, where=None, within=None, boun
         mech = Laplace(epsilon=eps, sensitivity=sens.count_global(n_missing if involves else 0))
         return mech.release(int(private._mask(cond, False).sum()), rng=rng).value
 
+    # Values are left unclipped (except the ratio), as in the paper's comparison.
     if kind == "count":
-        return max(count(where, epsilon), 0.0)
+        return count(where, epsilon)
     if kind == "proportion":
         within = private._check_where(within, "within")
         num = count({**within, **where}, epsilon)
@@ -62,5 +63,4 @@ def global_baseline(private, kind, *, column=None, where=None, within=None, boun
     affected = n_missing if involves_where or column in private.schema.imputed_names else 0
     mech = Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, affected,
                                                                    depends_on_imputed=involves_where))
-    value = mech.release(float(private._values(column, where, bounds, "smooth").sum()) / s, rng=rng).value
-    return min(max(value, bounds[0]), bounds[1])
+    return mech.release(float(private._values(column, where, bounds, "smooth").sum()) / s, rng=rng).value

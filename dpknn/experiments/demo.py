@@ -110,7 +110,9 @@ def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, se
               "mechanisms. Global sensitivity: the paper's comparison with Laplace noise at 1 + (number of "
               "missing records); that sensitivity depends on the data, so it is **not** differentially "
               "private and is shown for comparison only.", "",
-              f"Run time: {time.perf_counter() - t0:.1f} s. Seeded runs are reproducible, not secure.", ""]
+              f"Run time: {time.perf_counter() - t0:.1f} s. "
+              + ("Noise from the OS CSPRNG." if seed is None else
+                 f"Seed {seed}: reproducible, not secure (never publish seeded releases)."), ""]
     report = "\n".join(lines)
 
     bar.set_postfix_str("writing files")
