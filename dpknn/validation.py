@@ -25,9 +25,10 @@ def check_rng(rng):
 
     Notes
     -----
-    Seeded generators are for reproducibility of experiments, not for security: numpy's
-    PCG64 is not a cryptographically secure generator, and a release whose seed is known can
-    be de-noised. Production releases should pass ``rng=None`` (fresh OS entropy).
+    Used for random choices that are not release noise (synthetic data, resampling, RWN).
+    Release noise never goes through here: the exact samplers take their bits from
+    :func:`dpknn.randomness.as_source`, whose ``None`` is the OS CSPRNG. Seeded generators are
+    for reproducibility, not for security: numpy's PCG64 is not cryptographically secure.
     """
     if rng is None:
         return np.random.default_rng()
