@@ -309,7 +309,8 @@ class Gaussian:
         sigma = _analytic_sigma(self.epsilon, self.delta, float(self.steps))
         while self.discrete_delta(sigma**2) > self.delta:
             sigma *= 1.0005
-        self._sigma2 = Fraction(sigma) ** 2
+        # A hair more than the checked σ, so that rounding of σ² cannot push δ above the target.
+        self._sigma2 = Fraction(sigma * (1 + 1e-9)) ** 2
 
     def discrete_delta(self, sigma2):
         """δ(ε) of the discrete Gaussian with variance parameter σ² (steps) for shift Δ_g."""

@@ -326,7 +326,8 @@ class PrivateImputation:
         self._count_mechanism(den_eps, self._involves_imputed(within), method, gamma)
         num = self._count_release(both, epsilon, method, gamma, label=f"proportion numerator {both}")
         den = self._count_release(within, den_eps, method, gamma, label=f"proportion denominator {within}")
-        value = _clip(num.value / max(den.value, 1), 0.0, 1.0)
+        # Clipped to [0, 1] before dividing, so that huge noisy counts cannot overflow a float.
+        value = 0.0 if num.value <= 0 else 1.0 if num.value >= den.value else num.value / max(den.value, 1)
         return self._finish(Release(
             value=value, epsilon=num.epsilon + den.epsilon, delta=0.0, mechanism="ratio of counts",
             params={"query": "proportion", "method": method, "where": where, "within": within},
