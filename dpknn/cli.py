@@ -322,6 +322,16 @@ def _cmd_experiment(args):
                                  jobs=args.jobs, seed=args.seed, out=args.out, progress=not args.quiet)
 
 
+def _cmd_amplification(args):
+    from .experiments.amplification import run_amplification_experiment
+
+    rates = [float(r) for r in args.rates.split(",") if r.strip()]
+    for r in rates:
+        if not 0 <= r < 1:
+            raise CLIError(f"--rates must be missing rates in [0, 1), got {r!r}.")
+    return run_amplification_experiment(rates=rates, epsilon=args.epsilon, out=args.out)
+
+
 def _add_seed(p):
     p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
 
@@ -392,6 +402,14 @@ def build_parser():
     p.add_argument("--out", type=Path, default=Path("dpknn-census-experiment"), help="output folder")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_experiment)
+    p = exp.add_parser("amplification", help="Mohapatra et al. (2024) §5: MCAR amplification, valid and exact",
+                       description="The paper's Examples 5.5-5.13 and a Table-2-style table on a census network "
+                       "(paper's linear cost, child bound, best valid partition, exact), with a plot. Writes "
+                       "report.md, examples.csv, table.csv and amplification.png to --out.")
+    p.add_argument("--rates", default="0.1,0.2,0.3,0.4,0.5", help="comma-separated MCAR rates")
+    p.add_argument("--epsilon", type=float, default=1.0, help="total epsilon of the marginals (default 1)")
+    p.add_argument("--out", type=Path, default=Path("dpknn-amplification"), help="output folder")
+    p.set_defaults(func=_cmd_amplification)
 
     p = sub.add_parser("impute", help="impute a file by exact k-NN; JSON sidecar with L1(D)",
                        description="Impute the attributes the schema lists as imputed, by the fixed k-NN "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["census_boxplots", "demo_figure"]
+__all__ = ["amplification_figure", "census_boxplots", "demo_figure"]
 
 _COLORS = {"smooth": "#1b9e77", "ignore_missing": "#d95f02", "global": "#7570b3"}
 
@@ -110,3 +110,36 @@ def demo_figure(rows, truths, *, labels=None, method_labels=None, path=None, tit
                 # Off the scale (the non-private global baseline): print the value instead.
                 ax.text(i, low + 0.5 * (high - low), f"{r['value']:.3g}\n(off scale)", ha="center", fontsize=7)
     return _finish(fig, axes, title, path)
+
+
+_AMPLIFICATION_STYLE = {
+    "raw": ("no amplification", "#999999", "-"),
+    "paper": ("paper, linear (NOT valid)", "#e7298a", ":"),
+    "child_bound": ("child bound (a priori)", "#7570b3", "--"),
+    "partition": ("best valid partition", "#d95f02", "-"),
+    "exact": ("exact", "#1b9e77", "-"),
+}
+
+
+def amplification_figure(table, *, path=None, title=None):
+    """Privacy cost on the ground-truth data against the MCAR rate, one line per method.
+
+    ``table``: DataFrame indexed by the MCAR rate with columns among raw, paper, child_bound,
+    partition and exact.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for col, (label, color, style) in _AMPLIFICATION_STYLE.items():
+        if col in table.columns:
+            ax.plot(table.index, table[col], style, color=color, marker="o", ms=4, label=label)
+    ax.set_xlabel("MCAR missing rate of every attribute (public)")
+    ax.set_ylabel("epsilon on the ground-truth data")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig

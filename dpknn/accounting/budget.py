@@ -2,7 +2,11 @@
 
 :class:`BudgetAccountant` implements basic sequential composition (Dwork and Roth 2014,
 Theorem 3.16): releases with costs (ε_i, δ_i) on the same data are together
-(Σ ε_i, Σ δ_i)-DP under add/remove-one neighbours. Every query checks the whole cost it will
+(Σ ε_i, Σ δ_i)-DP under add/remove-one neighbours. Spends amplified by MCAR missingness record
+both their raw and their amplified ε (:meth:`BudgetAccountant.spend_mcar`). Sampled-Gaussian
+steps (DP-SGD) are composed in Rényi DP (:meth:`BudgetAccountant.spend_sgm`) and the RDP part as a
+whole is converted to (ε_R, δ_R) at the accountant's ``rdp_delta``, then composed sequentially with
+the rest. Every query checks the whole cost it will
 spend *before* touching the data and records each release in the ledger after it is made.
 :meth:`BudgetAccountant.spend` checks and records under one lock, so concurrent threads can
 never together spend more than the budget.
@@ -19,7 +23,11 @@ import numbers
 import threading
 from dataclasses import dataclass
 
-from .exceptions import BudgetExceededError
+import numpy as np
+
+from ..exceptions import BudgetExceededError
+from . import rdp as _rdp
+from .mcar import mcar_cost
 
 __all__ = ["BudgetAccountant", "LedgerEntry"]
 
@@ -29,11 +37,17 @@ _REL_TOL = 1e-12
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One spend: what it was for and its (ε, δ)."""
+    """One spend: what it was for and its (ε, δ).
+
+    ``raw_epsilon`` is the cost before MCAR amplification (None when not amplified). For an RDP
+    spend (``kind == "rdp"``) ``epsilon`` is the increase of the converted ε of the RDP part.
+    """
 
     label: str
     epsilon: float
     delta: float
+    raw_epsilon: float | None = None
+    kind: str = "pure"
 
 
 def _check_cost(epsilon, delta, *, allow_zero=False):
@@ -56,6 +70,9 @@ class BudgetAccountant:
         Total ε, > 0 (may be ``math.inf`` for no limit).
     delta : float, default 0.0
         Total δ in [0, 1).
+    rdp_delta : float or None
+        δ at which the RDP part (sampled-Gaussian steps) is converted; it is charged in full once
+        any RDP spend is made. None: all of ``delta``.
 
     Examples
     --------
@@ -65,13 +82,19 @@ class BudgetAccountant:
     (0.6, 0.0)
     """
 
-    def __init__(self, epsilon, delta=0.0):
+    def __init__(self, epsilon, delta=0.0, *, rdp_delta=None):
         if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not epsilon > 0:
             raise ValueError(f"epsilon must be a number > 0 (math.inf for no limit), got {epsilon!r}.")
         if not (isinstance(delta, numbers.Real) and 0 <= delta < 1):
             raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
         self.epsilon = float(epsilon)
         self.delta = float(delta)
+        rdp_delta = self.delta if rdp_delta is None else rdp_delta
+        if not (isinstance(rdp_delta, numbers.Real) and 0 <= rdp_delta <= self.delta):
+            raise ValueError(f"rdp_delta must be in [0, delta={self.delta:g}], got {rdp_delta!r}.")
+        self.rdp_delta = float(rdp_delta)
+        self._rdp = np.zeros(len(_rdp.DEFAULT_ORDERS))
+        self._rdp_used = False
         self._ledger = []
         self._lock = threading.RLock()
         # Running totals with Neumaier compensation: O(1) per spend, exact to rounding.
@@ -92,10 +115,19 @@ class BudgetAccountant:
             self._comp[i] += (x - t) + self._sums[i]
         self._sums[i] = t
 
+    def _rdp_part(self, curve, used):
+        if not used:
+            return 0.0, 0.0
+        if self.rdp_delta <= 0:
+            return math.inf, 0.0
+        orders = np.asarray(_rdp.DEFAULT_ORDERS)
+        return _rdp._convert(curve, orders, self.rdp_delta, "improved").epsilon, self.rdp_delta
+
     def spent(self):
-        """(ε, δ) spent so far."""
+        """(ε, δ) spent so far (the RDP part converted at ``rdp_delta``)."""
         with self._lock:
-            return (self._sums[0] + self._comp[0], self._sums[1] + self._comp[1])
+            e, d = self._rdp_part(self._rdp, self._rdp_used)
+            return (self._sums[0] + self._comp[0] + e, self._sums[1] + self._comp[1] + d)
 
     def remaining(self):
         """(ε, δ) still available."""
@@ -131,6 +163,49 @@ class BudgetAccountant:
             self._ledger.append(LedgerEntry(label=str(label), epsilon=epsilon, delta=delta))
             self._add(0, epsilon)
             self._add(1, delta)
+
+    def spend_mcar(self, epsilons, attribute_sets, missing_rates, *, method="exact", label=""):
+        """Check and record pure-DP mechanisms amplified by MCAR missingness, as one spend.
+
+        The cost is :func:`dpknn.accounting.mcar_cost` (``"exact"`` or ``"partition"``; the
+        paper's linear ``"paper"`` cost is not a valid bound and is refused). The ledger keeps
+        both Σ ε_j (``raw_epsilon``) and the amplified ε. Missing rates are public inputs.
+        Returns the :class:`~dpknn.accounting.McarCost`.
+        """
+        if method == "paper":
+            raise ValueError("method='paper' is the paper's linear cost, which is not a valid DP bound; the "
+                             "accountant records only 'exact' or 'partition'.")
+        cost = mcar_cost(epsilons, attribute_sets, missing_rates, method=method)
+        with self._lock:
+            self._check(cost.epsilon, 0.0)
+            self._ledger.append(LedgerEntry(label=str(label), epsilon=cost.epsilon, delta=0.0,
+                                            raw_epsilon=cost.raw_epsilon, kind="mcar"))
+            self._add(0, cost.epsilon)
+        return cost
+
+    def spend_sgm(self, *, q, sigma, steps=1, label=""):
+        """Check and record ``steps`` sampled-Gaussian steps (rate q, noise multiplier σ) in RDP.
+
+        The RDP curve of all such spends is composed (summed over orders) and converted to
+        (ε, δ) at ``rdp_delta`` with the improved conversion (:func:`dpknn.accounting.rdp_epsilon`).
+        Refused, with nothing recorded, when the converted total would exceed the budget.
+        """
+        add = steps * _rdp.sgm_rdp(q=q, sigma=sigma)
+        with self._lock:
+            before, _ = self._rdp_part(self._rdp, self._rdp_used)
+            after, d = self._rdp_part(self._rdp + add, True)
+            pure_e = self._sums[0] + self._comp[0]
+            pure_d = self._sums[1] + self._comp[1]
+            tol = _REL_TOL * max(1.0, self.epsilon if math.isfinite(self.epsilon) else 1.0)
+            if pure_e + after > self.epsilon + tol or pure_d + d > self.delta + _REL_TOL:
+                raise BudgetExceededError(
+                    f"privacy budget exceeded: {steps} sampled-Gaussian steps (q={q:g}, sigma={sigma:g}) would bring "
+                    f"the total to epsilon={pure_e + after:g}, delta={pure_d + d:g}; the budget is "
+                    f"epsilon={self.epsilon:g}, delta={self.delta:g}.")
+            self._rdp = self._rdp + add
+            self._rdp_used = True
+            self._ledger.append(LedgerEntry(label=str(label), epsilon=after - before, delta=0.0, kind="rdp"))
+        return after
 
     def __repr__(self):
         e, d = self.spent()

@@ -1,0 +1,26 @@
+"""Privacy accounting: budgets, Rényi DP of the sampled Gaussian, MCAR amplification.
+
+- :mod:`.budget`: :class:`BudgetAccountant` (sequential composition, amplified spends, an RDP
+  part for sampled-Gaussian steps).
+- :mod:`.rdp`: :func:`rdp_epsilon`, :func:`sgm_sigma`.
+- :mod:`.mcar`: :func:`amplify_mcar`, :func:`mcar_cost`, :func:`child_bound`.
+"""
+
+from .budget import BudgetAccountant, LedgerEntry
+from .mcar import McarCost, amplify_mcar, child_bound, mcar_cost, observed_probability
+from .rdp import DEFAULT_ORDERS, RdpResult, rdp_epsilon, sgm_rdp, sgm_sigma
+
+__all__ = [
+    "DEFAULT_ORDERS",
+    "BudgetAccountant",
+    "LedgerEntry",
+    "McarCost",
+    "RdpResult",
+    "amplify_mcar",
+    "child_bound",
+    "mcar_cost",
+    "observed_probability",
+    "rdp_epsilon",
+    "sgm_rdp",
+    "sgm_sigma",
+]
