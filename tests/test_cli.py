@@ -191,3 +191,17 @@ def test_rwn_command(tmp_path):
     assert out["id"].equals(df["id"]) and out["a"].isin(df["a"]).all() and not out["a"].equals(df["a"])
     res = run("rwn", "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "o.csv"), "--q", "2")
     assert res.returncode == 2 and "q must be" in res.stderr and not (tmp_path / "o.csv").exists()
+
+
+def test_experiment_amplification(tmp_path):
+    out = tmp_path / "amp"
+    res = run("experiment", "amplification", "--rates", "0.1,0.5", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    table = pd.read_csv(out / "table.csv", index_col=0)
+    assert list(table.index) == [0.1, 0.5] and (table["exact"] <= table["partition"] + 1e-12).all()
+    examples = pd.read_csv(out / "examples.csv", index_col=0, dtype={"example": str})
+    assert examples.loc["5.8", "exact"] == pytest.approx(0.7925, abs=1e-4)
+    assert "NOT valid" in (out / "report.md").read_text() or "not a valid bound" in (out / "report.md").read_text()
+    assert (out / "amplification.png").read_bytes()[:4] == b"\x89PNG"
+    res = run("experiment", "amplification", "--rates", "1.5", "--out", str(tmp_path / "x"))
+    assert res.returncode == 2 and "--rates" in res.stderr and not (tmp_path / "x").exists()

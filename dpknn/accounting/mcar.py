@@ -2,10 +2,11 @@
 
 Model: each cell of attribute a is missing independently with a **public, fixed** rate φ_a
 (MCAR as an independent Bernoulli draw per cell; a rate estimated from the data, or missingness
-whose probability depends on other rows or values, voids these bounds). Mechanism j is ε_j-DP (pure) on the incomplete data and reads only the rows
-observed on its attribute set S_j. Neighbouring relation: add or remove one record of the ground
-truth data. A row is then seen by mechanism j with probability p_{S_j} = Π_{a ∈ S_j} (1 - φ_a), and
-the events for different j are dependent when their sets overlap.
+whose probability depends on other rows or values, voids these bounds). Mechanism j is ε_j-DP
+(pure) on the incomplete data and reads only the rows observed on its attribute set S_j.
+Neighbouring relation: add or remove one record of the ground-truth data. A row is then seen by
+mechanism j with probability p_{S_j} = Π_{a ∈ S_j} (1 - φ_a), and the events for different j are
+dependent when their sets overlap.
 
 Bounds offered by :func:`mcar_cost` (``docs/amplification.md`` has the derivations):
 

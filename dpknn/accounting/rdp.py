@@ -66,24 +66,22 @@ def _check_orders(orders):
 
 
 def _signed_logsumexp(log_terms, signs):
-    """ln Σ sign_i exp(log_terms_i), for a sum known to be positive."""
-    pos, neg = log_terms[signs > 0], log_terms[signs < 0]
-    lp = special.logsumexp(pos) if pos.size else -np.inf
-    if not neg.size:
-        return float(lp)
-    ln = special.logsumexp(neg)
-    if ln >= lp:
-        # Cancellation below double precision: the series has converged to ~0 relative to its terms.
-        return float(lp + np.log1p(-np.exp(min(ln - lp, 0.0)))) if ln < lp + 1e-12 else -np.inf
-    return float(lp + np.log1p(-np.exp(ln - lp)))
+    """ln Σ_k sign_k exp(log_terms_k) along the last axis, for sums known to be positive."""
+    pos = special.logsumexp(np.where(signs > 0, log_terms, -np.inf), axis=-1)
+    neg = special.logsumexp(np.where(signs < 0, log_terms, -np.inf), axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return pos + np.log1p(-np.exp(np.minimum(neg - pos, 0.0)))
 
 
-def _log_a_int(q, sigma, alpha):
-    k = np.arange(alpha + 1, dtype=np.float64)
-    log_binom = special.gammaln(alpha + 1) - special.gammaln(k + 1) - special.gammaln(alpha - k + 1)
-    with np.errstate(divide="ignore"):
-        terms = log_binom + (alpha - k) * np.log1p(-q) + k * np.log(q) + (k * k - k) / (2 * sigma**2)
-    return float(special.logsumexp(terms))
+def _log_a_int(q, sigma, alphas):
+    """ln A_α for integer orders (rows), summing k = 0..α exactly in the log domain."""
+    alphas = np.asarray(alphas, dtype=np.float64)[:, None]
+    k = np.arange(int(alphas.max()) + 1, dtype=np.float64)[None, :]
+    inside = k <= alphas
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_binom = special.gammaln(alphas + 1) - special.gammaln(k + 1) - special.gammaln(alphas - k + 1)
+        terms = log_binom + (alphas - k) * np.log1p(-q) + k * np.log(q) + (k * k - k) / (2 * sigma**2)
+    return special.logsumexp(np.where(inside, terms, -np.inf), axis=1)
 
 
 def _log_half_erfc(x):
@@ -91,17 +89,20 @@ def _log_half_erfc(x):
     return special.log_ndtr(-x * math.sqrt(2.0))
 
 
-def _log_a_frac(q, sigma, alpha):
+def _log_a_frac(q, sigma, alphas):
+    """ln A_α for fractional orders (rows): the two series of Mironov, Talwar, Zhang (2019, §3.3),
+    split at z0, with generalised binomials whose signs alternate past α."""
+    alphas = np.asarray(alphas, dtype=np.float64)[:, None]
     z0 = sigma**2 * math.log(1 / q - 1) + 0.5
-    kmax = math.ceil(max(alpha, z0) + 40 * sigma + 40)
-    k = np.arange(kmax + 1, dtype=np.float64)
-    j = alpha - k
-    log_binom = special.gammaln(alpha + 1) - special.gammaln(k + 1) - special.gammaln(j + 1)
+    kmax = math.ceil(max(float(alphas.max()), z0) + 40 * sigma + 40)
+    k = np.arange(kmax + 1, dtype=np.float64)[None, :]
+    j = alphas - k
+    log_binom = special.gammaln(alphas + 1) - special.gammaln(k + 1) - special.gammaln(j + 1)
     sign = special.gammasgn(j + 1)
-    lq, l1q = math.log(q), math.log1p(-q)
-    s0 = log_binom + k * lq + j * l1q + (k * k - k) / (2 * sigma**2) + _log_half_erfc((k - z0) / (math.sqrt(2) * sigma))
-    s1 = log_binom + j * lq + k * l1q + (j * j - j) / (2 * sigma**2) + _log_half_erfc((z0 - j) / (math.sqrt(2) * sigma))
-    return float(np.logaddexp(_signed_logsumexp(s0, sign), _signed_logsumexp(s1, sign)))
+    lq, l1q, root2s = math.log(q), math.log1p(-q), math.sqrt(2) * sigma
+    s0 = log_binom + k * lq + j * l1q + (k * k - k) / (2 * sigma**2) + _log_half_erfc((k - z0) / root2s)
+    s1 = log_binom + j * lq + k * l1q + (j * j - j) / (2 * sigma**2) + _log_half_erfc((z0 - j) / root2s)
+    return np.logaddexp(_signed_logsumexp(s0, sign), _signed_logsumexp(s1, sign))
 
 
 def sgm_rdp(*, q, sigma, orders=None):
@@ -122,10 +123,12 @@ def sgm_rdp(*, q, sigma, orders=None):
     if q == 1:
         return orders / (2 * sigma**2)
     out = np.empty(orders.size)
-    for i, a in enumerate(orders):
-        log_a = _log_a_int(q, sigma, int(a)) if float(a).is_integer() else _log_a_frac(q, sigma, float(a))
-        out[i] = log_a / (a - 1)
-    return out
+    integer = orders == np.round(orders)
+    if integer.any():
+        out[integer] = _log_a_int(q, sigma, orders[integer])
+    if (~integer).any():
+        out[~integer] = _log_a_frac(q, sigma, orders[~integer])
+    return out / (orders - 1)
 
 
 class RdpResult(tuple):
