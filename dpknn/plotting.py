@@ -136,10 +136,4 @@ def amplification_figure(table, *, path=None, title=None):
     ax.set_ylabel("epsilon on the ground-truth data")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-    return fig
+    return _finish(fig, [[ax]], title, path)
