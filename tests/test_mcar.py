@@ -37,7 +37,7 @@ def test_example_5_8_grouping_on_gender_is_valid_but_not_best():
 
 
 def small_instances():
-    attrs = ["a", "b", "c", "d", "e"]
+    attrs = ["a", "b", "c", "d", "e", "f"]
     rates = st.fixed_dictionaries({a: st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.9, 1.0]) for a in attrs})
     sets = st.lists(st.sets(st.sampled_from(attrs), max_size=3), min_size=1, max_size=4)
     return st.tuples(rates, sets).flatmap(
