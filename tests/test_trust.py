@@ -377,3 +377,18 @@ def test_no_unbuilt_features_are_advertised():
     assert "synthesis" not in project["description"].lower()
     assert "synthe" not in (dpknn.__doc__ or "").lower()
     assert "Categorical" in dir(dpknn) and Categorical and Continuous
+
+
+def test_io_helpers_refuse_outputs_that_are_inputs_or_each_other(tmp_path):
+    from dpknn._io import check_outputs, is_marked_imputed
+
+    data = tmp_path / "d.csv"
+    data.write_text("a\n1\n")
+    with pytest.raises(ValueError, match="refusing to overwrite an input"):
+        check_outputs([tmp_path / "x" / ".." / "d.csv"], [data])
+    with pytest.raises(ValueError, match="are the same file"):
+        check_outputs([tmp_path / "o.json", tmp_path / "o.json"], [data])
+    check_outputs([tmp_path / "o.json", None], [data, None])
+    assert not is_marked_imputed(data)
+    (tmp_path / "d.csv.json").write_text('{"dpknn:imputed": true}')
+    assert is_marked_imputed(data)

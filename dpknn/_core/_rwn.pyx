@@ -25,7 +25,7 @@ def pairs_from_indices(const int64_t[::1] r, int64_t n):
 
     Pairs are ordered (0,1), (0,2), (1,2), (0,3), ... With r' = r + 1, m is the smallest integer
     with m(m+1)/2 >= r' (a floating square root corrected by one step either way), j = m and
-    i = r' - m(m-1)/2 - 1 (DESIGN.md §4, the corrected mapping of Perry et al. 2022, §11.2).
+    i = r' - m(m-1)/2 - 1 (docs/rwn.md: the corrected mapping of Perry et al. 2022, §11.2).
     """
     cdef Py_ssize_t t, size = r.shape[0]
     cdef int64_t rp, m, total = n * (n - 1) // 2
