@@ -4,12 +4,15 @@ only when all of them are complete, so a failed run leaves nothing behind."""
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from pathlib import Path
 
 __all__ = ["IMPUTED_MARKER", "check_outputs", "figure_writer", "is_marked_imputed", "read_table", "table_writer",
-           "text_writer", "write_files"]
+           "text_writer", "write_files", "write_with_figures"]
+
+logger = logging.getLogger(__name__)
 
 #: Key of the marker that ``dpknn impute`` writes into its outputs (Parquet key-value metadata and
 #: the JSON sidecar); ``dpknn release`` refuses marked input, whose imputed values it would take as
@@ -91,6 +94,19 @@ def write_files(files):
         for tmp, _ in temps:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+
+
+def write_with_figures(files, make_figures):
+    """:func:`write_files` of ``files`` plus the PNGs of ``make_figures() -> [(path, figure)]``.
+
+    Without matplotlib (the ``plot`` extra) the figures are skipped with a warning and the other
+    files are still written.
+    """
+    try:
+        files = [*files, *((path, figure_writer(fig)) for path, fig in make_figures())]
+    except ImportError:
+        logger.warning("matplotlib is not installed: figures skipped (pip install 'dpknn[plot]')")
+    write_files(files)
 
 
 def table_writer(df, path, *, metadata=None):

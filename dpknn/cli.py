@@ -66,7 +66,10 @@ def _schema(path):
 
 
 def _json(obj):
-    return json.dumps(obj, indent=2, allow_nan=False)
+    """Strict JSON (no NaN or Infinity) of ``obj``, numpy scalars and tuples converted."""
+    from .mechanisms import _jsonable
+
+    return json.dumps(_jsonable(obj), indent=2, allow_nan=False)
 
 
 def _cmd_impute(args):
@@ -91,20 +94,14 @@ def _cmd_impute(args):
         "label": schema.label or "row position", "schema": schema.to_dict(),
     }
     files = [(args.output, table_writer(out, args.output, metadata={IMPUTED_MARKER: "1"})),
-             (side, text_writer(_json(_jsonable(sidecar))))]
+             (side, text_writer(_json(sidecar)))]
     if args.diagnostics:
         diag = {"confidential": True, "input": str(args.input), "rows": len(df), **curator_stats(imp)}
-        files.append((args.diagnostics, text_writer(_json(_jsonable(diag)))))
+        files.append((args.diagnostics, text_writer(_json(diag))))
     write_files(files)
     print(f"imputed {int(imp.incomplete_index_.size)} of {len(df)} records (k={args.k}); wrote {args.output} and "
           f"{side}" + (f"; curator diagnostics (confidential) in {args.diagnostics}" if args.diagnostics else ""))
     return 0
-
-
-def _jsonable(obj):
-    from .mechanisms import _jsonable as conv
-
-    return conv(obj)
 
 
 _QUERY_KEYS = {
@@ -266,11 +263,11 @@ def _cmd_release(args):
     result.update({"neighbouring_relation": "add or remove one record", "k": args.k,
                    "epsilon_budget": args.epsilon, "epsilon_spent": acc.spent()[0],
                    "ledger": [vars(e) for e in acc.ledger], "releases": out})
-    files = [(args.output, text_writer(_json(_jsonable(result))))]
+    files = [(args.output, text_writer(_json(result)))]
     if args.diagnostics:
         diag = {"confidential": True, "input": str(args.input), "rows": len(df), "l1": private.l1,
                 "releases": curator}
-        files.append((args.diagnostics, text_writer(_json(_jsonable(diag)))))
+        files.append((args.diagnostics, text_writer(_json(diag))))
     write_files(files)
     print(f"{len(out)} releases, epsilon spent {acc.spent()[0]:.4g} of {args.epsilon:g}; wrote {args.output}"
           + (" (contains NOT DP values)" if non_dp else ""))

@@ -115,8 +115,9 @@ class Release:
     parts : mapping of str to Release
         Public sub-releases this one was computed from (a mean's count, a proportion's
         numerator and denominator).
-    diagnostics : CuratorDiagnostics or None
-        Confidential, data-dependent quantities; never serialised by :meth:`to_dict`.
+    diagnostics : CuratorDiagnostics
+        Confidential, data-dependent quantities (empty for a global mechanism); never serialised
+        by :meth:`to_dict`.
     """
 
     value: float | int
@@ -125,7 +126,7 @@ class Release:
     mechanism: str
     params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     parts: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
-    diagnostics: CuratorDiagnostics | None = field(default=None, repr=False, compare=False)
+    diagnostics: CuratorDiagnostics = field(default_factory=CuratorDiagnostics, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
@@ -139,7 +140,7 @@ class Release:
 
     def curator_dict(self):
         """CONFIDENTIAL: the diagnostics of this release and of its parts."""
-        out = self.diagnostics.to_dict() if self.diagnostics is not None else {"confidential": True}
+        out = self.diagnostics.to_dict()
         if self.parts:
             out["parts"] = {k: v.curator_dict() for k, v in self.parts.items()}
         return out
@@ -177,6 +178,11 @@ def _to_grid(value, grid):
 def _from_grid(m, grid):
     """The released float m · grid (post-processing of the integer m)."""
     return float(Fraction(m) * Fraction(grid))
+
+
+def _in_units(z, grid, size):
+    """Noise of ``z`` grid steps in value units (an array for tests, a float for one draw)."""
+    return z * grid if size is not None else _from_grid(z, grid)
 
 
 def _check_epsilon(epsilon):
@@ -226,7 +232,7 @@ class Laplace:
     def noise(self, size=None, *, rng=None):
         """Noise in value units (exact integer steps times the grid)."""
         z = noise.discrete_laplace(self._scale, size, rng=rng)
-        return z * self.grid if size is not None else _from_grid(z, self.grid)
+        return _in_units(z, self.grid, size)
 
     def release(self, value, *, rng=None):
         """Release ``value`` (Generator, int seed or None = OS CSPRNG for ``rng``)."""
@@ -329,7 +335,7 @@ class Gaussian:
 
     def noise(self, size=None, *, rng=None):
         z = noise.discrete_gaussian(self._sigma2, size, rng=rng)
-        return z * self.grid if size is not None else _from_grid(z, self.grid)
+        return _in_units(z, self.grid, size)
 
     def release(self, value, *, rng=None):
         m = _to_grid(value, self.grid) + noise.discrete_gaussian(self._sigma2, rng=rng)
@@ -502,7 +508,7 @@ class SmoothCauchy:
 
     def noise(self, size=None, *, rng=None):
         z = noise.rounded_generalized_cauchy(self.calibration.gamma, self._width, size, rng=rng)
-        return z * self.grid if size is not None else _from_grid(z, self.grid)
+        return _in_units(z, self.grid, size)
 
     def public_params(self):
         c = self.calibration

@@ -44,6 +44,7 @@ __all__ = [
     "bernoulli_exp",
     "discrete_gaussian",
     "discrete_gaussian_pmf",
+    "discrete_gaussian_tail",
     "discrete_laplace",
     "discrete_laplace_pmf",
     "gamma_fraction",
@@ -165,12 +166,7 @@ def _root_bounds(r, q, prec):
 
 def gamma_fraction(gamma):
     """γ as an exact Fraction with denominator 1, 2 or 4, > 1; else a clear error."""
-    if isinstance(gamma, bool):
-        raise TypeError(f"gamma must be a real number > 1, got {gamma!r}.")
-    try:
-        g = Fraction(gamma)
-    except (TypeError, ValueError, OverflowError):
-        raise TypeError(f"gamma must be a finite real number > 1, got {gamma!r}.") from None
+    g = _exact(gamma, "gamma")
     if not g > 1:
         raise ValueError(f"gamma must be > 1, got {gamma!r}.")
     if 4 % g.denominator:

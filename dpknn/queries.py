@@ -29,6 +29,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import numbers
@@ -71,26 +72,18 @@ def estimate_size(data, *, epsilon, rng=None):
         None: the operating system's CSPRNG.
     """
     rel = Geometric(epsilon=epsilon, sensitivity=1).release(len(data), rng=rng)
-    return _replace(rel, value=max(rel.value, 0), params={**rel.params, "query": "number of records"})
-
-
-def _replace(release, **changes):
-    fields = {"value": release.value, "epsilon": release.epsilon, "delta": release.delta,
-              "mechanism": release.mechanism, "params": release.params, "parts": release.parts,
-              "diagnostics": release.diagnostics}
-    fields.update(changes)
-    return Release(**fields)
+    return dataclasses.replace(rel, value=max(rel.value, 0), params={**rel.params, "query": "number of records"})
 
 
 def _split_count_derived(release):
     """Move noise parameters derived from the released count into the curator diagnostics, so
     that the published parameters of a mean or variance depend on public inputs only."""
-    diag = dict(release.diagnostics.values) if release.diagnostics is not None else {}
+    diag = dict(release.diagnostics.values)
     params = dict(release.params)
     for key in _COUNT_DERIVED:
         if key in params:
             diag[key] = params.pop(key)
-    return _replace(release, params=params), diag
+    return dataclasses.replace(release, params=params), diag
 
 
 def _clip(value, low, high):
@@ -264,10 +257,10 @@ class PrivateImputation:
         mech = self._count_mechanism(epsilon, involves, method, gamma)
         true = int(self._mask(where, method == "ignore_missing").sum())
         rel = mech.release(true, rng=self.rng)
-        diag = dict(rel.diagnostics.values) if rel.diagnostics is not None else {}
+        diag = dict(rel.diagnostics.values)
         if method == "smooth" and involves:
             diag.update(l1=self.l1, theorem="5.1")
-        rel = _replace(rel, value=max(rel.value, 0),
+        rel = dataclasses.replace(rel, value=max(rel.value, 0),
                        params={**rel.params, "query": "count", "method": method, "where": where,
                                "involves_imputed": involves},
                        diagnostics=CuratorDiagnostics(diag))
@@ -327,7 +320,7 @@ class PrivateImputation:
         num = self._count_release(both, epsilon, method, gamma, label=f"proportion numerator {both}")
         den = self._count_release(within, den_eps, method, gamma, label=f"proportion denominator {within}")
         # Clipped to [0, 1] before dividing, so that huge noisy counts cannot overflow a float.
-        value = 0.0 if num.value <= 0 else 1.0 if num.value >= den.value else num.value / max(den.value, 1)
+        value = 0.0 if num.value <= 0 else 1.0 if num.value >= den.value else num.value / den.value
         return self._finish(Release(
             value=value, epsilon=num.epsilon + den.epsilon, delta=0.0, mechanism="ratio of counts",
             params={"query": "proportion", "method": method, "where": where, "within": within},
@@ -415,8 +408,8 @@ class PrivateImputation:
                                 f"mean for variance of {column}")
         mean_rel, mean_diag = _split_count_derived(mean_rel)
         ybar = _clip(float(mean_rel.value), *bounds)
-        mean_rel = _replace(mean_rel, value=ybar, params={**mean_rel.params, "query": "mean", "theorem": variant},
-                            diagnostics=CuratorDiagnostics(mean_diag))
+        mean_rel = dataclasses.replace(mean_rel, value=ybar, diagnostics=CuratorDiagnostics(mean_diag),
+                                       params={**mean_rel.params, "query": "mean", "theorem": variant})
         half_range2 = ((bounds[1] - bounds[0]) / 2) ** 2
         grid = public_grid(half_range2, bits=_FINE_BITS)
         if method == "smooth" and involves:

@@ -12,10 +12,11 @@ remove the noise, and the same seed on two neighbouring data sets draws the same
 
 from __future__ import annotations
 
-import numbers
 import secrets
 
 import numpy as np
+
+from .validation import check_rng
 
 __all__ = ["RandomSource", "as_source"]
 
@@ -88,13 +89,4 @@ def as_source(rng):
         return RandomSource(None)
     if isinstance(rng, RandomSource):
         return rng
-    if isinstance(rng, np.random.Generator):
-        return RandomSource(rng)
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
-        if rng < 0:
-            raise ValueError(f"rng must be a non-negative integer seed, got {rng!r}.")
-        return RandomSource(np.random.default_rng(int(rng)))
-    raise TypeError(
-        f"rng must be a numpy.random.Generator, an int seed or None (the OS CSPRNG); got {type(rng).__name__} "
-        f"{rng!r}."
-    )
+    return RandomSource(check_rng(rng))   # validates seeds and Generators (refuses RandomState)

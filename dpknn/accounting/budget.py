@@ -143,10 +143,14 @@ class BudgetAccountant:
         with self._lock:
             return self._check(epsilon, delta)
 
+    def _fits(self, eps_total, delta_total):
+        """Whether totals (ε, δ) fit the budget (to rounding, so that ε/3 + ε/3 + ε/3 fits)."""
+        tol = _REL_TOL * max(1.0, self.epsilon if math.isfinite(self.epsilon) else 1.0)
+        return eps_total <= self.epsilon + tol and delta_total <= self.delta + _REL_TOL
+
     def _check(self, epsilon, delta):
         eps_spent, delta_spent = self.spent()
-        tol = _REL_TOL * max(1.0, self.epsilon if math.isfinite(self.epsilon) else 1.0)
-        if eps_spent + epsilon > self.epsilon + tol or delta_spent + delta > self.delta + _REL_TOL:
+        if not self._fits(eps_spent + epsilon, delta_spent + delta):
             rem_e, rem_d = self.remaining()
             raise BudgetExceededError(
                 f"privacy budget exceeded: asked for epsilon={epsilon:g}, delta={delta:g}; remaining "
@@ -196,8 +200,7 @@ class BudgetAccountant:
             after, d = self._rdp_part(self._rdp + add, True)
             pure_e = self._sums[0] + self._comp[0]
             pure_d = self._sums[1] + self._comp[1]
-            tol = _REL_TOL * max(1.0, self.epsilon if math.isfinite(self.epsilon) else 1.0)
-            if pure_e + after > self.epsilon + tol or pure_d + d > self.delta + _REL_TOL:
+            if not self._fits(pure_e + after, pure_d + d):
                 raise BudgetExceededError(
                     f"privacy budget exceeded: {steps} sampled-Gaussian steps (q={q:g}, sigma={sigma:g}) would bring "
                     f"the total to epsilon={pure_e + after:g}, delta={pure_d + d:g}; the budget is "

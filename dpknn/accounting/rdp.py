@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 from scipy import special
@@ -131,21 +132,11 @@ def sgm_rdp(*, q, sigma, orders=None):
     return out / (orders - 1)
 
 
-class RdpResult(tuple):
-    """(epsilon, order) with named fields."""
+class RdpResult(NamedTuple):
+    """ε at the given δ and the order α that attains it."""
 
-    __slots__ = ()
-
-    def __new__(cls, epsilon, order):
-        return super().__new__(cls, (epsilon, order))
-
-    @property
-    def epsilon(self):
-        return self[0]
-
-    @property
-    def order(self):
-        return self[1]
+    epsilon: float
+    order: float
 
 
 def _convert(rdp, orders, delta, conversion):

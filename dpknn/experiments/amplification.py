@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._io import figure_writer, text_writer, write_files
+from .._io import text_writer, write_with_figures
 from ..accounting import amplify_mcar, child_bound, mcar_cost
 
 __all__ = ["CENSUS_NETWORK", "EXAMPLE_RATES", "examples", "run_amplification_experiment", "table"]
@@ -123,13 +123,13 @@ def run_amplification_experiment(*, rates=(0.1, 0.2, 0.3, 0.4, 0.5), epsilon=1.0
     files = [(out / "report.md", text_writer(report)),
              (out / "examples.csv", lambda tmp: ex.to_csv(tmp)),
              (out / "table.csv", lambda tmp: tab.to_csv(tmp))]
-    try:
+
+    def figures():
         from ..plotting import amplification_figure
-        files.append((out / "amplification.png", figure_writer(amplification_figure(
-            tab, title=f"Census network, epsilon = {epsilon:g} over {len(CENSUS_NETWORK)} marginals"))))
-    except ImportError:
-        logger.warning("matplotlib is not installed: amplification.png skipped (pip install 'dpknn[plot]')")
-    write_files(files)
+        return [(out / "amplification.png", amplification_figure(
+            tab, title=f"Census network, epsilon = {epsilon:g} over {len(CENSUS_NETWORK)} marginals"))]
+
+    write_with_figures(files, figures)
     print(report)
     print(f"Wrote report.md, examples.csv, table.csv and amplification.png to {out}")
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import figure_writer, text_writer, write_files
+from .._io import text_writer, write_with_figures
 from ..datasets import census_schema, make_census
 from ..progress import progress_bar
 from ..queries import PrivateImputation
@@ -124,16 +124,14 @@ def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, se
                  indent=2, allow_nan=False)))]
     if diagnostics is not None:
         files.append((Path(diagnostics), text_writer(json.dumps(curator, indent=2, allow_nan=False))))
-    try:
+
+    def figures():
         from ..plotting import demo_figure
-        fig = demo_figure(rows, truths, labels={k_: q.label for k_, q in QUERIES.items()},
-                          method_labels=METHOD_LABELS,
-                          title=f"CONFIDENTIAL curator view: n={n:,}, L1(D)={stats['l1']}, "
-                                f"epsilon={epsilon:.3f} per release")
-        files.append((out / "demo.png", figure_writer(fig)))
-    except ImportError:
-        logger.warning("matplotlib is not installed: demo.png skipped (pip install 'dpknn[plot]')")
-    write_files(files)
+        return [(out / "demo.png", demo_figure(
+            rows, truths, labels={k_: q.label for k_, q in QUERIES.items()}, method_labels=METHOD_LABELS,
+            title=f"CONFIDENTIAL curator view: n={n:,}, L1(D)={stats['l1']}, epsilon={epsilon:.3f} per release"))]
+
+    write_with_figures(files, figures)
     bar.update(1)
     bar.close()
     print(report)
@@ -171,20 +169,18 @@ def run_census_experiment(*, runs=200, n=200_000, population=1_000_000, k=1, eps
     files = [(out / "results.csv", lambda tmp: results.to_csv(tmp, index=False)),
              (out / "mse.csv", lambda tmp: table.to_csv(tmp)),
              (out / "report.md", text_writer(report))]
-    try:
+
+    def figures():
         from ..plotting import census_boxplots
         dp = results[results["method"] != "global"]
         first = results[results["query"] == results["query"].iloc[0]]
-        files += [
-            (out / "boxplots.png", figure_writer(census_boxplots(
-                dp, labels=labels, method_labels=METHOD_LABELS,
-                title="Smooth sensitivity vs ignoring missing data (Figures 5-6 style)"))),
-            (out / "boxplot_global.png", figure_writer(census_boxplots(
-                first, labels=labels, method_labels=METHOD_LABELS, title="All three methods (Figure 4 style)"))),
-        ]
-    except ImportError:
-        logger.warning("matplotlib is not installed: figures skipped (pip install 'dpknn[plot]')")
-    write_files(files)
+        return [(out / "boxplots.png", census_boxplots(
+                    dp, labels=labels, method_labels=METHOD_LABELS,
+                    title="Smooth sensitivity vs ignoring missing data (Figures 5-6 style)")),
+                (out / "boxplot_global.png", census_boxplots(
+                    first, labels=labels, method_labels=METHOD_LABELS, title="All three methods (Figure 4 style)"))]
+
+    write_with_figures(files, figures)
     print(report)
     print(f"Wrote results.csv, mse.csv, report.md and box plots to {out}")
     return 0
