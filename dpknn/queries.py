@@ -86,6 +86,19 @@ def _split_count_derived(release):
     return dataclasses.replace(release, params=params), diag
 
 
+def _public_conditions(where):
+    """Conditions in the form of the query-file format (``docs/queries.md``): a range as
+    ``{"low": .., "high": ..}`` (an open end left out), a set of values as a list. A range must not
+    be published as a two-element list, which that format reads as a set."""
+    out = {}
+    for col, spec in where.items():
+        if isinstance(spec, tuple):
+            out[col] = {k: v for k, v in zip(("low", "high"), spec) if v is not None}
+        else:
+            out[col] = list(spec)
+    return out
+
+
 def _clip(value, low, high):
     return min(max(value, low), high)
 
@@ -261,7 +274,7 @@ class PrivateImputation:
         if method == "smooth" and involves:
             diag.update(l1=self.l1, theorem="5.1")
         rel = dataclasses.replace(rel, value=max(rel.value, 0),
-                       params={**rel.params, "query": "count", "method": method, "where": where,
+                       params={**rel.params, "query": "count", "method": method, "where": _public_conditions(where),
                                "involves_imputed": involves},
                        diagnostics=CuratorDiagnostics(diag))
         return self._record(rel, label)
@@ -323,7 +336,8 @@ class PrivateImputation:
         value = 0.0 if num.value <= 0 else 1.0 if num.value >= den.value else num.value / den.value
         return self._finish(Release(
             value=value, epsilon=num.epsilon + den.epsilon, delta=0.0, mechanism="ratio of counts",
-            params={"query": "proportion", "method": method, "where": where, "within": within},
+            params={"query": "proportion", "method": method, "where": _public_conditions(where),
+                    "within": _public_conditions(within)},
             parts={"numerator": num, "denominator": den}))
 
     # --- means and variances -----------------------------------------------------------------
@@ -375,8 +389,8 @@ class PrivateImputation:
         return self._finish(Release(
             value=_clip(rel.value, *bounds), epsilon=rel.epsilon + count.epsilon, delta=0.0,
             mechanism=rel.mechanism,
-            params={**rel.params, "query": "mean", "method": method, "column": column, "where": where,
-                    "bounds": bounds, "theorem": variant},
+            params={**rel.params, "query": "mean", "method": method, "column": column,
+                    "where": _public_conditions(where), "bounds": bounds, "theorem": variant},
             parts={"count": count}, diagnostics=CuratorDiagnostics(diag)))
 
     def variance(self, column, *, where=None, bounds=None, epsilon, mean_epsilon, count_epsilon,
@@ -426,8 +440,8 @@ class PrivateImputation:
         return self._finish(Release(
             value=_clip(rel.value, 0.0, half_range2), epsilon=rel.epsilon + mean_rel.epsilon + count.epsilon,
             delta=0.0, mechanism=rel.mechanism,
-            params={**rel.params, "query": "variance", "method": method, "column": column, "where": where,
-                    "bounds": bounds, "theorem": "5.6"},
+            params={**rel.params, "query": "variance", "method": method, "column": column,
+                    "where": _public_conditions(where), "bounds": bounds, "theorem": "5.6"},
             parts={"count": count, "mean": mean_rel}, diagnostics=CuratorDiagnostics(diag)))
 
 

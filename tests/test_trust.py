@@ -119,6 +119,10 @@ def test_release_files_of_neighbours_differ_only_in_released_values(tmp_path, ro
         assert cli_main(release_args(tmp_path, data, tmp_path / name, "--seed", str(seed))) == 0
         outs.append(json.loads((tmp_path / name).read_text()))
     assert without_values(outs[0]) == without_values(outs[1])
+    # Ranges are published in the query-file form, never as a two-element list (which means a set).
+    mean = outs[0]["releases"][0]
+    assert mean["params"]["where"] == {"age": {"low": 20, "high": 59}}
+    assert outs[0]["releases"][1]["params"]["within"] == {"educ": [12, 16]}
     text = (tmp_path / "a.json").read_text()
     for leak in ('"l1"', '"rows"', "smooth_bound", "noise_scale", '"s"', "n_records", "input"):
         assert leak not in text
