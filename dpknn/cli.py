@@ -81,7 +81,7 @@ def _cmd_impute(args):
     schema = _schema(args.schema)
     table_writer(None, args.output)  # refuse a bad output name before any work
     df = read_table(args.input)
-    imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, progress=args.progress)
+    imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, max_work=args.max_work, progress=args.progress)
     out = imp.fit_transform(df)
     # The sidecar holds the marker and public parameters only; the imputed file itself is
     # confidential microdata, and L1(D) with its worst cases goes to --diagnostics.
@@ -237,7 +237,7 @@ def _cmd_release(args):
                        "seed on neighbouring files gives the same noise. Do not publish seeded releases.")
     df = read_table(args.input)
     acc = BudgetAccountant(args.epsilon)
-    private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed)
+    private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed, max_work=args.max_work)
     out, curator, non_dp = [], [], False
     for q in queries:
         kwargs = {k: v for k, v in q.items() if k not in ("name", "type")}
@@ -339,6 +339,14 @@ def _add_diagnostics(p):
                         "JSON file; never publish it")
 
 
+def _add_max_work(p):
+    from .imputation import DEFAULT_MAX_WORK
+
+    p.add_argument("--max-work", type=int, default=DEFAULT_MAX_WORK,
+                   help="largest number of ball-box tests spent certifying L1(D) exactly; past it the run stops "
+                   f"and names an ordinal attribute to bin (default {DEFAULT_MAX_WORK:,})")
+
+
 def _add_census_run_options(p):
     """Options shared by ``demo`` and ``experiment census``."""
     p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
@@ -420,6 +428,7 @@ def build_parser():
     p.add_argument("--aggregate", default="auto", choices=["auto", "mean", "median"],
                    help="how k > 1 numeric donor values are combined (default auto)")
     p.add_argument("--progress", action="store_true", help="show progress")
+    _add_max_work(p)
     _add_diagnostics(p)
     p.set_defaults(func=_cmd_impute)
 
@@ -455,6 +464,7 @@ def build_parser():
     p.add_argument("--k", type=int, default=1)
     p.add_argument("--allow-non-dp", action="store_true",
                    help='allow method = "global" (the paper\'s comparison, NOT differentially private)')
+    _add_max_work(p)
     _add_diagnostics(p)
     _add_seed(p)
     p.set_defaults(func=_cmd_release)

@@ -16,14 +16,15 @@ smooth sensitivity of every release on imputed data (Theorem 4.6). It is compute
     L1(D) = max(1, max over complete y of |donees(y)|, max over cells c and label gaps L of captured(c, L)),
 
 where a new complete record t = (c, L) captures x when t precedes x's k-th donor in x's order.
-Records are grouped into equivalence classes (equal cells); per class, the k-th donor's cell
-and squared distance are shared, so captures split into a *strict ball* per class (cells that
-precede the k-th donor's cell whatever the label) and *cyclic label arcs* at the k-th donor's
-cell (the added label falls between x and its k-th donor). The maximum over cells of the
-summed ball weights is found by enumerating the cells of the balls whose cheap upper bound
-(the summed size of the balls that can meet them) beats the best value found so far; this
-stays exact. When certifying would take more than ``max_work`` membership tests, the fit
-stops with :class:`~dpknn.exceptions.WorkLimitError` naming the attribute to bin.
+Records are grouped into equivalence classes (equal cells);
+per class, the k-th donor's cell and squared distance are shared, so captures split into a
+*strict ball* per class (cells that precede the k-th donor's cell whatever the label) and
+*cyclic label arcs* at the k-th donor's cell (the added label falls between x and its k-th donor).
+The deepest cell (summed ball weights plus the best arc count) is found by an exact branch and
+bound over boxes of the lattice (``dpknn/_core/_depth.pyx``), whose cost follows the answer rather
+than the number of cells in the balls. When certifying would take more than ``max_work`` ball-box
+tests, the fit stops with :class:`~dpknn.exceptions.WorkLimitError` naming the ordinal attribute
+to bin.
 
 References
 ----------
@@ -45,6 +46,7 @@ from scipy.spatial import cKDTree
 
 from ._core import _depth, _donors, _grouping, _nearest
 from .exceptions import DomainError, WorkLimitError
+from .geometry import diameter, embed, query_until_certified, squared_distance
 from .schema import Categorical, Continuous, Ordinal, Schema
 from .validation import check_positive_int
 
@@ -54,8 +56,14 @@ logger = logging.getLogger(__name__)
 
 _AGGREGATES = ("auto", "mean", "median")
 # Cells a lattice search for the nearest donors may visit per class before a KD-tree takes over.
-_LATTICE_BUDGET = 50_000
+_LATTICE_BUDGET = 200
 _MAX_KEY = 2**62
+# Ball-box tests the L1 search may spend: about 5 s on this project's 2-core reference machine.
+DEFAULT_MAX_WORK = 500_000_000
+# Tests force every path of the L1 search with these: no floor from the deletions, and the
+# kernel's mode bits (see dpknn._core._depth.max_depth).
+_L1_USE_FLOOR = True
+_L1_SEARCH_MODE = 0
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,9 @@ class L1Case:
     ----------
     kind : {"delete_complete", "delete_incomplete", "add_incomplete", "add_complete"}
     value : int
-        |c(D, D')| for the worst change of this kind.
+        |c(D, D')| for the worst change of this kind. For ``"add_complete"`` it is exact whenever
+        it beats the deletions (and so whenever it decides L1(D)); otherwise it is the value of an
+        addition the search witnessed, a lower bound of the worst one (docs/imputation.md).
     row, label : int or None
         Row position and label of the deleted record (deletions).
     cell : dict or None
@@ -83,28 +93,6 @@ class L1Case:
     label: int | None = None
     cell: dict | None = None
     gap: tuple | None = None
-
-
-def _embed(cells, schema):
-    """Float coordinates whose squared Euclidean distance is the schema's d2 (one-hot categoricals)."""
-    cells = np.asarray(cells, dtype=np.int64)
-    cols = []
-    for j, a in enumerate(schema.known):
-        w = math.sqrt(a.weight)
-        if isinstance(a, Categorical):
-            onehot = np.zeros((cells.shape[0], a.n_codes))
-            onehot[np.arange(cells.shape[0]), cells[:, j]] = w
-            cols.append(onehot)
-        else:
-            cols.append(cells[:, j : j + 1] * w)
-    return np.hstack(cols) if cols else np.zeros((cells.shape[0], 0))
-
-
-def _pair_d2(a, b, weights, is_cat):
-    """Exact integer d2 between the rows of a and b (broadcast over leading axes)."""
-    diff = a.astype(np.int64) - b.astype(np.int64)
-    per = np.where(is_cat, 2 * (diff != 0), diff * diff) * weights
-    return per.sum(axis=-1)
 
 
 class KNNImputer:
@@ -125,10 +113,11 @@ class KNNImputer:
         (for an Ordinal attribute the lower median, so that the value stays an integer of its
         domain). "auto" uses the mean for Continuous and the median for Ordinal attributes.
         Categorical attributes always take the majority, ties broken by the donor order.
-    max_work : int, default 200_000_000
-        Largest number of cells (and ball pairs) visited to certify L1(D) exactly. Past it, ``fit``
-        raises :class:`~dpknn.exceptions.WorkLimitError` naming the attribute to bin; it never
-        returns a bound in place of L1(D).
+    max_work : int, default DEFAULT_MAX_WORK (5 * 10^8)
+        Largest number of ball-box tests the exact L1 search may spend (about 10^8 per second on
+        one core). Past it, ``fit`` raises :class:`~dpknn.exceptions.WorkLimitError` naming the
+        ordinal attribute to bin and an estimated bin width; it never returns a bound in place of
+        L1(D).
     progress : bool, default False
         Show tqdm progress bars.
 
@@ -160,7 +149,7 @@ class KNNImputer:
     .. [1] Clifton et al. (2022), §4 and §6.2.
     """
 
-    def __init__(self, schema, *, k=1, aggregate="auto", max_work=200_000_000, progress=False):
+    def __init__(self, schema, *, k=1, aggregate="auto", max_work=DEFAULT_MAX_WORK, progress=False):
         self.schema = schema
         self.k = k
         self.aggregate = aggregate
@@ -244,18 +233,16 @@ class KNNImputer:
         deficient = inc_classes[n_donors[inc_classes] < k]
         own = n_donors[inc_classes] >= k
         # Donor-class lists: the own class when it holds k donors, else the nearest classes.
-        ordered, radius, boundary = self._ordered_donor_classes(
+        near_len, near_flat, radius, boundary = self._ordered_donor_classes(
             deficient, class_cells, class_keys, n_donors, k, weights, is_cat)
         lengths = np.ones(inc_classes.size, dtype=np.int64)
-        lengths[~own] = [len(o) for o in ordered]
+        lengths[~own] = near_len
         list_ptr = np.zeros(inc_classes.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=list_ptr[1:])
         list_cls = np.empty(list_ptr[-1], dtype=np.int64)
         starts = list_ptr[:-1]
         list_cls[starts[own]] = inc_classes[own]
-        if deficient.size:
-            list_cls[np.concatenate([np.arange(s, s + len(o)) for s, o in zip(starts[~own], ordered)])] = (
-                np.concatenate(ordered))
+        list_cls[_csr_positions(starts[~own], near_len)] = near_flat
         t_near = time.perf_counter()
 
         incomplete_index = np.flatnonzero(incomplete).astype(np.int64)
@@ -283,7 +270,7 @@ class KNNImputer:
             "center": class_cells[deficient],
             "r": radius,
             "ck": class_keys[boundary] if deficient.size else np.zeros(0, dtype=np.int64),
-            "m": n_inc[deficient],
+            "m": n_inc[deficient].astype(np.int64),
         }
         self.l1_cases_ = self._l1_cases(enc, order, kth_row, kth_class, class_cells, class_keys, balls)
         if short and incomplete_index.size:
@@ -300,34 +287,38 @@ class KNNImputer:
     def _ordered_donor_classes(self, deficient, class_cells, class_keys, n_donors, k, weights, is_cat):
         """For each deficient class, the donor classes in (d2, key) order up to the k-th donor.
 
-        Returns (list of int64 arrays, squared radius r_C, class of the k-th donor) per class.
-        First an exact search on the lattice of cells (closed balls of doubling radius, looked
-        up among the donor classes); classes whose ball would pass ``_LATTICE_BUDGET`` cells
-        (isolated ones in large domains) are finished with a KD-tree.
+        Returns ``(lengths, flat, radius, boundary)``: the list of class i is the next
+        ``lengths[i]`` entries of ``flat``; ``radius`` is r_C (squared distance of the k-th
+        donor) and ``boundary`` the class holding it. First an exact search on the lattice of
+        cells (closed balls of doubling radius, looked up among the donor classes); classes
+        whose ball would pass ``_LATTICE_BUDGET`` cells are finished with a KD-tree.
         """
         m = deficient.size
+        empty = np.zeros(0, dtype=np.int64)
         if m == 0:
-            return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+            return empty, empty, empty, empty
         schema = self.schema
         donor_cls = np.flatnonzero(n_donors > 0).astype(np.int64)
         n_codes = schema.n_codes
-        diameter = int(np.sum(np.where(is_cat, 2 * weights, weights * (n_codes - 1) ** 2)))
         ptr, flat, radius, boundary, done = _nearest.nearest_donor_classes(
             np.ascontiguousarray(class_cells[deficient]), k, np.ascontiguousarray(class_keys[donor_cls]),
             np.ascontiguousarray(n_donors[donor_cls]), donor_cls, weights, is_cat, n_codes,
-            diameter, _LATTICE_BUDGET)
-        ordered = np.split(flat, ptr[1:-1])
+            diameter(weights, is_cat, n_codes), _LATTICE_BUDGET)
+        lengths = np.diff(ptr)
         rest = np.flatnonzero(~done)
-        if rest.size:
-            logger.info("nearest donors: %d of %d classes past the lattice budget; using a KD-tree",
-                        rest.size, m)
-            o2, r2, b2 = self._kdtree_donor_classes(deficient[rest], class_cells, donor_cls, n_donors, k,
-                                                    weights, is_cat)
-            for j, i in enumerate(rest):
-                ordered[i] = o2[j]
-            radius[rest] = r2
-            boundary[rest] = b2
-        return ordered, radius, boundary
+        if rest.size == 0:
+            return lengths, flat, radius, boundary
+        logger.info("nearest donors: %d of %d classes past the lattice budget; using a KD-tree", rest.size, m)
+        len2, flat2, r2, b2 = self._kdtree_donor_classes(deficient[rest], class_cells, donor_cls, n_donors, k,
+                                                         weights, is_cat)
+        lengths[rest] = len2
+        radius[rest] = r2
+        boundary[rest] = b2
+        starts = np.cumsum(lengths) - lengths
+        out = np.empty(int(lengths.sum()), dtype=np.int64)
+        out[_csr_positions(starts[done], lengths[done])] = flat
+        out[_csr_positions(starts[rest], len2)] = flat2
+        return lengths, out, radius, boundary
 
     def _kdtree_donor_classes(self, deficient, class_cells, donor_cls, n_donors, k, weights, is_cat):
         """KD-tree version of :meth:`_ordered_donor_classes`, for classes far from any donor.
@@ -337,35 +328,40 @@ class KNNImputer:
         distances differ by at least 1, far more than float error), else kq doubles.
         """
         m = deficient.size
-        tree = cKDTree(_embed(class_cells[donor_cls], self.schema))
-        queries = _embed(class_cells[deficient], self.schema)
-        n_dc = donor_cls.size
-        ordered = [None] * m
+        n_codes = self.schema.n_codes
+        # Unbalanced, uncompacted: builds several times faster on millions of classes; queries are
+        # as fast.
+        tree = cKDTree(embed(class_cells[donor_cls], weights, is_cat, n_codes), balanced_tree=False,
+                       compact_nodes=False)
+        queries = embed(class_cells[deficient], weights, is_cat, n_codes)
+        lengths = np.zeros(m, dtype=np.int64)
         radius = np.zeros(m, dtype=np.int64)
         boundary = np.zeros(m, dtype=np.int64)
-        pending = np.arange(m)
-        kq = min(n_dc, k + 2)
-        while pending.size:
-            _, idx = tree.query(queries[pending], k=kq, workers=-1)
-            idx = np.asarray(idx).reshape(pending.size, kq)
+        pieces = []
+
+        def resolve(rows, _dist, idx, exhausted):
             cls = donor_cls[idx]
-            d2 = _pair_d2(class_cells[deficient[pending]][:, None, :], class_cells[cls], weights, is_cat)
+            d2 = squared_distance(class_cells[deficient[rows]][:, None, :], class_cells[cls], weights, is_cat)
             srt = np.lexsort((cls, d2), axis=-1)
             cls = np.take_along_axis(cls, srt, axis=1)
             d2 = np.take_along_axis(d2, srt, axis=1)
             cum = np.cumsum(n_donors[cls], axis=1)
-            enough = cum[:, -1] >= k
             t = np.argmax(cum >= k, axis=1)
-            r = d2[np.arange(pending.size), t]
-            done = enough & ((kq == n_dc) | (d2[:, -1] > r))
-            for i in np.flatnonzero(done):
-                row = pending[i]
-                ordered[row] = cls[i, : t[i] + 1]
-                radius[row] = r[i]
-                boundary[row] = cls[i, t[i]]
-            pending = pending[~done]
-            kq = min(n_dc, 2 * kq)
-        return ordered, radius, boundary
+            r = d2[np.arange(rows.size), t]
+            done = (cum[:, -1] >= k) & (exhausted | (d2[:, -1] > r))
+            lengths[rows[done]] = t[done] + 1
+            radius[rows[done]] = r[done]
+            boundary[rows[done]] = cls[done, t[done]]
+            keep = np.arange(cls.shape[1]) <= t[done][:, None]
+            pieces.append((rows[done], cls[done][keep]))
+            return done
+
+        query_until_certified(tree, queries, k + 2, resolve)
+        flat = np.empty(int(lengths.sum()), dtype=np.int64)
+        starts = np.cumsum(lengths) - lengths
+        for rows, values in pieces:
+            flat[_csr_positions(starts[rows], lengths[rows])] = values
+        return lengths, flat, radius, boundary
 
     # ------------------------------------------------------------------------------------------
     def _l1_cases(self, enc, order, kth_row, kth_class, class_cells, class_keys, balls):
@@ -375,6 +371,7 @@ class KNNImputer:
         n_codes = schema.n_codes
         inc_rows = self.incomplete_index_
         cases = {}
+        self.l1_work_ = 0
 
         has_inc = inc_rows.size > 0
         cases["add_incomplete"] = L1Case("add_incomplete", 1)
@@ -388,11 +385,13 @@ class KNNImputer:
             cases["add_complete"] = L1Case("add_complete", 0)
             return cases
 
-        def decode(cell):
+        def decode(key):
+            cell = _grouping.unpack_keys(np.array([key], dtype=np.int64), n_codes)[0]
             return {k: (v.item() if hasattr(v, "item") else v)
-                    for k, v in schema.decode(np.asarray(cell)[None, :]).iloc[0].items()}
+                    for k, v in schema.decode(cell[None, :]).iloc[0].items()}
 
-        # Label arcs at the k-th donor's cell, grouped by that cell's class.
+        # Label arcs at the k-th donor's cell, grouped by that cell's class: the bonus of a new
+        # record in that cell whose label falls in the best gap.
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
         bcls = kth_class[inc_rows]
@@ -403,153 +402,59 @@ class KNNImputer:
         a = rank[inc_rows][grp_order]
         b = rank[kth_row[inc_rows]][grp_order]
         stab, stab_gap = _donors.max_stabbing(group_ptr, np.ascontiguousarray(a), np.ascontiguousarray(b))
+        has_arc = np.flatnonzero(stab > 0)
 
-        # Ball depth at each boundary cell: from the depth of every cell when all balls can be
-        # enumerated within max_work (the usual case), else by KD-tree queries.
-        full = self._all_ball_depths(balls)
-        if full is not None:
-            cell_keys, cell_depth = full
-            at = pd.Index(cell_keys).get_indexer(class_keys[bounds])
-            depth_at = np.zeros(bounds.size, dtype=np.int64)
-            depth_at[at >= 0] = cell_depth[at[at >= 0]]
+        # The deepest cell of the domain (strict balls plus label arcs), searched above the floor
+        # that the deletions give: a cell that cannot beat it does not change L1(D).
+        floor_value = max(cases["delete_complete"].value, 1) if _L1_USE_FLOOR else -1
+        found = _depth.max_depth(
+            np.ascontiguousarray(balls["center"]), np.ascontiguousarray(balls["r"]),
+            np.ascontiguousarray(balls["ck"]), np.ascontiguousarray(balls["m"]),
+            np.ascontiguousarray(class_cells[bounds[has_arc]]), np.ascontiguousarray(stab[has_arc]),
+            schema.weights, schema.is_categorical, n_codes, floor_value, self.max_work, _L1_SEARCH_MODE)
+        self.l1_work_ = int(found["work"])
+        logger.debug("L1 search: %d balls, %d arc cells, %d boxes, work %d, floor %d", balls["cls"].size,
+                     has_arc.size, found["boxes"], found["work"], floor_value)
+        if found["exceeded"]:
+            self._raise_work_limit(found, balls)
+        if found["key"] >= 0:
+            value, key, point = found["value"], found["key"], found["point"]
         else:
-            depth_at = self._boundary_depths(balls, class_cells[bounds], class_keys[bounds])
-        total = depth_at + stab
-        j = int(np.argmax(total))
-        n_lab = labels.size
-        sorted_labels = labels[order]
-        g = int(stab_gap[j])
-        gap = (int(sorted_labels[g]), int(sorted_labels[(g + 1) % n_lab])) if stab[j] > 0 else None
-        best = L1Case("add_complete", int(total[j]), cell=decode(class_cells[bounds[j]]), gap=gap)
-
-        # Interior cells: the deepest cell of all, or (when not every ball could be enumerated)
-        # of the balls whose upper bound can beat the best so far.
-        floor_value = max(best.value, cases["delete_complete"].value, 1)
-        if full is not None:
-            i = int(np.argmax(full[1])) if full[1].size else -1
-            interior = (int(full[1][i]), int(full[0][i])) if i >= 0 and full[1][i] > floor_value else None
-        else:
-            interior = self._max_ball_depth(balls, floor_value)
-        if interior is not None and interior[0] > best.value:
-            value, key = interior
-            cell = _grouping.unpack_keys(np.array([key], dtype=np.int64), n_codes)[0]
-            best = L1Case("add_complete", int(value), cell=decode(cell), gap=None)
-        cases["add_complete"] = best
+            value, key, point = found["seen_value"], found["seen_key"], found["seen_point"]
+        gap = None
+        if point >= 0:
+            g = int(stab_gap[has_arc[point]])
+            sorted_labels = labels[order]
+            gap = (int(sorted_labels[g]), int(sorted_labels[(g + 1) % labels.size]))
+        cases["add_complete"] = L1Case("add_complete", int(value), cell=decode(int(key)), gap=gap)
         return cases
 
-    def _all_ball_depths(self, balls):
-        """(cell keys, depth) over every cell of every strict ball, or None past max_work."""
+    def _raise_work_limit(self, found, balls):
+        """WorkLimitError naming the ordinal attribute the search had to cut most finely."""
         schema = self.schema
-        self.l1_work_ = 0
-        if balls["cls"].size == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        keys, counts, exceeded_at = _depth.enumerate_balls(
-            np.ascontiguousarray(balls["center"]), np.ascontiguousarray(balls["r"]),
-            np.ascontiguousarray(balls["ck"]), schema.weights, schema.is_categorical, schema.n_codes,
-            self.max_work)
-        if exceeded_at >= 0:
-            logger.info("L1: the balls hold more than max_work=%d cells; pruning by upper bounds",
-                        self.max_work)
-            return None
-        self.l1_work_ = int(keys.size)
-        codes, uniq = pd.factorize(keys)
-        depth = np.bincount(codes, weights=np.repeat(balls["m"], counts), minlength=uniq.size)
-        return np.asarray(uniq, dtype=np.int64), depth.astype(np.int64)
-
-    def _boundary_depths(self, balls, cells, keys):
-        """Exact ball depth at the given cells, by KD-tree queries (used when balls are large)."""
-        schema = self.schema
-        weights, is_cat = schema.weights, schema.is_categorical
-        depth = np.zeros(keys.size, dtype=np.int64)
-        if balls["cls"].size == 0 or keys.size == 0:
-            return depth
-        btree = cKDTree(_embed(cells, schema))
-        centers = _embed(balls["center"], schema)
-        rad = np.sqrt(balls["r"].astype(np.float64)) * (1 + 1e-9) + 1e-9
-        lengths = btree.query_ball_point(centers, rad, return_length=True)
-        self._check_work(int(np.sum(lengths)), balls, int(np.argmax(lengths)))
-        hits = btree.query_ball_point(centers, rad)
-        ball_of = np.repeat(np.arange(centers.shape[0]), lengths)
-        cand = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits])
-        if cand.size:
-            d2 = _pair_d2(balls["center"][ball_of], cells[cand], weights, is_cat)
-            r = balls["r"][ball_of]
-            inside = (d2 < r) | ((d2 == r) & (keys[cand] < balls["ck"][ball_of]))
-            np.add.at(depth, cand[inside], balls["m"][ball_of[inside]])
-        return depth
-
-    def _max_ball_depth(self, balls, floor_value):
-        """Exact maximum of the ball depth over all cells, or None if it cannot beat floor_value.
-
-        Balls whose upper bound (their weight plus that of every ball that can meet them) is at
-        most ``floor_value`` are skipped: a cell they hold has depth at most that bound, so
-        leaving them out only lowers depths that cannot beat the floor, and every cell whose
-        depth does beat it has all its balls counted.
-        """
-        schema = self.schema
-        m = balls["cls"].size
-        work = 0
-        if m == 0:
-            return None
-        weights, is_cat, n_codes = schema.weights, schema.is_categorical, schema.n_codes
-        centers, r, w = balls["center"], balls["r"], balls["m"]
-        sq = np.sqrt(r.astype(np.float64))
-        emb = _embed(centers, schema)
-        tree = cKDTree(emb)
-        # A pair of balls that meet is found from the larger one, within twice its radius.
-        reach = 2 * sq * (1 + 1e-9) + 1e-9
-        lengths = tree.query_ball_point(emb, reach, return_length=True)
-        work += int(np.sum(lengths))
-        self._check_work(work, balls, int(np.argmax(lengths)))
-        hits = tree.query_ball_point(emb, reach)
-        i_of = np.repeat(np.arange(m), lengths)
-        j_of = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits])
-        smaller = (r[j_of] < r[i_of]) | ((r[j_of] == r[i_of]) & (j_of < i_of))
-        i_of, j_of = i_of[smaller], j_of[smaller]
-        d2 = _pair_d2(centers[i_of], centers[j_of], weights, is_cat)
-        # Two strict balls can share a cell only if their closed Euclidean balls meet.
-        meet = d2 <= (sq[i_of] + sq[j_of]) ** 2 * (1 + 1e-9) + 1e-9
-        i_of, j_of = i_of[meet], j_of[meet]
-        ub = w.astype(np.int64).copy()
-        np.add.at(ub, i_of, w[j_of])
-        np.add.at(ub, j_of, w[i_of])
-        keep = np.flatnonzero(ub > floor_value)
-        if keep.size == 0:
-            return None
-        keys, counts, exceeded_at = _depth.enumerate_balls(
-            np.ascontiguousarray(centers[keep]), np.ascontiguousarray(r[keep]),
-            np.ascontiguousarray(balls["ck"][keep]), weights, is_cat, n_codes,
-            max(0, self.max_work - work))
-        if exceeded_at >= 0:
-            self._check_work(self.max_work + 1, balls, int(keep[exceeded_at]))
-        work += keys.size
-        self.l1_work_ = work
-        codes, uniq = pd.factorize(keys)
-        depth = np.bincount(codes, weights=np.repeat(w[keep], counts)).astype(np.int64)
-        best = int(np.argmax(depth))
-        logger.debug("L1 ball depth: %d of %d balls enumerated, %d cells", keep.size, m, keys.size)
-        if depth[best] > floor_value:
-            return int(depth[best]), int(uniq[best])
-        return None
-
-    def _check_work(self, work, balls, i):
-        if work <= self.max_work:
-            return
-        schema = self.schema
-        r = int(balls["r"][i])
-        spans = []
-        for a in schema.known:
-            if isinstance(a, Categorical):
-                spans.append(a.n_codes if 2 * a.weight <= r else 1)
-            else:
-                spans.append(min(a.n_codes, 2 * math.isqrt(r // a.weight) + 1))
-        worst = schema.known[int(np.argmax(spans))]
-        cell = schema.decode(balls["center"][i][None, :]).iloc[0].to_dict()
+        splits = np.asarray(found["splits"], dtype=np.int64)
+        ordinal = [j for j, a in enumerate(schema.known) if isinstance(a, Ordinal)]
+        advice = (
+            "No ordinal attribute can be binned: drop or merge categories of a categorical attribute "
+            "(categories have no bin width), or raise max_work."
+        )
+        if ordinal:
+            j = max(ordinal, key=lambda i: (splits[i], schema.n_codes[i]))
+            attr = schema.known[j]
+            # Binning by a factor b shrinks every ball by b along this attribute; the search cut it
+            # into about 2^splits pieces per path, so aim to remove most of those levels.
+            levels = int(max(1, min(splits[j], math.ceil(math.log2(max(2, attr.n_codes))))))
+            factor = 2 ** max(1, (levels + 1) // 2)
+            suggested = attr.bin_width * factor
+            advice = (
+                f"Bin {attr.name!r} more coarsely: estimated to fit with bin_width={suggested} "
+                f"(now {attr.bin_width}; the search split it {int(splits[j])} times). Categorical "
+                "attributes have no bin width. Or raise max_work (dpknn impute/release --max-work)."
+            )
         raise WorkLimitError(
-            f"certifying L1(D) exactly needs more than max_work={self.max_work} cell visits: the "
-            f"incomplete records at {cell} have no k-th donor closer than squared distance {r}, and "
-            f"attribute {worst.name!r} spans {max(spans)} codes within that distance. Bin "
-            f"{worst.name!r} (a larger bin_width) or raise max_work."
+            f"certifying L1(D) exactly needs more than max_work={self.max_work} ball-box tests "
+            f"({balls['cls'].size} incomplete classes without k donors in their own cell, "
+            f"{found['boxes']} boxes opened). {advice}"
         )
 
     # ------------------------------------------------------------------------------------------
@@ -625,6 +530,13 @@ class KNNImputer:
     def fit_transform(self, df):
         """Fit on ``df`` and return it with A imputed (encoding ``df`` once)."""
         return self.fit(df)._impute(df)
+
+
+def _csr_positions(starts, lengths):
+    """Flat positions ``starts[i] + 0, ..., starts[i] + lengths[i] - 1`` for every i, in order."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(np.asarray(starts, dtype=np.int64) - offsets, lengths) + np.arange(int(lengths.sum()))
 
 
 def _fingerprint(enc, df, schema):

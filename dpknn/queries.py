@@ -39,7 +39,7 @@ import pandas as pd
 
 from . import sensitivity as sens
 from .accounting import BudgetAccountant
-from .imputation import KNNImputer
+from .imputation import DEFAULT_MAX_WORK, KNNImputer
 from .mechanisms import CuratorDiagnostics, Geometric, Laplace, Release, SmoothCauchy, choose_gamma, public_grid
 from .noise import gamma_fraction
 from .randomness import as_source
@@ -123,6 +123,10 @@ class PrivateImputation:
     gamma : "optimal", "paper" or float
         Default γ rule of the generalized Cauchy noise (see
         :func:`dpknn.mechanisms.choose_gamma`).
+    progress : bool, default False
+        Passed to :class:`KNNImputer`.
+    max_work : int
+        Passed to :class:`KNNImputer`: the work allowed to certify L1(D) exactly.
 
     Attributes
     ----------
@@ -138,9 +142,10 @@ class PrivateImputation:
     .. [1] Clifton et al. (2022), §5.
     """
 
-    def __init__(self, df, schema, *, k=1, accountant=None, rng=None, gamma="optimal", progress=False):
+    def __init__(self, df, schema, *, k=1, accountant=None, rng=None, gamma="optimal", progress=False,
+                 max_work=DEFAULT_MAX_WORK):
         accountant = self._check_accountant(accountant)  # before the fit, not after it
-        imputer = KNNImputer(schema, k=k, progress=progress)
+        imputer = KNNImputer(schema, k=k, max_work=max_work, progress=progress)
         self._setup(imputer, df, accountant, rng, gamma, imputed=imputer.fit_transform(df))
 
     @classmethod

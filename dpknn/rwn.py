@@ -11,8 +11,9 @@ RWN is statistical disclosure control, not differential privacy: it makes no DP 
 standardisation of numeric columns uses their own mean and standard deviation (pass
 ``scales=`` to fix them in advance).
 
-Distances: numeric columns standardised, categorical columns one-hot encoded, each column
-multiplied by its weight. Ties at the k-th distance are all included in the neighbourhood, so
+Distances: numeric columns standardised, categorical columns one-hot encoded, and each column's
+part of the squared distance multiplied by its weight (the meaning of a weight everywhere in the
+package, :mod:`dpknn.geometry`). Ties at the k-th distance are all included in the neighbourhood, so
 the result never depends on the order of the rows.
 
 Methods (the paper's §10-11):
@@ -45,6 +46,7 @@ import pandas as pd
 from scipy.spatial import cKDTree
 
 from ._core import _grouping, _rwn
+from .geometry import one_hot, query_until_certified, scaled_column
 from .progress import progress_bar
 from .validation import check_positive_int, check_rng
 
@@ -74,7 +76,8 @@ def _is_numeric(s):
 
 
 def _design(df, columns, weights, scales, rows=None):
-    """Float coordinates: standardised numeric columns, one-hot categoricals, times weights.
+    """Float coordinates: standardised numeric columns and one-hot categoricals, each scaled so
+    that its part of the squared distance is multiplied by its weight (:mod:`dpknn.geometry`).
 
     Moments (and category lists) come from all rows; coordinates are returned for ``rows``
     (all rows when None).
@@ -90,14 +93,12 @@ def _design(df, columns, weights, scales, rows=None):
             x = s.to_numpy(dtype=np.float64)
             mean, sd = scales.get(c, (x.mean(), x.std())) if len(x) else (0.0, 1.0)
             sub = x if rows is None else x[rows]
-            blocks.append(((sub - mean) / (sd if sd > 0 else 1.0) * w)[:, None])
+            blocks.append(scaled_column((sub - mean) / (sd if sd > 0 else 1.0), w))
         else:
             codes, uniques = pd.factorize(s)
             if rows is not None:
                 codes = codes[rows]
-            onehot = np.zeros((len(codes), len(uniques)))
-            onehot[np.arange(len(codes)), codes] = w
-            blocks.append(onehot)
+            blocks.append(one_hot(codes, len(uniques), w))
     size = len(df) if rows is None else len(rows)
     return np.hstack(blocks) if blocks else np.zeros((size, 0))
 
@@ -339,12 +340,8 @@ class RWN:
         size = len(tree_ids)
         radius = self.radius
         out = [None] * len(ids)
-        pending = np.arange(len(ids))
-        kq = min(size, k + 2)
-        while pending.size:
-            dist, idx = tree.query(points[pending], k=kq, workers=-1 if pending.size > 256 else 1)
-            dist = np.asarray(dist, dtype=np.float64).reshape(pending.size, kq)
-            idx = np.asarray(idx).reshape(pending.size, kq)
+
+        def resolve(pending, dist, idx, exhausted):
             cls = tree_ids[np.minimum(idx, size - 1)]
             is_self = cls == ids[pending][:, None]
             cnt = np.where(is_self | (idx >= size), 0, counts[cls])
@@ -354,17 +351,18 @@ class RWN:
             dk = np.where(own[ids[pending]] >= k, 0.0, dist[np.arange(pending.size), t])
             # With fewer than k other records in the whole space, all of them are the neighbours.
             dk = np.where(enough, dk, np.inf)
-            complete = (enough | ((kq == size) & ~np.isfinite(limit))) & \
-                ((kq == size) | (dist[:, -1] > dk * (1 + _TIE) + _TIE))
-            exhausted = (kq == size) & ~complete
+            complete = (enough | (exhausted & ~np.isfinite(limit))) & \
+                (exhausted | (dist[:, -1] > dk * (1 + _TIE) + _TIE))
             for row in np.flatnonzero(complete):
                 c = ids[pending[row]]
                 if np.isfinite(limit) and dk[row] >= limit:
                     continue  # may reach classes outside this tree
                 keep = (dist[row] <= dk[row] * (1 + _TIE) + _TIE) & ~is_self[row] & (idx[row] < size)
                 out[pending[row]] = np.concatenate([[c] if own[c] > 0 else [], cls[row][keep]]).astype(np.int64)
-            pending = pending[~(complete | exhausted)]
-            kq = min(size, 2 * kq)
+            # Rows not certified with the whole tree stay None: decided in the full space.
+            return complete | exhausted
+
+        query_until_certified(tree, points, k + 2, resolve)
         if radius is not None:
             balls = tree.query_ball_point(points, radius * (1 + _TIE) + _TIE, workers=-1 if len(ids) > 256 else 1)
             for j, ball in enumerate(balls):
@@ -381,7 +379,7 @@ class RWN:
 
     def _signatures(self, df, columns, first):
         """Categorical signature and numeric coordinates of each class, and the smallest squared
-        distance between classes of different signatures (2 w^2 for a one-hot mismatch)."""
+        distance between classes of different signatures (2 w for a one-hot mismatch)."""
         cats = [c for c in columns if not _is_numeric(df[c])]
         nums = [c for c in columns if _is_numeric(df[c])]
         if not cats:
@@ -390,7 +388,7 @@ class RWN:
         numeric = (_design(df, nums, self.weights or {}, self.scales or {}, rows=first) if nums
                    else np.zeros((len(first), 1)))
         w = self.weights or {}
-        cross2 = min(2.0 * float(w.get(c, 1.0)) ** 2 for c in cats)
+        cross2 = min(2.0 * float(w.get(c, 1.0)) for c in cats)
         return sig, numeric, cross2
 
     # --- Method 1 --------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .exceptions import DomainError
+from .geometry import squared_distance
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -522,12 +523,9 @@ class Schema:
         return pd.DataFrame({a.name: a.decode(cells[:, j]) for j, a in enumerate(self.known)})
 
     def squared_distance(self, a, b):
-        """Exact integer squared distance between cells ``a`` and ``b`` (broadcasting)."""
-        diff = np.asarray(a, dtype=np.int64) - np.asarray(b, dtype=np.int64)
-        cat = self.is_categorical
-        w = self.weights
-        per = np.where(cat, 2 * (diff != 0), diff * diff) * w
-        return per.sum(axis=-1)
+        """Exact integer squared distance between cells ``a`` and ``b`` (broadcasting); see
+        :func:`dpknn.geometry.squared_distance` for what a weight means."""
+        return squared_distance(a, b, self.weights, self.is_categorical)
 
     # --- description files -------------------------------------------------------------
     def to_dict(self):

@@ -205,3 +205,24 @@ def test_experiment_amplification(tmp_path):
     assert (out / "amplification.png").read_bytes()[:4] == b"\x89PNG"
     res = run("experiment", "amplification", "--rates", "1.5", "--out", str(tmp_path / "x"))
     assert res.returncode == 2 and "--rates" in res.stderr and not (tmp_path / "x").exists()
+
+
+def test_max_work_option_reaches_the_l1_search(tmp_path):
+    # A fine, sparse ordinal: the exact L1 search needs far more than 50 ball-box
+    # tests, so --max-work 50 must stop it with the attribute to bin, and the default must not.
+    rng = np.random.default_rng(4)
+    n = 400
+    df = pd.DataFrame({"HOURS": np.clip(rng.normal(400, 150, n), 0, 999).astype(int), "SEX": rng.integers(1, 3, n),
+                       "INCWAGE": np.where(rng.random(n) < 0.5, np.nan, 100.0)})
+    df.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text(
+        '[[known]]\nname = "HOURS"\ntype = "ordinal"\nlower = 0\nupper = 999\n\n'
+        '[[known]]\nname = "SEX"\ntype = "categorical"\ncategories = [1, 2]\n\n'
+        '[[imputed]]\nname = "INCWAGE"\ntype = "continuous"\nlower = 0\nupper = 5001\n')
+    args = ["impute", "--schema", str(tmp_path / "s.toml"), "--input", str(tmp_path / "d.csv"),
+            "--output", str(tmp_path / "o.csv")]
+    res = run(*args, "--max-work", "50")
+    assert res.returncode == 2 and "max_work=50" in res.stderr and "Bin 'HOURS'" in res.stderr
+    assert "bin_width=" in res.stderr and not (tmp_path / "o.csv").exists()
+    res = run(*args)
+    assert res.returncode == 0, res.stderr

@@ -287,15 +287,24 @@ def test_reference_orders_by_distance_cell_then_cyclic_label():
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_problems())
-def test_pruned_path_matches_brute_force(problem):
-    # When the balls hold more cells than max_work, L1 comes from upper-bound pruning and
-    # KD-tree queries instead of the full depth map; force that path and check it is exact.
+@given(small_problems(), st.integers(0, 3))
+def test_every_search_mode_without_floor_matches_brute_force(problem, mode):
+    # The L1 search without the deletions' floor and with each of its test modes (balls that
+    # hold a whole box kept partial; lower child opened first) must give the same exact L1 and
+    # the exact worst addition.
+    import dpknn.imputation as module
+
     schema, df, k = problem
-    (l1, _, _), _ = reference(schema, df, k)
-    imp = KNNImputer(schema, k=k)
-    imp._all_ball_depths = lambda balls: None
-    assert imp.fit(df).l1_ == l1
+    (l1, _, cases), _ = reference(schema, df, k)
+    saved = module._L1_USE_FLOOR, module._L1_SEARCH_MODE
+    module._L1_USE_FLOOR, module._L1_SEARCH_MODE = False, mode
+    try:
+        imp = KNNImputer(schema, k=k).fit(df)
+    finally:
+        module._L1_USE_FLOOR, module._L1_SEARCH_MODE = saved
+    assert imp.l1_ == l1
+    adds = [v for v, d in cases if d[0] == "add" and d[3]]
+    assert imp.l1_cases_["add_complete"].value == max(adds)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

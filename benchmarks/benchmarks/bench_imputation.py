@@ -34,3 +34,27 @@ class Transform:
 
     def time_transform(self, k):
         self.imp.transform(self.df)
+
+
+class FitFineSchemas:
+    """Exact L1 on fine-grained schemas (AGE in years, HRSWORK 0-98, RENT 0-999); k = 1."""
+
+    params = (["census", "age_years", "hours", "rent"], [10**5, 10**6, 10**7])
+    param_names = ["schema", "n"]
+    timeout = 1800
+    number = 1
+    repeat = (1, 2, 60.0)
+
+    def setup(self, schema, n):
+        from .fine_schemas import fine_case
+
+        self.schema, self.df = fine_case(schema, n)
+
+    def time_fit(self, schema, n):
+        KNNImputer(self.schema).fit(self.df)
+
+    def peakmem_fit(self, schema, n):
+        KNNImputer(self.schema).fit(self.df)
+
+    def track_l1_work(self, schema, n):
+        return KNNImputer(self.schema).fit(self.df).l1_work_

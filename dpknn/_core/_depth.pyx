@@ -1,11 +1,30 @@
 # cython: language_level=3
-"""Enumeration of the cells of strict lattice balls.
+"""The deepest cell of the lattice: exact branch and bound over boxes of cells.
 
-The strict ball of an incomplete class C (centre cell x_C, squared radius r_C, key κ_C of the
-cell of its k-th donor) is the set of cells c of the public domain with
-``(d2(x_C, c), key c) < (r_C, κ_C)`` lexicographically: a complete record added in such a cell
-enters the donor set of every record of C whatever its label. Summing the weights m_C of the
-balls per cell key gives the depth of every cell.
+The value of a cell c is
+
+    value(c) = sum of w_i over the strict balls i that hold c  +  s(c),
+
+where the strict ball of i (centre x_i, squared radius r_i, key ck_i) is the set of cells with
+``(d2(x_i, c), key c) < (r_i, ck_i)`` lexicographically, and s(c) >= 0 is a bonus that is
+nonzero only at a few given points (the label-arc counts at the k-th donors' cells, see
+``docs/imputation.md``). The search returns the largest value(c) over the whole public domain
+that beats a floor, and a cell that attains it. It is exact and never lists the cells of a ball.
+
+A box is a product of code intervals (a categorical coordinate is an interval of category
+codes, i.e. a subset of categories). For every ball the exact integer minimum and maximum of
+d2 from its centre to the box are kept; a ball whose maximum is below r_i holds every cell of
+the box (it is added to the box's *base*), one whose minimum is above r_i holds none (it is
+dropped), the others are *partial*. Hence
+
+    base + max s over points in the box  <=  max value in the box  <=  base + sum of w over partial balls + max s.
+
+Boxes are split in two along their widest coordinate and searched depth first, the child with
+the larger upper bound first; a box is pruned when its upper bound cannot beat the best value
+found, and resolved exactly when no ball is partial (the value is then base plus the bonus) or
+when it is a single cell (a partial ball then has d2 = r_i exactly and holds the cell iff its
+key is below ck_i). The two bounds make the cost follow the answer: boxes are only opened where
+the balls that meet them could add up to more than the best value found.
 """
 
 import numpy as np
@@ -13,93 +32,348 @@ cimport numpy as cnp
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, realloc, free
 
-from ._lattice cimport Ball, walk_ball
-
 cnp.import_array()
 
 
-cdef struct Ctx:
-    Ball ball
-    int64_t strict_r         # the strict ball: d2 < r, or d2 == r and key < ck
-    int64_t ck
-    int64_t* out
-    Py_ssize_t size
-    Py_ssize_t capacity
-    int64_t max_cells
+cdef struct Entry:
+    int64_t ball
+    int64_t lo2               # min d2 from the ball's centre to the box
+    int64_t hi2               # max d2
+
+
+cdef struct Search:
+    Py_ssize_t p
+    const int64_t* centers
+    const int64_t* r
+    const int64_t* ck
+    const int64_t* w
+    const int64_t* pts        # point cells, row-major (q, p)
+    const int64_t* bonus
+    const int64_t* weights
+    const char* is_cat
+    const int64_t* n_codes
+    Entry* ent
+    Py_ssize_t ent_n
+    Py_ssize_t ent_cap
+    int64_t* pidx
+    Py_ssize_t pidx_n
+    Py_ssize_t pidx_cap
+    int64_t* lo               # box bounds per level, row-major (levels, p)
+    int64_t* hi
+    int64_t best
+    int64_t best_key
+    int64_t best_point
+    int64_t seen              # best value witnessed, even when it does not beat the floor
+    int64_t seen_key
+    int64_t seen_point
+    int64_t work
+    int64_t max_work
+    int64_t boxes
     bint exceeded
     bint oom
+    int64_t* split_count      # splits per coordinate, to name the attribute that costs most
+    bint keep_full            # testing: treat balls that hold the whole box as partial
+    bint natural_order        # testing: open the lower child first, whatever the bounds
 
 
-cdef void _keep_cell(void* owner, int64_t cost, int64_t key) noexcept nogil:
-    cdef Ctx* ctx = <Ctx*>owner
+cdef inline int64_t _key(Search* s, const int64_t* cell) noexcept nogil:
+    cdef int64_t key = 0
+    cdef Py_ssize_t j
+    for j in range(s.p):
+        key = key * s.n_codes[j] + cell[j]
+    return key
+
+
+cdef inline void _extent(Search* s, Py_ssize_t j, int64_t x, int64_t lo, int64_t hi,
+                         int64_t* near, int64_t* far) noexcept nogil:
+    """Exact min and max contribution of coordinate j to d2 from code x to codes [lo, hi]."""
+    cdef int64_t w = s.weights[j], g, a, b
+    if s.is_cat[j]:
+        near[0] = 0 if lo <= x <= hi else 2 * w
+        far[0] = 0 if lo == hi == x else 2 * w
+        return
+    g = lo - x if x < lo else (x - hi if x > hi else 0)
+    near[0] = w * g * g
+    a = x - lo if x > lo else lo - x
+    b = hi - x if hi > x else x - hi
+    if b > a:
+        a = b
+    far[0] = w * a * a
+
+
+cdef inline void _witness(Search* s, int64_t value, int64_t key, int64_t point) noexcept nogil:
+    if value > s.seen:
+        s.seen = value
+        s.seen_key = key
+        s.seen_point = point
+    if value > s.best:
+        s.best = value
+        s.best_key = key
+        s.best_point = point
+
+
+cdef bint _grow_entries(Search* s, Py_ssize_t need) noexcept nogil:
+    cdef Py_ssize_t cap = s.ent_cap
+    cdef Entry* grown
+    if s.ent_n + need <= cap:
+        return True
+    while s.ent_n + need > cap:
+        cap *= 2
+    grown = <Entry*>realloc(s.ent, cap * sizeof(Entry))
+    if grown == NULL:
+        s.oom = True
+        return False
+    s.ent = grown
+    s.ent_cap = cap
+    return True
+
+
+cdef bint _grow_points(Search* s, Py_ssize_t need) noexcept nogil:
+    cdef Py_ssize_t cap = s.pidx_cap
     cdef int64_t* grown
-    if not (cost < ctx.strict_r or (cost == ctx.strict_r and key < ctx.ck)):
+    if s.pidx_n + need <= cap:
+        return True
+    while s.pidx_n + need > cap:
+        cap *= 2
+    grown = <int64_t*>realloc(s.pidx, cap * sizeof(int64_t))
+    if grown == NULL:
+        s.oom = True
+        return False
+    s.pidx = grown
+    s.pidx_cap = cap
+    return True
+
+
+cdef void _child(Search* s, Py_ssize_t level, Py_ssize_t e0, Py_ssize_t en, Py_ssize_t p0, Py_ssize_t pn,
+                 int64_t base, Py_ssize_t j, int64_t clo, int64_t chi,
+                 Py_ssize_t* ce0, Py_ssize_t* cen, Py_ssize_t* cp0, Py_ssize_t* cpn,
+                 int64_t* cbase, int64_t* cpart, int64_t* cbonus, int64_t* cbonus_pt) noexcept nogil:
+    """Entries and points of the child box that takes codes [clo, chi] on coordinate j."""
+    cdef Py_ssize_t t, b
+    cdef int64_t pnear, pfar, near, far, lo2, hi2, x
+    cdef int64_t plo = s.lo[level * s.p + j], phi = s.hi[level * s.p + j]
+    cdef Entry e
+    ce0[0] = s.ent_n
+    cbase[0] = base
+    cpart[0] = 0
+    if not _grow_entries(s, en):
         return
-    if ctx.size >= ctx.max_cells:
-        ctx.exceeded = True
-        ctx.ball.stop = True
+    for t in range(e0, e0 + en):
+        e = s.ent[t]
+        b = e.ball
+        x = s.centers[b * s.p + j]
+        _extent(s, j, x, plo, phi, &pnear, &pfar)
+        _extent(s, j, x, clo, chi, &near, &far)
+        lo2 = e.lo2 - pnear + near
+        if lo2 > s.r[b]:
+            continue
+        hi2 = e.hi2 - pfar + far
+        if hi2 < s.r[b] and not (s.keep_full and hi2 > lo2):
+            cbase[0] += s.w[b]
+            continue
+        s.ent[s.ent_n].ball = b
+        s.ent[s.ent_n].lo2 = lo2
+        s.ent[s.ent_n].hi2 = hi2
+        s.ent_n += 1
+        cpart[0] += s.w[b]
+    s.work += en
+    cen[0] = s.ent_n - ce0[0]
+    cp0[0] = s.pidx_n
+    cbonus[0] = 0
+    cbonus_pt[0] = -1
+    if not _grow_points(s, pn):
         return
-    if ctx.size == ctx.capacity:
-        grown = <int64_t*>realloc(ctx.out, 2 * ctx.capacity * sizeof(int64_t))
-        if grown == NULL:
-            ctx.oom = True
-            ctx.ball.stop = True
-            return
-        ctx.out = grown
-        ctx.capacity *= 2
-    ctx.out[ctx.size] = key
-    ctx.size += 1
+    for t in range(p0, p0 + pn):
+        b = s.pidx[t]
+        x = s.pts[b * s.p + j]
+        if clo <= x <= chi:
+            s.pidx[s.pidx_n] = b
+            s.pidx_n += 1
+            if s.bonus[b] > cbonus[0]:
+                cbonus[0] = s.bonus[b]
+                cbonus_pt[0] = b
+    cpn[0] = s.pidx_n - cp0[0]
 
 
-def enumerate_balls(const int64_t[:, ::1] centers, const int64_t[::1] r, const int64_t[::1] ck,
-                    const int64_t[::1] weights, const cnp.npy_bool[::1] is_cat,
-                    const int64_t[::1] n_codes, int64_t max_cells):
-    """Keys of the cells of each strict ball, concatenated, with per-ball counts.
+cdef void _search(Search* s, Py_ssize_t level, Py_ssize_t e0, Py_ssize_t en, Py_ssize_t p0, Py_ssize_t pn,
+                  int64_t base, int64_t bonus, int64_t bonus_pt) noexcept nogil:
+    """Resolve the box at ``level`` (its upper bound already beats s.best)."""
+    cdef Py_ssize_t j, t, b, split = -1, saved_e, saved_p
+    cdef int64_t span, widest = 0, mid, value
+    cdef const int64_t* lo = s.lo + level * s.p
+    cdef const int64_t* hi = s.hi + level * s.p
+    cdef Py_ssize_t ae0, aen, ap0, apn, be0, ben, bp0, bpn
+    cdef int64_t abase, apart, abonus, apt, bbase, bpart, bbonus, bpt, aub, bub
+    if s.exceeded or s.oom:
+        return
+    s.boxes += 1
+    # A cell of the box witnesses base plus the bonus of its best point (or base alone).
+    _witness(s, base + bonus, _key(s, s.pts + bonus_pt * s.p) if bonus_pt >= 0 else _key(s, lo), bonus_pt)
+    if en == 0:
+        return
+    for j in range(s.p):
+        if hi[j] > lo[j]:
+            span = 2 * s.weights[j] if s.is_cat[j] else s.weights[j] * (hi[j] - lo[j]) * (hi[j] - lo[j])
+            if span > widest:
+                widest = span
+                split = j
+    if split < 0:
+        # A single cell: each partial ball has d2 = r exactly and holds it iff key < ck.
+        value = base + bonus
+        mid = _key(s, lo)
+        for t in range(e0, e0 + en):
+            b = s.ent[t].ball
+            if mid < s.ck[b]:
+                value += s.w[b]
+        _witness(s, value, mid, bonus_pt)
+        return
+    if s.work > s.max_work:
+        s.exceeded = True
+        return
+    s.split_count[split] += 1
+    saved_e = s.ent_n
+    saved_p = s.pidx_n
+    mid = lo[split] + (hi[split] - lo[split]) // 2
+    _child(s, level, e0, en, p0, pn, base, split, lo[split], mid, &ae0, &aen, &ap0, &apn,
+           &abase, &apart, &abonus, &apt)
+    if s.oom:
+        return
+    _child(s, level, e0, en, p0, pn, base, split, mid + 1, hi[split], &be0, &ben, &bp0, &bpn,
+           &bbase, &bpart, &bbonus, &bpt)
+    if s.oom:
+        return
+    aub = abase + apart + abonus
+    bub = bbase + bpart + bbonus
+    if bub > aub and not s.natural_order:
+        _open(s, level, split, mid + 1, hi[split], be0, ben, bp0, bpn, bbase, bbonus, bpt, bub)
+        _open(s, level, split, lo[split], mid, ae0, aen, ap0, apn, abase, abonus, apt, aub)
+    else:
+        _open(s, level, split, lo[split], mid, ae0, aen, ap0, apn, abase, abonus, apt, aub)
+        _open(s, level, split, mid + 1, hi[split], be0, ben, bp0, bpn, bbase, bbonus, bpt, bub)
+    s.ent_n = saved_e
+    s.pidx_n = saved_p
 
-    Returns ``(keys, counts, exceeded_at)``: ``keys[sum(counts[:i]):sum(counts[:i + 1])]`` are
-    the cells of ball i in key order. When the total would pass ``max_cells`` the enumeration
-    stops and ``exceeded_at`` is the index of the ball being enumerated (else -1); the partial
-    output must then not be used.
+
+cdef inline void _open(Search* s, Py_ssize_t level, Py_ssize_t j, int64_t clo, int64_t chi,
+                       Py_ssize_t e0, Py_ssize_t en, Py_ssize_t p0, Py_ssize_t pn,
+                       int64_t base, int64_t bonus, int64_t bonus_pt, int64_t ub) noexcept nogil:
+    cdef Py_ssize_t c
+    cdef int64_t* lo
+    cdef int64_t* hi
+    if ub <= s.best:
+        return
+    lo = s.lo + (level + 1) * s.p
+    hi = s.hi + (level + 1) * s.p
+    for c in range(s.p):
+        lo[c] = s.lo[level * s.p + c]
+        hi[c] = s.hi[level * s.p + c]
+    lo[j] = clo
+    hi[j] = chi
+    _search(s, level + 1, e0, en, p0, pn, base, bonus, bonus_pt)
+
+
+def max_depth(const int64_t[:, ::1] centers, const int64_t[::1] r, const int64_t[::1] ck,
+              const int64_t[::1] w, const int64_t[:, ::1] points, const int64_t[::1] bonus,
+              const int64_t[::1] weights, const cnp.npy_bool[::1] is_cat, const int64_t[::1] n_codes,
+              int64_t floor, int64_t max_work, int mode=0):
+    """Largest value(c) over the public domain, if it beats ``floor``.
+
+    Parameters are the balls (``centers``, ``r``, ``ck``, ``w``), the bonus points (cells and
+    values, each value >= 0) and the schema's coordinates. ``max_work`` bounds the number of
+    ball-box tests.
+
+    Returns a dict with ``value``, ``key`` and ``point`` (index of the bonus point attaining
+    it, or -1) of the best cell found above ``floor`` (``value`` = ``floor`` and ``key`` = -1
+    when no cell beats it); ``seen_value``, ``seen_key``, ``seen_point``: the best cell
+    witnessed at all (a lower bound of the maximum, exact when it beats the floor);
+    ``work``, ``boxes``, ``exceeded`` (the search stopped at ``max_work`` and the result must
+    not be used) and ``splits`` (splits per coordinate).
+
+    ``mode`` exists for tests that force every path of the search: bit 1 keeps balls that hold
+    a whole box partial (until the box is one cell), bit 2 opens the lower child first.
     """
-    cdef Ctx ctx
-    cdef Py_ssize_t q = r.shape[0], i, before
-    counts_a = np.zeros(q, dtype=np.int64)
-    cdef int64_t[::1] counts = counts_a
-    cdef Py_ssize_t exceeded_at = -1
-    ctx.ball.p = centers.shape[1]
-    ctx.ball.weights = &weights[0]
-    ctx.ball.is_cat = <const char*>&is_cat[0]
-    ctx.ball.n_codes = &n_codes[0]
-    ctx.ball.stop = False
-    ctx.ball.leaf = _keep_cell
-    ctx.ball.owner = &ctx
-    ctx.capacity = 1024
-    ctx.size = 0
-    ctx.out = <int64_t*>malloc(ctx.capacity * sizeof(int64_t))
-    ctx.max_cells = max_cells
-    ctx.exceeded = False
-    ctx.oom = False
-    if ctx.out == NULL:
-        raise MemoryError()
+    cdef Search s
+    cdef Py_ssize_t m = r.shape[0], q = bonus.shape[0], p = n_codes.shape[0], i, j, levels
+    cdef int64_t near, far, lo2, hi2, base = 0, part = 0, top = 0, top_pt = -1
+    splits_a = np.zeros(p, dtype=np.int64)
+    cdef int64_t[::1] splits = splits_a
+    levels = 2
+    for j in range(p):
+        levels += 1
+        i = 1
+        while i < n_codes[j]:
+            i *= 2
+            levels += 1
+    s.p = p
+    s.centers = &centers[0, 0] if m else NULL
+    s.r = &r[0] if m else NULL
+    s.ck = &ck[0] if m else NULL
+    s.w = &w[0] if m else NULL
+    s.pts = &points[0, 0] if q else NULL
+    s.bonus = &bonus[0] if q else NULL
+    s.weights = &weights[0]
+    s.is_cat = <const char*>&is_cat[0]
+    s.n_codes = &n_codes[0]
+    s.ent_cap = 2 * m + 16
+    s.ent_n = 0
+    s.ent = <Entry*>malloc(s.ent_cap * sizeof(Entry))
+    s.pidx_cap = 2 * q + 16
+    s.pidx_n = 0
+    s.pidx = <int64_t*>malloc(s.pidx_cap * sizeof(int64_t))
+    s.lo = <int64_t*>malloc(levels * p * sizeof(int64_t))
+    s.hi = <int64_t*>malloc(levels * p * sizeof(int64_t))
+    s.best = floor
+    s.best_key = -1
+    s.best_point = -1
+    s.seen = -1
+    s.seen_key = -1
+    s.seen_point = -1
+    s.work = 0
+    s.max_work = max_work
+    s.boxes = 0
+    s.exceeded = False
+    s.oom = s.ent == NULL or s.pidx == NULL or s.lo == NULL or s.hi == NULL
+    s.split_count = &splits[0]
+    s.keep_full = (mode & 1) != 0
+    s.natural_order = (mode & 2) != 0
     try:
-        with nogil:
-            for i in range(q):
-                before = ctx.size
-                ctx.ball.center = &centers[i, 0]
-                ctx.ball.r = r[i]
-                ctx.strict_r = r[i]
-                ctx.ck = ck[i]
-                if r[i] >= 0:
-                    walk_ball(&ctx.ball, 0, 0, 0)
-                counts[i] = ctx.size - before
-                if ctx.exceeded or ctx.oom:
-                    exceeded_at = i
-                    break
-        if ctx.oom:
-            raise MemoryError("out of memory while enumerating the cells of the L1 balls")
-        keys_a = np.empty(ctx.size, dtype=np.int64)
-        if ctx.size:
-            keys_a[:] = <int64_t[:ctx.size]>ctx.out
+        if not s.oom:
+            with nogil:
+                for j in range(p):
+                    s.lo[j] = 0
+                    s.hi[j] = n_codes[j] - 1
+                for i in range(m):
+                    lo2 = 0
+                    hi2 = 0
+                    for j in range(p):
+                        _extent(&s, j, centers[i, j], 0, n_codes[j] - 1, &near, &far)
+                        lo2 += near
+                        hi2 += far
+                    if hi2 < r[i] and not (s.keep_full and hi2 > lo2):
+                        base += w[i]
+                    elif lo2 <= r[i]:
+                        s.ent[s.ent_n].ball = i
+                        s.ent[s.ent_n].lo2 = lo2
+                        s.ent[s.ent_n].hi2 = hi2
+                        s.ent_n += 1
+                        part += w[i]
+                for i in range(q):
+                    s.pidx[i] = i
+                    if bonus[i] > top:
+                        top = bonus[i]
+                        top_pt = i
+                s.pidx_n = q
+                s.work = m
+                _witness(&s, base + top, _key(&s, s.pts + top_pt * p) if top_pt >= 0 else 0, top_pt)
+                if base + part + top > s.best:
+                    _search(&s, 0, 0, s.ent_n, 0, q, base, top, top_pt)
+        if s.oom:
+            raise MemoryError("out of memory in the L1 search")
     finally:
-        free(ctx.out)
-    return keys_a, counts_a, exceeded_at
+        free(s.ent)
+        free(s.pidx)
+        free(s.lo)
+        free(s.hi)
+    return {"value": s.best, "key": s.best_key, "point": s.best_point, "seen_value": s.seen,
+            "seen_key": s.seen_key, "seen_point": s.seen_point, "work": s.work, "boxes": s.boxes,
+            "exceeded": bool(s.exceeded), "splits": splits_a}
