@@ -112,35 +112,33 @@ cdef inline void _witness(Search* s, int64_t value, int64_t key, int64_t point) 
         s.best_point = point
 
 
-cdef bint _grow_entries(Search* s, Py_ssize_t need) noexcept nogil:
-    cdef Py_ssize_t cap = s.ent_cap
-    cdef Entry* grown
-    if s.ent_n + need <= cap:
+cdef bint _grow(void** buf, Py_ssize_t* cap, Py_ssize_t used, Py_ssize_t need, size_t item) noexcept nogil:
+    """Make room for ``need`` more items after ``used`` (doubling); False when out of memory."""
+    cdef Py_ssize_t size = cap[0]
+    cdef void* grown
+    if used + need <= size:
         return True
-    while s.ent_n + need > cap:
-        cap *= 2
-    grown = <Entry*>realloc(s.ent, cap * sizeof(Entry))
+    while used + need > size:
+        size *= 2
+    grown = realloc(buf[0], size * item)
     if grown == NULL:
-        s.oom = True
         return False
-    s.ent = grown
-    s.ent_cap = cap
+    buf[0] = grown
+    cap[0] = size
     return True
 
 
-cdef bint _grow_points(Search* s, Py_ssize_t need) noexcept nogil:
-    cdef Py_ssize_t cap = s.pidx_cap
-    cdef int64_t* grown
-    if s.pidx_n + need <= cap:
-        return True
-    while s.pidx_n + need > cap:
-        cap *= 2
-    grown = <int64_t*>realloc(s.pidx, cap * sizeof(int64_t))
-    if grown == NULL:
+cdef inline bint _grow_entries(Search* s, Py_ssize_t need) noexcept nogil:
+    if not _grow(<void**>&s.ent, &s.ent_cap, s.ent_n, need, sizeof(Entry)):
         s.oom = True
         return False
-    s.pidx = grown
-    s.pidx_cap = cap
+    return True
+
+
+cdef inline bint _grow_points(Search* s, Py_ssize_t need) noexcept nogil:
+    if not _grow(<void**>&s.pidx, &s.pidx_cap, s.pidx_n, need, sizeof(int64_t)):
+        s.oom = True
+        return False
     return True
 
 
