@@ -22,7 +22,8 @@ import pandas as pd
 from scipy.spatial import cKDTree
 
 from dpknn.datasets import census_schema, make_census
-from dpknn.imputation import KNNImputer, _embed
+from dpknn.geometry import embed
+from dpknn.imputation import KNNImputer
 
 
 def timed(fn):
@@ -48,6 +49,10 @@ def subset_time(fn, queries, budget, label):
         size *= 4
 
 
+def _cells_embedding(cells, schema):
+    return embed(cells, schema.weights, schema.is_categorical, schema.n_codes)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1_000_000)
@@ -59,7 +64,7 @@ def main():
     schema = census_schema()
     df = make_census(args.n, rng=args.seed)
     enc = schema.encode(df)
-    X = _embed(enc.cells, schema)
+    X = _cells_embedding(enc.cells, schema)
     inc = enc.incomplete
     Xc, Xi = X[~inc], X[inc]
     print(f"n={args.n:,} rows, {inc.sum():,} incomplete, k={args.k}, {X.shape[1]} one-hot dimensions")
@@ -74,9 +79,9 @@ def main():
         cid, _ = pd.factorize(keys)
         donor_cls = np.unique(cid[~inc])
         cells = enc.cells[np.unique(cid, return_index=True)[1]]
-        tree = cKDTree(_embed(cells[donor_cls], schema))
+        tree = cKDTree(_cells_embedding(cells[donor_cls], schema))
         inc_cls = np.unique(cid[inc])
-        _, nearest = tree.query(_embed(cells[inc_cls], schema), k=1)
+        _, nearest = tree.query(_cells_embedding(cells[inc_cls], schema), k=1)
         rng = np.random.default_rng(0)
         return nearest, rng.integers(0, 1 << 30, inc.sum())
     t, _ = timed(grouped)

@@ -53,15 +53,23 @@ def squared_distance(a, b, weights, is_categorical):
     return (per * np.asarray(weights, dtype=np.int64)).sum(axis=-1)
 
 
-def scaled_column(values, weight):
-    """A numeric coordinate times sqrt(weight), as a float column of shape (n, 1)."""
-    return (np.asarray(values, dtype=np.float64) * math.sqrt(float(weight)))[:, None]
+def scaled_column(values, weight, out=None):
+    """A numeric coordinate times sqrt(weight), as a float column of shape (n, 1) (or into ``out``)."""
+    values = np.asarray(values, dtype=np.float64)
+    if out is None:
+        out = np.empty((values.size, 1))
+    np.multiply(values, math.sqrt(float(weight)), out=out[:, 0])
+    return out
 
 
-def one_hot(codes, n_categories, weight):
-    """One-hot columns times sqrt(weight): two different categories are at squared distance 2w."""
+def one_hot(codes, n_categories, weight, out=None):
+    """One-hot columns times sqrt(weight): two different categories are at squared distance 2w.
+
+    ``out``, when given, is a zeroed float array of shape (n, n_categories) to fill.
+    """
     codes = np.asarray(codes, dtype=np.int64)
-    out = np.zeros((codes.size, int(n_categories)))
+    if out is None:
+        out = np.zeros((codes.size, int(n_categories)))
     out[np.arange(codes.size), codes] = math.sqrt(float(weight))
     return out
 
@@ -74,14 +82,13 @@ def embed(cells, weights, is_categorical, n_codes):
     # Filled in place: building blocks and stacking them would hold the coordinates twice, which
     # at 10^7 records is the peak memory of the whole fit.
     out = np.zeros((m, sum(widths)))
-    rows = np.arange(m)
     at = 0
     for j, (w, cat) in enumerate(zip(weights, is_categorical)):
-        root = math.sqrt(float(w))
+        block = out[:, at:at + widths[j]]
         if cat:
-            out[rows, at + cells[:, j].astype(np.int64)] = root
+            one_hot(cells[:, j], widths[j], w, out=block)
         else:
-            np.multiply(cells[:, j], root, out=out[:, at])
+            scaled_column(cells[:, j], w, out=block)
         at += widths[j]
     return out
 

@@ -309,15 +309,16 @@ class KNNImputer:
         if rest.size == 0:
             return lengths, flat, radius, boundary
         logger.info("nearest donors: %d of %d classes past the lattice budget; using a KD-tree", rest.size, m)
-        len2, flat2, r2, b2 = self._kdtree_donor_classes(deficient[rest], class_cells, donor_cls, n_donors, k,
-                                                         weights, is_cat)
+        len2, pieces, r2, b2 = self._kdtree_donor_classes(deficient[rest], class_cells, donor_cls, n_donors, k,
+                                                          weights, is_cat)
         lengths[rest] = len2
         radius[rest] = r2
         boundary[rest] = b2
         starts = np.cumsum(lengths) - lengths
         out = np.empty(int(lengths.sum()), dtype=np.int64)
         out[_csr_positions(starts[done], lengths[done])] = flat
-        out[_csr_positions(starts[rest], len2)] = flat2
+        for rows, values in pieces:
+            out[_csr_positions(starts[rest[rows]], len2[rows])] = values
         return lengths, out, radius, boundary
 
     def _kdtree_donor_classes(self, deficient, class_cells, donor_cls, n_donors, k, weights, is_cat):
@@ -326,6 +327,9 @@ class KNNImputer:
         The tree returns the kq nearest classes by float distance; ranking them by the exact
         integer order is complete once some returned class lies strictly beyond r_C (integer
         distances differ by at least 1, far more than float error), else kq doubles.
+
+        Returns ``(lengths, pieces, radius, boundary)``; ``pieces`` are pairs (rows, values): the
+        lists of those rows, concatenated in row order.
         """
         m = deficient.size
         n_codes = self.schema.n_codes
@@ -357,11 +361,7 @@ class KNNImputer:
             return done
 
         query_until_certified(tree, queries, k + 2, resolve)
-        flat = np.empty(int(lengths.sum()), dtype=np.int64)
-        starts = np.cumsum(lengths) - lengths
-        for rows, values in pieces:
-            flat[_csr_positions(starts[rows], lengths[rows])] = values
-        return lengths, flat, radius, boundary
+        return lengths, pieces, radius, boundary
 
     # ------------------------------------------------------------------------------------------
     def _l1_cases(self, enc, order, kth_row, kth_class, class_cells, class_keys, balls):

@@ -9,7 +9,7 @@ import dataclasses
 
 import numpy as np
 
-from dpknn import Ordinal, Schema
+from dpknn import Ordinal
 from dpknn.datasets import census_schema, make_census
 
 SCHEMAS = ("census", "age_years", "hours", "rent")
@@ -43,4 +43,4 @@ def fine_case(name, n, *, rng=0):
     return schema, fine_census(name, n, rng=rng)
 
 
-__all__ = ["SCHEMAS", "Schema", "fine_case", "fine_census", "fine_schema"]
+__all__ = ["SCHEMAS", "fine_case", "fine_census", "fine_schema"]
