@@ -18,9 +18,11 @@ import logging
 import math
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from ._io import IMPUTED_MARKER, check_outputs, is_marked_imputed, read_table, table_writer, text_writer, write_files
+from .exceptions import PrivacyLeakWarning, WorkLimitError
 
 __all__ = ["main"]
 
@@ -72,6 +74,24 @@ def _json(obj):
     return json.dumps(_jsonable(obj), indent=2, allow_nan=False)
 
 
+def _bin_advice(schema, df, args):
+    """Text of a verified coarser binning (dpknn.binning), for a run stopped at --max-work."""
+    from .binning import suggest_bin_widths
+
+    with warnings.catch_warnings():
+        # Said below in words, where the reader of the advice sees it.
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        found = suggest_bin_widths(schema, df, k=args.k, max_work=args.max_work)
+    tried = "; ".join(f"{t.bin_widths} {'fits' if t.fits else 'does not fit'} ({t.seconds:.1f} s)"
+                      for t in found.trials)
+    head = ("--suggest-bins (CONFIDENTIAL: chosen on these data, so not public bins; fix bins on public "
+            f"grounds before a release) tried: {tried}.")
+    if not found.fits:
+        return head + " No coarser binning of the ordinal attributes tried fits; drop an attribute or raise --max-work."
+    lines = "\n".join(f"  {name}: bin_width = {bw}" for name, bw in found.changed().items())
+    return f"{head}\nThese bin widths fit max_work on these data:\n{lines}"
+
+
 def _cmd_impute(args):
     from .experiments.demo import curator_stats
     from .imputation import KNNImputer
@@ -82,7 +102,12 @@ def _cmd_impute(args):
     table_writer(None, args.output)  # refuse a bad output name before any work
     df = read_table(args.input)
     imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, max_work=args.max_work, progress=args.progress)
-    out = imp.fit_transform(df)
+    try:
+        out = imp.fit_transform(df)
+    except WorkLimitError as err:
+        if not args.suggest_bins:
+            raise
+        raise CLIError(f"{err}\n{_bin_advice(schema, df, args)}") from err
     # The sidecar holds the marker and public parameters only; the imputed file itself is
     # confidential microdata, and L1(D) with its worst cases goes to --diagnostics.
     sidecar = {
@@ -429,6 +454,9 @@ def build_parser():
                    help="how k > 1 numeric donor values are combined (default auto)")
     p.add_argument("--progress", action="store_true", help="show progress")
     _add_max_work(p)
+    p.add_argument("--suggest-bins", action="store_true",
+                   help="when the run stops at --max-work, fit again with coarser ordinal bins (dpknn.binning) and "
+                        "print bin widths verified to fit; chosen on the data, so for planning only")
     _add_diagnostics(p)
     p.set_defaults(func=_cmd_impute)
 

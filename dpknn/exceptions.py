@@ -25,5 +25,11 @@ class DomainError(ValueError):
 class WorkLimitError(RuntimeError):
     """Certifying an exact result would take more work than the caller allowed.
 
-    The message names the attribute whose domain should be coarsened (binned).
+    The message names the ordinal attribute the search had to split most often. ``splits``
+    maps each known attribute to the number of times the search split it (empty when the
+    raiser does not know); :func:`dpknn.binning.suggest_bin_widths` uses it to try coarser bins.
     """
+
+    def __init__(self, message, *, splits=None):
+        super().__init__(message)
+        self.splits = dict(splits or {})

@@ -45,7 +45,7 @@ import pandas as pd
 from scipy.spatial import cKDTree
 
 from ._core import _depth, _donors, _grouping, _nearest
-from .exceptions import DomainError, WorkLimitError
+from .exceptions import WorkLimitError
 from .geometry import diameter, embed, query_until_certified, squared_distance
 from .schema import Categorical, Continuous, Ordinal, Schema
 from .validation import check_positive_int
@@ -166,14 +166,6 @@ class KNNImputer:
         check_positive_int(self.max_work, "max_work")
         if not isinstance(self.progress, (bool, np.bool_)):
             raise TypeError(f"progress must be a bool, got {self.progress!r}.")
-        n_codes = self.schema.n_codes
-        if math.prod(int(v) for v in n_codes) > _MAX_KEY:
-            worst = self.schema.known[int(np.argmax(n_codes))].name
-            raise DomainError(
-                f"the public domain of the known attributes has {math.prod(int(v) for v in n_codes)} "
-                f"cells, more than cells can be packed into int64 keys; bin attribute {worst!r} "
-                "(bin_width) or drop an attribute."
-            )
         return k
 
     def fit(self, df):
@@ -213,11 +205,20 @@ class KNNImputer:
         weights = schema.weights
         is_cat = schema.is_categorical
 
-        keys = _grouping.pack_cells(enc.cells, n_codes)
-        class_id, class_keys = pd.factorize(keys, sort=True)
-        class_id = np.ascontiguousarray(class_id, dtype=np.int64)
-        class_keys = np.ascontiguousarray(class_keys, dtype=np.int64)
-        n_classes = class_keys.size
+        # Classes are numbered in the lexicographic order of their cells, so comparing class ids
+        # compares cells. Cells pack into int64 keys when the domain allows (fast); a wider domain
+        # is grouped by sorting the rows of codes, and its nearest donors all come from the KD-tree.
+        if math.prod(int(v) for v in n_codes) <= _MAX_KEY:
+            keys = _grouping.pack_cells(enc.cells, n_codes)
+            class_id, class_keys = pd.factorize(keys, sort=True)
+            class_keys = np.ascontiguousarray(class_keys, dtype=np.int64)
+            class_cells = _grouping.unpack_keys(class_keys, n_codes)
+        else:
+            class_cells, class_id = np.unique(enc.cells, axis=0, return_inverse=True)
+            class_cells = np.ascontiguousarray(class_cells, dtype=np.int64)
+            class_keys = None
+        class_id = np.ascontiguousarray(class_id, dtype=np.int64).ravel()
+        n_classes = class_cells.shape[0]
         if n > 1 and np.all(labels[1:] > labels[:-1]):
             order = np.arange(n, dtype=np.int64)
         else:
@@ -226,7 +227,6 @@ class KNNImputer:
                                                                         n_classes)
         n_donors = np.diff(donor_ptr)
         n_inc = np.diff(inc_ptr)
-        class_cells = _grouping.unpack_keys(class_keys, n_codes)
         t_group = time.perf_counter()
 
         inc_classes = np.flatnonzero(n_inc > 0).astype(np.int64)
@@ -269,10 +269,10 @@ class KNNImputer:
             "cls": deficient,
             "center": class_cells[deficient],
             "r": radius,
-            "ck": class_keys[boundary] if deficient.size else np.zeros(0, dtype=np.int64),
+            "ck": class_cells[boundary],
             "m": n_inc[deficient].astype(np.int64),
         }
-        self.l1_cases_ = self._l1_cases(enc, order, kth_row, kth_class, class_cells, class_keys, balls)
+        self.l1_cases_ = self._l1_cases(enc, order, kth_row, kth_class, class_cells, balls)
         if short and incomplete_index.size:
             # Any added complete record joins every donor set.
             self.l1_cases_["add_complete"] = L1Case("add_complete", int(incomplete_index.size))
@@ -291,7 +291,8 @@ class KNNImputer:
         ``lengths[i]`` entries of ``flat``; ``radius`` is r_C (squared distance of the k-th
         donor) and ``boundary`` the class holding it. First an exact search on the lattice of
         cells (closed balls of doubling radius, looked up among the donor classes); classes
-        whose ball would pass ``_LATTICE_BUDGET`` cells are finished with a KD-tree.
+        whose ball would pass ``_LATTICE_BUDGET`` cells, and every class when the domain is too
+        wide for int64 keys (``class_keys`` None), are finished with a KD-tree.
         """
         m = deficient.size
         empty = np.zeros(0, dtype=np.int64)
@@ -300,10 +301,15 @@ class KNNImputer:
         schema = self.schema
         donor_cls = np.flatnonzero(n_donors > 0).astype(np.int64)
         n_codes = schema.n_codes
-        ptr, flat, radius, boundary, done = _nearest.nearest_donor_classes(
-            np.ascontiguousarray(class_cells[deficient]), k, np.ascontiguousarray(class_keys[donor_cls]),
-            np.ascontiguousarray(n_donors[donor_cls]), donor_cls, weights, is_cat, n_codes,
-            diameter(weights, is_cat, n_codes), _LATTICE_BUDGET)
+        if class_keys is None:
+            ptr, flat = np.zeros(m + 1, dtype=np.int64), empty
+            radius, boundary = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64)
+            done = np.zeros(m, dtype=bool)
+        else:
+            ptr, flat, radius, boundary, done = _nearest.nearest_donor_classes(
+                np.ascontiguousarray(class_cells[deficient]), k, np.ascontiguousarray(class_keys[donor_cls]),
+                np.ascontiguousarray(n_donors[donor_cls]), donor_cls, weights, is_cat, n_codes,
+                diameter(weights, is_cat, n_codes), _LATTICE_BUDGET)
         lengths = np.diff(ptr)
         rest = np.flatnonzero(~done)
         if rest.size == 0:
@@ -364,7 +370,7 @@ class KNNImputer:
         return lengths, pieces, radius, boundary
 
     # ------------------------------------------------------------------------------------------
-    def _l1_cases(self, enc, order, kth_row, kth_class, class_cells, class_keys, balls):
+    def _l1_cases(self, enc, order, kth_row, kth_class, class_cells, balls):
         schema = self.schema
         n = enc.n_records
         labels = enc.labels
@@ -385,10 +391,9 @@ class KNNImputer:
             cases["add_complete"] = L1Case("add_complete", 0)
             return cases
 
-        def decode(key):
-            cell = _grouping.unpack_keys(np.array([key], dtype=np.int64), n_codes)[0]
+        def decode(cell):
             return {k: (v.item() if hasattr(v, "item") else v)
-                    for k, v in schema.decode(cell[None, :]).iloc[0].items()}
+                    for k, v in schema.decode(np.asarray(cell)[None, :]).iloc[0].items()}
 
         # Label arcs at the k-th donor's cell, grouped by that cell's class: the bonus of a new
         # record in that cell whose label falls in the best gap.
@@ -417,44 +422,44 @@ class KNNImputer:
                      has_arc.size, found["boxes"], found["work"], floor_value)
         if found["exceeded"]:
             self._raise_work_limit(found, balls)
-        if found["key"] >= 0:
-            value, key, point = found["value"], found["key"], found["point"]
+        if found["cell"] is not None:
+            value, cell, point = found["value"], found["cell"], found["point"]
         else:
-            value, key, point = found["seen_value"], found["seen_key"], found["seen_point"]
+            value, cell, point = found["seen_value"], found["seen_cell"], found["seen_point"]
         gap = None
         if point >= 0:
             g = int(stab_gap[has_arc[point]])
             sorted_labels = labels[order]
             gap = (int(sorted_labels[g]), int(sorted_labels[(g + 1) % labels.size]))
-        cases["add_complete"] = L1Case("add_complete", int(value), cell=decode(int(key)), gap=gap)
+        cases["add_complete"] = L1Case("add_complete", int(value), cell=decode(cell), gap=gap)
         return cases
 
     def _raise_work_limit(self, found, balls):
-        """WorkLimitError naming the ordinal attribute the search had to cut most finely."""
+        """WorkLimitError naming the ordinal attribute the search had to split most often."""
         schema = self.schema
-        splits = np.asarray(found["splits"], dtype=np.int64)
-        ordinal = [j for j, a in enumerate(schema.known) if isinstance(a, Ordinal)]
-        advice = (
-            "No ordinal attribute can be binned: drop or merge categories of a categorical attribute "
-            "(categories have no bin width), or raise max_work."
-        )
+        splits = {a.name: int(c) for a, c in zip(schema.known, np.asarray(found["splits"], dtype=np.int64))}
+        ordinal = [a for a in schema.known if isinstance(a, Ordinal) and a.n_codes > 1]
         if ordinal:
-            j = max(ordinal, key=lambda i: (splits[i], schema.n_codes[i]))
-            attr = schema.known[j]
-            # Binning by a factor b shrinks every ball by b along this attribute; the search cut it
-            # into about 2^splits pieces per path, so aim to remove most of those levels.
-            levels = int(max(1, min(splits[j], math.ceil(math.log2(max(2, attr.n_codes))))))
-            factor = 2 ** max(1, (levels + 1) // 2)
-            suggested = attr.bin_width * factor
+            attr = max(ordinal, key=lambda a: (splits[a.name], a.n_codes))
+            # How much a coarser bin saves cannot be told without searching again: the message
+            # names the attribute and the tool that tries bins on these data, not a width.
             advice = (
-                f"Bin {attr.name!r} more coarsely: estimated to fit with bin_width={suggested} "
-                f"(now {attr.bin_width}; the search split it {int(splits[j])} times). Categorical "
-                "attributes have no bin width. Or raise max_work (dpknn impute/release --max-work)."
+                f"The search split ordinal {attr.name!r} most often ({splits[attr.name]} times; "
+                f"bin_width now {attr.bin_width}); coarser bins of it usually cut the work, but no "
+                "width is certified here: dpknn.binning.suggest_bin_widths(schema, df) (or dpknn impute "
+                "--suggest-bins) searches again with coarser bins and reports one that fits. "
+                "Categorical attributes have no bin width. Or raise max_work (--max-work)."
+            )
+        else:
+            advice = (
+                "No ordinal attribute can be binned: drop or merge categories of a categorical attribute "
+                "(categories have no bin width), or raise max_work."
             )
         raise WorkLimitError(
             f"certifying L1(D) exactly needs more than max_work={self.max_work} ball-box tests "
             f"({balls['cls'].size} incomplete classes without k donors in their own cell, "
-            f"{found['boxes']} boxes opened). {advice}"
+            f"{found['boxes']} boxes opened). {advice}",
+            splits=splits,
         )
 
     # ------------------------------------------------------------------------------------------

@@ -222,7 +222,12 @@ def test_max_work_option_reaches_the_l1_search(tmp_path):
     args = ["impute", "--schema", str(tmp_path / "s.toml"), "--input", str(tmp_path / "d.csv"),
             "--output", str(tmp_path / "o.csv")]
     res = run(*args, "--max-work", "50")
-    assert res.returncode == 2 and "max_work=50" in res.stderr and "Bin 'HOURS'" in res.stderr
-    assert "bin_width=" in res.stderr and not (tmp_path / "o.csv").exists()
+    assert res.returncode == 2 and "max_work=50" in res.stderr and "split ordinal 'HOURS'" in res.stderr
+    assert not (tmp_path / "o.csv").exists()
+    # --suggest-bins fits again with coarser bins and prints widths that a fit verified.
+    res = run(*args, "--max-work", "2000", "--suggest-bins")
+    assert res.returncode == 2 and "CONFIDENTIAL" in res.stderr and "not public bins" in res.stderr
+    assert "These bin widths fit max_work on these data:\n  HOURS: bin_width = " in res.stderr
+    assert not (tmp_path / "o.csv").exists()
     res = run(*args)
     assert res.returncode == 0, res.stderr

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from reference_knn import l1_bruteforce, l1_by_definition
 
 import dpknn.imputation as imputation
-from dpknn import Categorical, Continuous, Ordinal, Schema, WorkLimitError
+from dpknn import Categorical, Continuous, Ordinal, PrivacyLeakWarning, Schema, WorkLimitError
 from dpknn._core import _depth
+from dpknn.binning import suggest_bin_widths
 from dpknn.geometry import squared_distance
 from dpknn.imputation import KNNImputer
 
@@ -117,6 +118,29 @@ def test_wide_domains_match_the_definition(problem):
     _check(*problem)
 
 
+@slow(200)
+@given(wide_problems())
+def test_domains_wider_than_int64_keys(problem):
+    # Three ordinals of 2^21 codes, on which every record is 0, push the domain past 2^63 cells
+    # (grouping by sorting rows, KD-tree donors, no packed keys). A cell off 0 on them is farther
+    # from every record than the same cell on 0, so it captures no more records: L1, the worst
+    # addition and the donors are those of the unpadded schema.
+    schema, df, k = problem
+    pads = [Ordinal(f"pad{j}", 0, 2**21 - 1) for j in range(3)]
+    wide = Schema(known=[pads[0], pads[1], *schema.known, pads[2]], imputed=schema.imputed, label=schema.label)
+    assert np.prod(wide.n_codes.astype(float)) > 2.0**63
+    padded = df.assign(**{a.name: 0 for a in pads})
+    want = KNNImputer(schema, k=k).fit(df)
+    got = KNNImputer(wide, k=k).fit(padded)
+    assert got.l1_ == want.l1_ == oracle(schema, df, k)[0]
+    np.testing.assert_array_equal(got.donors_, want.donors_)
+    add, add_want = got.l1_cases_["add_complete"], want.l1_cases_["add_complete"]
+    assert add.value == add_want.value
+    deletions = want.l1_cases_.get("delete_complete")
+    if deletions is not None and add.value > max(deletions.value, 1):
+        assert all(add.cell[a.name] == 0 for a in pads)
+
+
 @pytest.fixture
 def forced(request):
     use_floor, mode, budget = request.param
@@ -161,6 +185,8 @@ def test_kernel_value_is_the_domain_maximum(seed):
     centers = dom[rng.integers(0, dom.shape[0], m)]
     r = rng.integers(0, int(squared_distance(np.zeros(p), n_codes - 1, weights, is_cat)) + 3, m).astype(np.int64)
     ck = rng.integers(0, dom.shape[0] + 1, m).astype(np.int64)
+    # Boundary cells; key == size stands for a cell after every cell of the domain.
+    ck_cells = np.vstack([dom, [[n_codes[0]] + [0] * (p - 1)]])[ck].astype(np.int64)
     w = rng.integers(1, 6, m).astype(np.int64)
     q = int(rng.integers(0, 6))
     pts = dom[rng.choice(dom.shape[0], min(q, dom.shape[0]), replace=False)]
@@ -172,16 +198,17 @@ def test_kernel_value_is_the_domain_maximum(seed):
         value[int(np.ravel_multi_index(tuple(cell), n_codes))] += b
     floor = int(rng.integers(-1, 10))
     for mode in range(4):
-        got = _depth.max_depth(np.ascontiguousarray(centers, dtype=np.int64).reshape(m, p), r, ck, w,
+        got = _depth.max_depth(np.ascontiguousarray(centers, dtype=np.int64).reshape(m, p), r,
+                               np.ascontiguousarray(ck_cells).reshape(m, p), w,
                                np.ascontiguousarray(pts, dtype=np.int64).reshape(-1, p), bonus, weights,
                                is_cat, n_codes, floor, 10**9, mode)
         if value.max() > floor:
             assert got["value"] == value.max()
-            assert value[got["key"]] == got["value"]
+            assert value[np.ravel_multi_index(tuple(got["cell"]), n_codes)] == got["value"]
         else:
-            assert got["key"] == -1
+            assert got["cell"] is None
             assert got["seen_value"] <= value.max()
-            assert value[got["seen_key"]] >= got["seen_value"]
+            assert value[np.ravel_multi_index(tuple(got["seen_cell"]), n_codes)] >= got["seen_value"]
 
 
 def test_nearest_lattice_kernel_uses_the_module_distance():
@@ -207,21 +234,63 @@ def test_nearest_lattice_kernel_uses_the_module_distance():
         np.testing.assert_array_equal(boundary, first)
 
 
-def test_work_limit_suggests_an_ordinal_bin_width_never_a_categorical():
+def _hours_job_age(n=3000):
     rng = np.random.default_rng(0)
     schema = Schema(known=[Ordinal("hours", 0, 999), Categorical("job", list(range(40)), weight=50),
                            Ordinal("age", 0, 99)], imputed=[Continuous("y", 0, 1)])
-    n = 3000
     df = pd.DataFrame({"hours": np.clip(rng.normal(400, 150, n), 0, 999).astype(int),
                        "job": rng.integers(0, 40, n), "age": rng.integers(0, 100, n),
                        "y": np.where(rng.random(n) < 0.3, np.nan, 0.5)})
+    return schema, df
+
+
+def test_work_limit_names_the_most_split_ordinal_never_a_categorical():
+    schema, df = _hours_job_age()
     with pytest.raises(WorkLimitError) as err:
         KNNImputer(schema, max_work=5_000).fit(df)
-    msg = str(err.value)
-    assert "bin_width=" in msg and ("'hours'" in msg or "'age'" in msg)
-    assert "Bin 'job'" not in msg
+    msg, splits = str(err.value), err.value.splits
+    assert set(splits) == {"hours", "job", "age"} and sum(splits.values()) > 0
+    named = max(("hours", "age"), key=lambda a: (splits[a], schema.attribute(a).n_codes))
+    assert f"split ordinal {named!r} most often ({splits[named]} times" in msg
+    assert "'job'" not in msg
+    # No width is promised: the message points to the tool that verifies one.
+    assert "bin_width=" not in msg and "suggest_bin_widths" in msg and "--suggest-bins" in msg
     # The same data with the default budget: exact, no refusal.
     assert KNNImputer(schema).fit(df).l1_ >= 1
+
+
+def test_suggested_bins_are_verified_by_a_fit():
+    schema, df = _hours_job_age()
+    before = df.copy()
+    with pytest.warns(PrivacyLeakWarning, match="not public parameters"):
+        found = suggest_bin_widths(schema, df, max_work=20_000)
+    assert found.fits and len(found.trials) >= 2
+    assert not any(t.fits for t in found.trials[:-1]) and found.trials[-1].fits
+    assert found.trials[0].bin_widths == {"hours": 1, "age": 1}
+    changed = found.changed()
+    assert changed and all(bw > 1 for bw in changed.values())
+    # Each step made one ordinal 4 times coarser (or one code): the categorical is never binned.
+    assert [a.name for a in found.schema.known] == ["hours", "job", "age"]
+    assert found.schema.attribute("job") == schema.attribute("job")
+    imp = KNNImputer(found.schema, max_work=20_000).fit(df)
+    assert imp.l1_work_ == found.trials[-1].work <= 20_000
+    with pytest.raises(WorkLimitError):
+        KNNImputer(schema, max_work=20_000).fit(df)
+    pd.testing.assert_frame_equal(df, before)
+
+
+def test_suggest_bins_says_when_nothing_fits():
+    rng = np.random.default_rng(1)
+    schema = Schema(known=[Categorical(f"c{j}", list(range(12))) for j in range(6)],
+                    imputed=[Continuous("y", 0, 1)])
+    df = pd.DataFrame({f"c{j}": rng.integers(0, 12, 400) for j in range(6)})
+    df["y"] = np.where(rng.random(400) < 0.5, np.nan, 0.5)
+    with pytest.warns(PrivacyLeakWarning):
+        found = suggest_bin_widths(schema, df, max_work=500)
+    assert not found.fits and found.schema is None and found.changed() == {}
+    assert len(found.trials) == 1 and not found.trials[0].fits
+    with pytest.raises(ValueError, match="factor must be at least 2, got 1"):
+        suggest_bin_widths(schema, df, factor=1)
 
 
 def test_work_limit_without_ordinals_says_categories_cannot_be_binned():

@@ -58,3 +58,30 @@ class FitFineSchemas:
 
     def track_l1_work(self, schema, n):
         return KNNImputer(self.schema).fit(self.df).l1_work_
+
+
+class FitWideDomain:
+    """A domain of 2·10^28 cells (no int64 cell keys): grouping by sorted rows, KD-tree donors.
+
+    Only 10^4 rows: at 10^5 this schema passes the default max_work (docs/imputation.md).
+    """
+
+    params = [10**4]
+    param_names = ["n"]
+    timeout = 900
+    number = 1
+    repeat = (1, 3, 60.0)
+
+    def setup(self, n):
+        from .fine_schemas import wide_case
+
+        self.schema, self.df = wide_case(n)
+
+    def time_fit(self, n):
+        KNNImputer(self.schema).fit(self.df)
+
+    def peakmem_fit(self, n):
+        KNNImputer(self.schema).fit(self.df)
+
+    def track_l1_work(self, n):
+        return KNNImputer(self.schema).fit(self.df).l1_work_

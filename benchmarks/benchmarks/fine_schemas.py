@@ -43,4 +43,22 @@ def fine_case(name, n, *, rng=0):
     return schema, fine_census(name, n, rng=rng)
 
 
-__all__ = ["SCHEMAS", "fine_case", "fine_census", "fine_schema"]
+def wide_case(n, *, rng=0):
+    """Eight ordinals of 1000 codes and four categoricals of 12: 2·10^28 cells, past int64 keys."""
+    from dpknn import Categorical, Continuous, Schema
+
+    gen = np.random.default_rng(rng)
+    known, cols = [], {}
+    for j in range(8):
+        known.append(Ordinal(f"o{j}", 0, 999, weight=1 + j % 3))
+        cols[f"o{j}"] = np.clip(np.rint(gen.normal(500, 4 + 2 * j, n)), 0, 999).astype(np.int64)
+    for j in range(4):
+        known.append(Categorical(f"c{j}", list(range(12)), weight=2))
+        cols[f"c{j}"] = gen.choice(12, n, p=gen.dirichlet(np.ones(12)))
+    cols["y"] = np.where(gen.random(n) < 0.2, np.nan, 1.0)
+    import pandas as pd
+
+    return Schema(known=known, imputed=[Continuous("y", 0, 2)]), pd.DataFrame(cols)
+
+
+__all__ = ["SCHEMAS", "fine_case", "fine_census", "fine_schema", "wide_case"]

@@ -5,8 +5,8 @@ The value of a cell c is
 
     value(c) = sum of w_i over the strict balls i that hold c  +  s(c),
 
-where the strict ball of i (centre x_i, squared radius r_i, key ck_i) is the set of cells with
-``(d2(x_i, c), key c) < (r_i, ck_i)`` lexicographically, and s(c) >= 0 is a bonus that is
+where the strict ball of i (centre x_i, squared radius r_i, boundary cell k_i) is the set of
+cells with ``(d2(x_i, c), c) < (r_i, k_i)``, cells compared lexicographically, and s(c) >= 0 is a bonus that is
 nonzero only at a few given points (the label-arc counts at the k-th donors' cells, see
 ``docs/imputation.md``). The search returns the largest value(c) over the whole public domain
 that beats a floor, and a cell that attains it. It is exact and never lists the cells of a ball.
@@ -22,8 +22,9 @@ dropped), the others are *partial*. Hence
 Boxes are split in two along their widest coordinate and searched depth first, the child with
 the larger upper bound first; a box is pruned when its upper bound cannot beat the best value
 found, and resolved exactly when no ball is partial (the value is then base plus the bonus) or
-when it is a single cell (a partial ball then has d2 = r_i exactly and holds the cell iff its
-key is below ck_i). The two bounds make the cost follow the answer: boxes are only opened where
+when it is a single cell (a partial ball then has d2 = r_i exactly and holds the cell iff the
+cell is lexicographically below k_i). Cells are compared coordinate by coordinate, never packed
+into integer keys, so the domain may have any number of cells. The two bounds make the cost follow the answer: boxes are only opened where
 the balls that meet them could add up to more than the best value found.
 """
 
@@ -45,7 +46,7 @@ cdef struct Search:
     Py_ssize_t p
     const int64_t* centers
     const int64_t* r
-    const int64_t* ck
+    const int64_t* ck         # boundary cells k_i, row-major (m, p)
     const int64_t* w
     const int64_t* pts        # point cells, row-major (q, p)
     const int64_t* bonus
@@ -61,10 +62,11 @@ cdef struct Search:
     int64_t* lo               # box bounds per level, row-major (levels, p)
     int64_t* hi
     int64_t best
-    int64_t best_key
+    bint has_best             # a cell beat the floor; best_cell holds it
+    int64_t* best_cell
     int64_t best_point
     int64_t seen              # best value witnessed, even when it does not beat the floor
-    int64_t seen_key
+    int64_t* seen_cell
     int64_t seen_point
     int64_t work
     int64_t max_work
@@ -76,12 +78,14 @@ cdef struct Search:
     bint natural_order        # testing: open the lower child first, whatever the bounds
 
 
-cdef inline int64_t _key(Search* s, const int64_t* cell) noexcept nogil:
-    cdef int64_t key = 0
+cdef inline bint _below(Search* s, const int64_t* cell, Py_ssize_t b) noexcept nogil:
+    """Whether ``cell`` precedes ball b's boundary cell lexicographically."""
     cdef Py_ssize_t j
+    cdef const int64_t* k = s.ck + b * s.p
     for j in range(s.p):
-        key = key * s.n_codes[j] + cell[j]
-    return key
+        if cell[j] != k[j]:
+            return cell[j] < k[j]
+    return False
 
 
 cdef inline void _extent(Search* s, Py_ssize_t j, int64_t x, int64_t lo, int64_t hi,
@@ -101,15 +105,19 @@ cdef inline void _extent(Search* s, Py_ssize_t j, int64_t x, int64_t lo, int64_t
     far[0] = w * a * a
 
 
-cdef inline void _witness(Search* s, int64_t value, int64_t key, int64_t point) noexcept nogil:
+cdef inline void _witness(Search* s, int64_t value, const int64_t* cell, int64_t point) noexcept nogil:
+    cdef Py_ssize_t j
     if value > s.seen:
         s.seen = value
-        s.seen_key = key
         s.seen_point = point
+        for j in range(s.p):
+            s.seen_cell[j] = cell[j]
     if value > s.best:
         s.best = value
-        s.best_key = key
+        s.has_best = True
         s.best_point = point
+        for j in range(s.p):
+            s.best_cell[j] = cell[j]
 
 
 cdef bint _grow(void** buf, Py_ssize_t* cap, Py_ssize_t used, Py_ssize_t need, size_t item) noexcept nogil:
@@ -206,7 +214,7 @@ cdef void _search(Search* s, Py_ssize_t level, Py_ssize_t e0, Py_ssize_t en, Py_
         return
     s.boxes += 1
     # A cell of the box witnesses base plus the bonus of its best point (or base alone).
-    _witness(s, base + bonus, _key(s, s.pts + bonus_pt * s.p) if bonus_pt >= 0 else _key(s, lo), bonus_pt)
+    _witness(s, base + bonus, s.pts + bonus_pt * s.p if bonus_pt >= 0 else lo, bonus_pt)
     if en == 0:
         return
     for j in range(s.p):
@@ -216,14 +224,14 @@ cdef void _search(Search* s, Py_ssize_t level, Py_ssize_t e0, Py_ssize_t en, Py_
                 widest = span
                 split = j
     if split < 0:
-        # A single cell: each partial ball has d2 = r exactly and holds it iff key < ck.
+        # A single cell: each partial ball has d2 = r exactly and holds it iff the cell precedes
+        # the ball's boundary cell.
         value = base + bonus
-        mid = _key(s, lo)
         for t in range(e0, e0 + en):
             b = s.ent[t].ball
-            if mid < s.ck[b]:
+            if _below(s, lo, b):
                 value += s.w[b]
-        _witness(s, value, mid, bonus_pt)
+        _witness(s, value, lo, bonus_pt)
         return
     if s.work > s.max_work:
         s.exceeded = True
@@ -270,19 +278,19 @@ cdef inline void _open(Search* s, Py_ssize_t level, Py_ssize_t j, int64_t clo, i
     _search(s, level + 1, e0, en, p0, pn, base, bonus, bonus_pt)
 
 
-def max_depth(const int64_t[:, ::1] centers, const int64_t[::1] r, const int64_t[::1] ck,
+def max_depth(const int64_t[:, ::1] centers, const int64_t[::1] r, const int64_t[:, ::1] ck,
               const int64_t[::1] w, const int64_t[:, ::1] points, const int64_t[::1] bonus,
               const int64_t[::1] weights, const cnp.npy_bool[::1] is_cat, const int64_t[::1] n_codes,
               int64_t floor, int64_t max_work, int mode=0):
     """Largest value(c) over the public domain, if it beats ``floor``.
 
-    Parameters are the balls (``centers``, ``r``, ``ck``, ``w``), the bonus points (cells and
-    values, each value >= 0) and the schema's coordinates. ``max_work`` bounds the number of
-    ball-box tests.
+    Parameters are the balls (``centers``, ``r``, boundary cells ``ck`` of shape (m, p), ``w``),
+    the bonus points (cells and values, each value >= 0) and the schema's coordinates.
+    ``max_work`` bounds the number of ball-box tests.
 
-    Returns a dict with ``value``, ``key`` and ``point`` (index of the bonus point attaining
-    it, or -1) of the best cell found above ``floor`` (``value`` = ``floor`` and ``key`` = -1
-    when no cell beats it); ``seen_value``, ``seen_key``, ``seen_point``: the best cell
+    Returns a dict with ``value``, ``cell`` and ``point`` (index of the bonus point attaining
+    it, or -1) of the best cell found above ``floor`` (``value`` = ``floor`` and ``cell`` = None
+    when no cell beats it); ``seen_value``, ``seen_cell``, ``seen_point``: the best cell
     witnessed at all (a lower bound of the maximum, exact when it beats the floor);
     ``work``, ``boxes``, ``exceeded`` (the search stopped at ``max_work`` and the result must
     not be used) and ``splits`` (splits per coordinate).
@@ -305,7 +313,7 @@ def max_depth(const int64_t[:, ::1] centers, const int64_t[::1] r, const int64_t
     s.p = p
     s.centers = &centers[0, 0] if m else NULL
     s.r = &r[0] if m else NULL
-    s.ck = &ck[0] if m else NULL
+    s.ck = &ck[0, 0] if m else NULL
     s.w = &w[0] if m else NULL
     s.pts = &points[0, 0] if q else NULL
     s.bonus = &bonus[0] if q else NULL
@@ -320,11 +328,16 @@ def max_depth(const int64_t[:, ::1] centers, const int64_t[::1] r, const int64_t
     s.pidx = <int64_t*>malloc(s.pidx_cap * sizeof(int64_t))
     s.lo = <int64_t*>malloc(levels * p * sizeof(int64_t))
     s.hi = <int64_t*>malloc(levels * p * sizeof(int64_t))
+    best_cell_a = np.zeros(p, dtype=np.int64)
+    seen_cell_a = np.zeros(p, dtype=np.int64)
+    cdef int64_t[::1] best_cell = best_cell_a
+    cdef int64_t[::1] seen_cell = seen_cell_a
     s.best = floor
-    s.best_key = -1
+    s.has_best = False
+    s.best_cell = &best_cell[0]
     s.best_point = -1
     s.seen = -1
-    s.seen_key = -1
+    s.seen_cell = &seen_cell[0]
     s.seen_point = -1
     s.work = 0
     s.max_work = max_work
@@ -362,7 +375,7 @@ def max_depth(const int64_t[:, ::1] centers, const int64_t[::1] r, const int64_t
                         top_pt = i
                 s.pidx_n = q
                 s.work = m
-                _witness(&s, base + top, _key(&s, s.pts + top_pt * p) if top_pt >= 0 else 0, top_pt)
+                _witness(&s, base + top, s.pts + top_pt * p if top_pt >= 0 else s.lo, top_pt)
                 if base + part + top > s.best:
                     _search(&s, 0, 0, s.ent_n, 0, q, base, top, top_pt)
         if s.oom:
@@ -372,6 +385,6 @@ def max_depth(const int64_t[:, ::1] centers, const int64_t[::1] r, const int64_t
         free(s.pidx)
         free(s.lo)
         free(s.hi)
-    return {"value": s.best, "key": s.best_key, "point": s.best_point, "seen_value": s.seen,
-            "seen_key": s.seen_key, "seen_point": s.seen_point, "work": s.work, "boxes": s.boxes,
+    return {"value": s.best, "cell": best_cell_a if s.has_best else None, "point": s.best_point,
+            "seen_value": s.seen, "seen_cell": seen_cell_a, "seen_point": s.seen_point, "work": s.work, "boxes": s.boxes,
             "exceeded": bool(s.exceeded), "splits": splits_a}
