@@ -15,6 +15,7 @@ from .imputation import KNNImputer, L1Case
 from .mechanisms import CuratorDiagnostics, Gaussian, Geometric, Laplace, Release, SmoothCauchy
 from .queries import PrivateImputation, estimate_size
 from .randomness import RandomSource
+from .rwn import RWN
 from .schema import Categorical, Continuous, EncodedData, Ordinal, Schema
 from .validation import check_rng
 
@@ -23,6 +24,7 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "RWN",
     "BudgetAccountant",
     "BudgetExceededError",
     "Categorical",

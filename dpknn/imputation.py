@@ -43,6 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import NotFittedError
 
 from ._core import _depth, _donors, _grouping, _nearest
 from .exceptions import WorkLimitError
@@ -95,8 +97,11 @@ class L1Case:
     gap: tuple | None = None
 
 
-class KNNImputer:
+class KNNImputer(TransformerMixin, BaseEstimator):
     """Exact k-NN imputation by the fixed order, with donee counts and L1(D).
+
+    A scikit-learn transformer (``get_params``, ``set_params``, ``clone``); unlike most, its
+    ``transform`` only accepts the data it was fitted on, because donors and L1(D) belong to them.
 
     Parameters
     ----------
@@ -137,6 +142,10 @@ class KNNImputer:
         Number of equivalence classes (distinct cells) in the data.
     n_donorless_classes_ : int
         Number of classes with incomplete records and no complete record.
+    n_features_in_ : int
+        Number of columns of the data passed to ``fit``.
+    feature_names_in_ : ndarray of str
+        Their names (as scikit-learn defines it: set when every column name is a string).
 
     Notes
     -----
@@ -168,19 +177,22 @@ class KNNImputer:
             raise TypeError(f"progress must be a bool, got {self.progress!r}.")
         return k
 
-    def fit(self, df):
-        """Find the donors of every incomplete record of ``df`` and the exact L1(D).
+    def fit(self, X, y=None):
+        """Find the donors of every incomplete record of ``X`` and the exact L1(D).
 
         Parameters
         ----------
-        df : pandas.DataFrame
+        X : pandas.DataFrame
             Data with the columns of the schema. It is not modified.
+        y : None
+            Ignored (scikit-learn's signature).
 
         Returns
         -------
         self
         """
         k = self._validate_params()
+        df = X
         schema = self.schema
         t0 = time.perf_counter()
         enc = schema.encode(df)
@@ -262,7 +274,11 @@ class KNNImputer:
         self.donee_counts_ = donee
         self.n_classes_ = int(n_classes)
         self.n_donorless_classes_ = int(np.count_nonzero(n_donors[inc_classes] == 0))
-        self.n_features_in_ = len(schema.known)
+        self.n_features_in_ = int(df.shape[1])
+        if all(isinstance(c, str) for c in df.columns):
+            self.feature_names_in_ = np.asarray(df.columns, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self._fingerprint = _fingerprint(enc, df, schema)
 
         balls = {
@@ -465,7 +481,7 @@ class KNNImputer:
     # ------------------------------------------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "l1_"):
-            raise ValueError("this KNNImputer is not fitted yet; call fit(df) first.")
+            raise NotFittedError("this KNNImputer is not fitted yet; call fit(X) first.")
 
     def check_fitted_on(self, df):
         """Raise ValueError unless ``df`` is the data this imputer was fitted on.
@@ -482,15 +498,15 @@ class KNNImputer:
                 "fitted data. Fit again: fit_transform(df)."
             )
 
-    def transform(self, df):
+    def transform(self, X):
         """Return a copy of the fitted data with the missing values of A filled from the donors.
 
-        ``df`` must be the data passed to :meth:`fit`, checked by fingerprint (see
+        ``X`` must be the data passed to :meth:`fit`, checked by fingerprint (see
         :meth:`check_fitted_on`). Row order, index and labels are kept; observed values are
-        never changed; ``df`` is not modified.
+        never changed; ``X`` is not modified.
         """
-        self.check_fitted_on(df)
-        return self._impute(df)
+        self.check_fitted_on(X)
+        return self._impute(X)
 
     def _impute(self, df):
         """Fill A from the donors; ``df`` must be the fitted data (checked by the callers)."""
@@ -532,9 +548,9 @@ class KNNImputer:
             return np.sort(numeric, axis=1)[:, (numeric.shape[1] - 1) // 2]
         return np.median(numeric, axis=1)
 
-    def fit_transform(self, df):
-        """Fit on ``df`` and return it with A imputed (encoding ``df`` once)."""
-        return self.fit(df)._impute(df)
+    def fit_transform(self, X, y=None):
+        """Fit on ``X`` and return it with A imputed (encoding ``X`` once); ``y`` is ignored."""
+        return self.fit(X)._impute(X)
 
 
 def _csr_positions(starts, lengths):

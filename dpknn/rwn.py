@@ -44,6 +44,8 @@ import numbers
 import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import NotFittedError
 
 from ._core import _grouping, _rwn
 from .geometry import one_hot, query_until_certified, scaled_column
@@ -118,8 +120,11 @@ def _classes(df, columns):
     return np.ascontiguousarray(cls, dtype=np.int64), len(uniq)
 
 
-class RWN:
+class RWN(TransformerMixin, BaseEstimator):
     """Randomization Within Neighbourhoods (Perry et al. 2022).
+
+    A scikit-learn transformer: ``fit`` checks the data and the columns to perturb, ``transform``
+    perturbs a table with the same columns (neighbourhoods are found within that table).
 
     Parameters
     ----------
@@ -217,16 +222,46 @@ class RWN:
         return columns
 
     # ------------------------------------------------------------------------------------------
-    def fit_transform(self, df, *, columns=None):
-        """Return a perturbed copy of ``df`` (same shape, index, column order and dtypes).
+    def fit(self, X, y=None, *, columns=None):
+        """Check ``X`` and the columns to perturb; record ``n_features_in_`` and ``columns_``.
 
         Parameters
         ----------
+        X : pandas.DataFrame
+        y : None
+            Ignored (scikit-learn's signature).
         columns : list or None
             Columns used for the distance and perturbed; None: all. Other columns (identifiers,
             weights) are copied unchanged.
         """
-        columns = self._validate(df, columns)
+        self.columns_ = self._validate(X, columns)
+        self.n_features_in_ = int(X.shape[1])
+        if all(isinstance(c, str) for c in X.columns):
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return self
+
+    def transform(self, X):
+        """Return a perturbed copy of ``X`` (same shape, index, column order and dtypes).
+
+        ``X`` must have the columns seen by :meth:`fit`, in the same order.
+        """
+        if not hasattr(self, "columns_"):
+            raise NotFittedError("this RWN is not fitted yet; call fit(X) or fit_transform(X) first.")
+        if not isinstance(X, pd.DataFrame):
+            raise TypeError(f"data must be a pandas DataFrame, got {type(X).__name__}.")
+        if X.shape[1] != self.n_features_in_ or (
+                hasattr(self, "feature_names_in_") and list(X.columns) != list(self.feature_names_in_)):
+            raise ValueError(f"X has columns {list(X.columns)}; RWN was fitted on "
+                             f"{list(getattr(self, 'feature_names_in_', range(self.n_features_in_)))}.")
+        return self._run(X, self._validate(X, self.columns_))
+
+    def fit_transform(self, X, y=None, *, columns=None):
+        """Fit on ``X`` and return a perturbed copy of it; ``y`` is ignored (see :meth:`fit`)."""
+        return self.fit(X, columns=columns)._run(X, self.columns_)
+
+    def _run(self, df, columns):
         rng = check_rng(self.rng)
         if self.method == "partitioned":
             return self._partitioned(df, columns, rng)

@@ -325,3 +325,21 @@ def test_kdtree_nearest_path_matches_brute_force(problem):
     got = {int(enc.labels[x]): tuple(int(enc.labels[d]) for d in row)
            for x, row in zip(imp.incomplete_index_, imp.donors_)}
     assert got == base and imp.l1_ == l1
+
+
+def test_scikit_learn_manners():
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+
+    schema = Schema(known=[Ordinal("a", 0, 9)], imputed=[Continuous("y", 0, 1)])
+    df = pd.DataFrame({"a": [1, 2, 3, 5], "y": [0.5, np.nan, 0.1, np.nan], "note": ["p", "q", "r", "s"]})
+    imp = KNNImputer(schema, k=2, max_work=10**6)
+    twin = clone(imp)
+    assert twin is not imp and twin.get_params() == imp.get_params()
+    assert twin.set_params(k=1).k == 1 and imp.k == 2
+    with pytest.raises(NotFittedError, match="not fitted"):
+        imp.transform(df)
+    out = imp.fit(df, None).transform(df)
+    assert imp.n_features_in_ == 3 and list(imp.feature_names_in_) == ["a", "y", "note"]
+    pd.testing.assert_frame_equal(imp.fit_transform(df, y=None), out)
+    assert not hasattr(KNNImputer(schema).fit(df.rename(columns={"note": 0})), "feature_names_in_")

@@ -191,3 +191,26 @@ def test_fewer_records_than_k_uses_all_others(method, kw):
         np.testing.assert_array_equal(rwn.neighbourhood_sizes_, [3, 3, 3, 3])
         np.testing.assert_array_equal(rwn.neighbourhood_sizes_,
                                       [len(h) for h in neighbourhoods(df, ["a", "g"], k=5)])
+
+
+def test_rwn_scikit_learn_manners():
+    import dpknn
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+
+    assert dpknn.RWN is RWN
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=50), "z": rng.integers(0, 3, 50), "id": np.arange(50)})
+    rwn = RWN(k=3, rng=5)
+    twin = clone(rwn)
+    assert twin.get_params() == rwn.get_params() and twin.set_params(k=4).k == 4 and rwn.k == 3
+    with pytest.raises(NotFittedError, match="not fitted"):
+        rwn.transform(df)
+    out = rwn.fit(df, None, columns=["x", "z"]).transform(df)
+    assert rwn.n_features_in_ == 3 and list(rwn.feature_names_in_) == ["x", "z", "id"]
+    assert rwn.columns_ == ["x", "z"]
+    np.testing.assert_array_equal(out["id"], df["id"])
+    assert not np.array_equal(out["x"], df["x"])
+    pd.testing.assert_frame_equal(RWN(k=3, rng=5).fit_transform(df, columns=["x", "z"]), out)
+    with pytest.raises(ValueError, match="fitted on"):
+        rwn.transform(df[["z", "x", "id"]])
