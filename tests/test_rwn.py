@@ -194,9 +194,10 @@ def test_fewer_records_than_k_uses_all_others(method, kw):
 
 
 def test_rwn_scikit_learn_manners():
-    import dpknn
     from sklearn.base import clone
     from sklearn.exceptions import NotFittedError
+
+    import dpknn
 
     assert dpknn.RWN is RWN
     rng = np.random.default_rng(0)
