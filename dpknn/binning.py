@@ -22,7 +22,7 @@ import warnings
 from dataclasses import dataclass
 
 from .exceptions import PrivacyLeakWarning, WorkLimitError
-from .imputation import DEFAULT_MAX_WORK, KNNImputer
+from .imputation import DEFAULT_MAX_WORK, KNNImputer, most_split_ordinal
 from .schema import Ordinal, Schema
 from .validation import check_positive_int
 
@@ -43,8 +43,8 @@ class BinningTrial:
         Whether the exact L1 search finished within ``max_work``.
     work : int
         Ball-box tests the L1 search spent (``max_work`` when it did not fit).
-    seconds : float
-        Time of the whole fit.
+    seconds : float or None
+        Time of the whole fit; None for a failure the caller passed in (``failure=``).
     """
 
     bin_widths: dict
@@ -85,7 +85,7 @@ class BinningSuggestion:
         return {name: bw for name, bw in self.bin_widths.items() if first[name] != bw}
 
 
-def suggest_bin_widths(schema, df, *, k=1, max_work=DEFAULT_MAX_WORK, factor=4, max_trials=8):
+def suggest_bin_widths(schema, df, *, k=1, max_work=DEFAULT_MAX_WORK, factor=4, max_trials=8, failure=None):
     """Search again with coarser ordinal bins until the exact L1(D) fits ``max_work``.
 
     Greedy: fit; on :class:`~dpknn.exceptions.WorkLimitError`, multiply by ``factor`` the bin
@@ -108,6 +108,9 @@ def suggest_bin_widths(schema, df, *, k=1, max_work=DEFAULT_MAX_WORK, factor=4, 
         How much coarser each step makes the chosen attribute's bins (at least 2).
     max_trials : int, default 8
         Largest number of fits, the first (the schema as given) included.
+    failure : WorkLimitError or None
+        The error that fitting ``schema`` on ``df`` with this ``k`` and ``max_work`` already
+        raised; the first trial then uses it instead of fitting again.
 
     Returns
     -------
@@ -126,9 +129,9 @@ def suggest_bin_widths(schema, df, *, k=1, max_work=DEFAULT_MAX_WORK, factor=4, 
     if not isinstance(schema, Schema):
         raise TypeError(f"schema must be a dpknn.Schema, got {type(schema).__name__}.")
     check_positive_int(max_work, "max_work")
-    factor = check_positive_int(factor, "factor")
-    if factor < 2:
-        raise ValueError(f"factor must be at least 2, got {factor}.")
+    factor = check_positive_int(factor, "factor", minimum=2)
+    if failure is not None and not isinstance(failure, WorkLimitError):
+        raise TypeError(f"failure must be a WorkLimitError or None, got {type(failure).__name__}.")
     max_trials = check_positive_int(max_trials, "max_trials")
     warnings.warn(
         "suggest_bin_widths chooses bin widths by fitting the data: they are not public parameters. "
@@ -141,10 +144,13 @@ def suggest_bin_widths(schema, df, *, k=1, max_work=DEFAULT_MAX_WORK, factor=4, 
         widths = {a.name: a.bin_width for a in current.known if isinstance(a, Ordinal)}
         t = time.perf_counter()
         try:
+            if failure is not None and current is schema:
+                raise failure
             imp = KNNImputer(current, k=k, max_work=max_work).fit(df)
         except WorkLimitError as err:
-            trials.append(BinningTrial(widths, False, int(max_work), time.perf_counter() - t))
-            logger.info("suggest_bin_widths: %s does not fit (%.1f s)", widths, trials[-1].seconds)
+            seconds = None if err is failure else time.perf_counter() - t
+            trials.append(BinningTrial(widths, False, int(max_work), seconds))
+            logger.info("suggest_bin_widths: %s does not fit", widths)
             coarser = _coarsen(current, err.splits, factor)
             if coarser is None:
                 break
@@ -158,10 +164,9 @@ def suggest_bin_widths(schema, df, *, k=1, max_work=DEFAULT_MAX_WORK, factor=4, 
 
 def _coarsen(schema, splits, factor):
     """``schema`` with the most-split ordinal attribute binned ``factor`` times coarser, or None."""
-    candidates = [a for a in schema.known if isinstance(a, Ordinal) and a.n_codes > 1]
-    if not candidates:
+    attr = most_split_ordinal(schema, splits)
+    if attr is None:
         return None
-    attr = max(candidates, key=lambda a: (splits.get(a.name, 0), a.n_codes))
     # Past the whole range the attribute has one code: it no longer separates records.
     width = min(attr.bin_width * factor, attr.upper - attr.lower + 1)
     known = [dataclasses.replace(a, bin_width=width) if a.name == attr.name else a for a in schema.known]

@@ -74,16 +74,16 @@ def _json(obj):
     return json.dumps(_jsonable(obj), indent=2, allow_nan=False)
 
 
-def _bin_advice(schema, df, args):
+def _bin_advice(schema, df, args, failure):
     """Text of a verified coarser binning (dpknn.binning), for a run stopped at --max-work."""
     from .binning import suggest_bin_widths
 
     with warnings.catch_warnings():
         # Said below in words, where the reader of the advice sees it.
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        found = suggest_bin_widths(schema, df, k=args.k, max_work=args.max_work)
-    tried = "; ".join(f"{t.bin_widths} {'fits' if t.fits else 'does not fit'} ({t.seconds:.1f} s)"
-                      for t in found.trials)
+        found = suggest_bin_widths(schema, df, k=args.k, max_work=args.max_work, failure=failure)
+    tried = "; ".join(f"{t.bin_widths} {'fits' if t.fits else 'does not fit'}"
+                      + ("" if t.seconds is None else f" ({t.seconds:.1f} s)") for t in found.trials)
     head = ("--suggest-bins (CONFIDENTIAL: chosen on these data, so not public bins; fix bins on public "
             f"grounds before a release) tried: {tried}.")
     if not found.fits:
@@ -107,7 +107,7 @@ def _cmd_impute(args):
     except WorkLimitError as err:
         if not args.suggest_bins:
             raise
-        raise CLIError(f"{err}\n{_bin_advice(schema, df, args)}") from err
+        raise CLIError(f"{err}\n{_bin_advice(schema, df, args, err)}") from err
     # The sidecar holds the marker and public parameters only; the imputed file itself is
     # confidential microdata, and L1(D) with its worst cases goes to --diagnostics.
     sidecar = {

@@ -50,7 +50,7 @@ from ._core import _depth, _donors, _grouping, _nearest
 from .exceptions import WorkLimitError
 from .geometry import diameter, embed, query_until_certified, squared_distance
 from .schema import Categorical, Continuous, Ordinal, Schema
-from .validation import check_positive_int
+from .validation import check_positive_int, record_features
 
 __all__ = ["KNNImputer", "L1Case"]
 
@@ -274,11 +274,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         self.donee_counts_ = donee
         self.n_classes_ = int(n_classes)
         self.n_donorless_classes_ = int(np.count_nonzero(n_donors[inc_classes] == 0))
-        self.n_features_in_ = int(df.shape[1])
-        if all(isinstance(c, str) for c in df.columns):
-            self.feature_names_in_ = np.asarray(df.columns, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+        record_features(self, df)
         self._fingerprint = _fingerprint(enc, df, schema)
 
         balls = {
@@ -454,9 +450,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         """WorkLimitError naming the ordinal attribute the search had to split most often."""
         schema = self.schema
         splits = {a.name: int(c) for a, c in zip(schema.known, np.asarray(found["splits"], dtype=np.int64))}
-        ordinal = [a for a in schema.known if isinstance(a, Ordinal) and a.n_codes > 1]
-        if ordinal:
-            attr = max(ordinal, key=lambda a: (splits[a.name], a.n_codes))
+        attr = most_split_ordinal(schema, splits)
+        if attr is not None:
             # How much a coarser bin saves cannot be told without searching again: the message
             # names the attribute and the tool that tries bins on these data, not a width.
             advice = (
@@ -551,6 +546,18 @@ class KNNImputer(TransformerMixin, BaseEstimator):
     def fit_transform(self, X, y=None):
         """Fit on ``X`` and return it with A imputed (encoding ``X`` once); ``y`` is ignored."""
         return self.fit(X)._impute(X)
+
+
+def most_split_ordinal(schema, splits):
+    """The ordinal known attribute of more than one code that the L1 search split most, or None.
+
+    ``splits`` maps attribute names to split counts (``WorkLimitError.splits``); ties go to the
+    attribute with more codes. Categorical attributes are never chosen: they have no bin width.
+    """
+    candidates = [a for a in schema.known if isinstance(a, Ordinal) and a.n_codes > 1]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda a: (splits.get(a.name, 0), a.n_codes))
 
 
 def _csr_positions(starts, lengths):

@@ -50,7 +50,7 @@ from sklearn.exceptions import NotFittedError
 from ._core import _grouping, _rwn
 from .geometry import one_hot, query_until_certified, scaled_column
 from .progress import progress_bar
-from .validation import check_positive_int, check_rng
+from .validation import check_positive_int, check_rng, record_features
 
 __all__ = ["RWN", "pairs_from_indices", "perturb_parquet"]
 
@@ -235,11 +235,7 @@ class RWN(TransformerMixin, BaseEstimator):
             weights) are copied unchanged.
         """
         self.columns_ = self._validate(X, columns)
-        self.n_features_in_ = int(X.shape[1])
-        if all(isinstance(c, str) for c in X.columns):
-            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+        record_features(self, X)
         return self
 
     def transform(self, X):

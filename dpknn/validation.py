@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_positive_int", "check_positive_real", "check_rng"]
+__all__ = ["check_positive_int", "check_positive_real", "check_rng", "record_features"]
 
 
 def check_rng(rng):
@@ -67,3 +67,16 @@ def check_positive_real(value, name):
     if not (value > 0 and np.isfinite(value)):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
     return value
+
+
+def record_features(estimator, X):
+    """Set ``n_features_in_`` and ``feature_names_in_`` of ``estimator`` as scikit-learn defines them.
+
+    ``feature_names_in_`` exists only when every column name of the DataFrame ``X`` is a string
+    (a stale one from an earlier fit is removed).
+    """
+    estimator.n_features_in_ = int(X.shape[1])
+    if all(isinstance(c, str) for c in X.columns):
+        estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_

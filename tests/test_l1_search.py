@@ -274,9 +274,16 @@ def test_suggested_bins_are_verified_by_a_fit():
     assert found.schema.attribute("job") == schema.attribute("job")
     imp = KNNImputer(found.schema, max_work=20_000).fit(df)
     assert imp.l1_work_ == found.trials[-1].work <= 20_000
-    with pytest.raises(WorkLimitError):
+    with pytest.raises(WorkLimitError) as err:
         KNNImputer(schema, max_work=20_000).fit(df)
     pd.testing.assert_frame_equal(df, before)
+    # A failure the caller already has is used, not fitted again; the outcome is the same.
+    with pytest.warns(PrivacyLeakWarning):
+        again = suggest_bin_widths(schema, df, max_work=20_000, failure=err.value)
+    assert again.trials[0].seconds is None and not again.trials[0].fits
+    assert again.schema == found.schema
+    assert [(t.bin_widths, t.fits, t.work) for t in again.trials] == [(t.bin_widths, t.fits, t.work)
+                                                                       for t in found.trials]
 
 
 def test_suggest_bins_says_when_nothing_fits():
@@ -289,7 +296,7 @@ def test_suggest_bins_says_when_nothing_fits():
         found = suggest_bin_widths(schema, df, max_work=500)
     assert not found.fits and found.schema is None and found.changed() == {}
     assert len(found.trials) == 1 and not found.trials[0].fits
-    with pytest.raises(ValueError, match="factor must be at least 2, got 1"):
+    with pytest.raises(ValueError, match="factor must be an integer >= 2, got 1"):
         suggest_bin_widths(schema, df, factor=1)
 
 

@@ -6,8 +6,8 @@ The value of a cell c is
     value(c) = sum of w_i over the strict balls i that hold c  +  s(c),
 
 where the strict ball of i (centre x_i, squared radius r_i, boundary cell k_i) is the set of
-cells with ``(d2(x_i, c), c) < (r_i, k_i)``, cells compared lexicographically, and s(c) >= 0 is a bonus that is
-nonzero only at a few given points (the label-arc counts at the k-th donors' cells, see
+cells with ``(d2(x_i, c), c) < (r_i, k_i)``, cells compared lexicographically, and s(c) >= 0 is
+a bonus that is nonzero only at a few given points (the label-arc counts at the k-th donors' cells, see
 ``docs/imputation.md``). The search returns the largest value(c) over the whole public domain
 that beats a floor, and a cell that attains it. It is exact and never lists the cells of a ball.
 
@@ -24,8 +24,9 @@ the larger upper bound first; a box is pruned when its upper bound cannot beat t
 found, and resolved exactly when no ball is partial (the value is then base plus the bonus) or
 when it is a single cell (a partial ball then has d2 = r_i exactly and holds the cell iff the
 cell is lexicographically below k_i). Cells are compared coordinate by coordinate, never packed
-into integer keys, so the domain may have any number of cells. The two bounds make the cost follow the answer: boxes are only opened where
-the balls that meet them could add up to more than the best value found.
+into integer keys, so the domain may have any number of cells. The two bounds make the cost
+follow the answer: boxes are only opened where the balls that meet them could add up to more
+than the best value found.
 """
 
 import numpy as np
@@ -386,5 +387,5 @@ def max_depth(const int64_t[:, ::1] centers, const int64_t[::1] r, const int64_t
         free(s.lo)
         free(s.hi)
     return {"value": s.best, "cell": best_cell_a if s.has_best else None, "point": s.best_point,
-            "seen_value": s.seen, "seen_cell": seen_cell_a, "seen_point": s.seen_point, "work": s.work, "boxes": s.boxes,
-            "exceeded": bool(s.exceeded), "splits": splits_a}
+            "seen_value": s.seen, "seen_cell": seen_cell_a, "seen_point": s.seen_point, "work": s.work,
+            "boxes": s.boxes, "exceeded": bool(s.exceeded), "splits": splits_a}
