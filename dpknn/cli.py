@@ -303,7 +303,23 @@ def _cmd_rwn(args):
     from .rwn import RWN, perturb_parquet
 
     check_outputs([args.output], [args.input])
-    columns = None if args.columns is None else [c.strip() for c in args.columns.split(",") if c.strip()]
+    if (args.columns is None) == (args.keep is None):
+        raise CLIError("name the columns to perturb with --columns, or the columns to leave untouched (record "
+                       "identifiers, weights) with --keep; exactly one of the two.")
+    if args.method in ("sampled_points", "sampled_pairs") and args.m is None:
+        what = "the sample size" if args.method == "sampled_points" else "the average number of partners per record"
+        raise CLIError(f"--method {args.method} needs --m ({what}).")
+    names = [c.strip() for c in (args.columns or args.keep).split(",") if c.strip()]
+    if args.keep is None:
+        columns = names
+    else:
+        present = _column_names(args.input)
+        absent = [c for c in names if c not in present]
+        if absent:
+            raise CLIError(f"--keep names columns {absent} that are not in {str(args.input)!r}.")
+        columns = [c for c in present if c not in names]
+        if not columns:
+            raise CLIError("--keep leaves no column to perturb.")
     rwn = RWN(k=args.k, radius=args.radius, q=args.q, method=args.method, m=args.m, partitions=args.partitions,
               n_jobs=args.jobs, rng=args.seed)
     if Path(args.input).is_dir():
@@ -326,6 +342,48 @@ def _cmd_rwn(args):
     print(f"perturbed {len(df)} records ({args.method}, k={args.k}, radius={args.radius}, q={args.q}); "
           f"wrote {args.output}")
     return 0
+
+
+def _cmd_process(args):
+    from .pipeline import ProcessingPlan, run_plan
+
+    side = Path(str(args.output) + ".json")
+    check_outputs([args.output, side], [args.input, args.steps])
+    plan = ProcessingPlan.from_file(args.steps)
+    table_writer(None, args.output)
+    df = read_table(args.input)
+    result = run_plan(df, plan, rng=args.seed)
+    files = [(args.output, table_writer(result.data, args.output))]
+    if result.resized is not None:
+        r = result.resized
+        # c, s and the relation follow from the public n and p; the sampled rows do not go here.
+        sidecar = {"resize": {"n": len(result.data), "p": r.c * r.s, "c": r.c, "s": r.s,
+                              "neighboring": r.neighboring},
+                   "note": "a mechanism that is (eps, delta)-DP on this resized file is (eps', delta')-DP on the "
+                           "input with eps' = ln(1 + s (exp(c eps) - 1)), delta' = s sum_{i<c} exp(i eps) delta "
+                           "(dpknn.processing.Resized.privacy_on_original); dpknn release does not apply it."}
+        files.append((side, text_writer(_json(sidecar))))
+    write_files(files)
+    steps = [s for s, t in (("clamp", plan.clamp), ("impute", plan.impute)) if t]
+    if plan.resize is not None:
+        steps.append(f"resize to {len(result.data)} records (c={result.resized.c}, s={result.resized.s:.4g}; "
+                     f"privacy accounting in {side})")
+    print(f"processed {len(df)} records ({', '.join(steps)}); wrote {args.output}")
+    return 0
+
+
+def _column_names(path):
+    """Column names of a CSV or Parquet file, or of a folder of Parquet files, without reading rows."""
+    path = Path(path)
+    if path.is_dir() or path.suffix.lower() == ".parquet":
+        import pyarrow.dataset as ds
+
+        return [c for c in ds.dataset(path, format="parquet").schema.names if not c.startswith("__index")]
+    import pandas as pd
+
+    if not path.exists():
+        raise FileNotFoundError(f"input {str(path)!r} does not exist.")
+    return list(pd.read_csv(path, nrows=0).columns)
 
 
 def _cmd_demo(args):
@@ -460,6 +518,17 @@ def build_parser():
     _add_diagnostics(p)
     p.set_defaults(func=_cmd_impute)
 
+    p = sub.add_parser("process", help="clamp, impute (data-independent) and resize a file with public parameters",
+                       description="Run the steps of a TOML file (docs/processing.md) on a table: clamp each column "
+                       "to its public domain, fill missing values by draws that ignore the data (integers for "
+                       "integer columns or integer = true), then optionally resize to a public number of records. "
+                       "Use it to complete known attributes before dpknn impute or release.")
+    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
+    p.add_argument("--steps", type=Path, required=True, help="TOML file of [clamp.COLUMN], [impute.COLUMN], [resize]")
+    p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
+    _add_seed(p)
+    p.set_defaults(func=_cmd_process)
+
     p = sub.add_parser("rwn", help="Randomization Within Neighbourhoods (statistical disclosure control)",
                        description="Perturb a table by RWN (Perry et al. 2022): each value is replaced, with "
                        "probability q, by the same variable of a random neighbour. INPUT may be a .csv or "
@@ -471,9 +540,15 @@ def build_parser():
     p.add_argument("--radius", type=float, default=None)
     p.add_argument("--q", type=float, default=1.0)
     p.add_argument("--method", default="exact", choices=["exact", "sampled_points", "sampled_pairs", "partitioned"])
-    p.add_argument("--m", type=int, default=None, help="sample size (sampled_points) or partners per record")
+    p.add_argument("--m", type=int, default=None,
+                   help="required by the sampled methods: sample size (sampled_points) or partners per record "
+                        "(sampled_pairs)")
     p.add_argument("--partitions", type=int, default=None, help="number of partitions (partitioned)")
-    p.add_argument("--columns", default=None, help="comma-separated columns to perturb (default: all)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--columns", default=None, help="comma-separated columns to perturb (this or --keep is required)")
+    which.add_argument("--keep", default=None,
+                       help="comma-separated columns to leave untouched, such as record identifiers and weights; "
+                            "all others are perturbed")
     p.add_argument("--jobs", type=int, default=1, help="joblib workers for partitioned")
     _add_seed(p)
     p.set_defaults(func=_cmd_rwn)

@@ -507,12 +507,11 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         """Fill A from the donors; ``df`` must be the fitted data (checked by the callers)."""
         out = df.copy()
         rows = self.incomplete_index_
-        if rows.size == 0:
-            return out
         for a in self.schema.imputed:
             col = df[a.name]
             missing = col.isna().to_numpy()[rows]
             if not missing.any():
+                out[a.name] = self._integer_ordinal(a, out[a.name])
                 continue
             targets = rows[missing]
             donor_rows = self.donors_[missing]
@@ -523,8 +522,15 @@ class KNNImputer(TransformerMixin, BaseEstimator):
                 out_col = out_col.astype(np.float64)
             out_col = out_col.copy()
             out_col.iloc[targets] = filled
-            out[a.name] = out_col
+            out[a.name] = self._integer_ordinal(a, out_col)
         return out
+
+    def _integer_ordinal(self, attr, col):
+        """An Ordinal column as nullable integers (a float column would be written "17.0"), unless
+        its donors were averaged (``aggregate="mean"``), which leaves the integers."""
+        if (isinstance(attr, Ordinal) and self.aggregate != "mean" and col.dtype.kind == "f"):
+            return col.astype("Int64")
+        return col
 
     def _aggregate(self, attr, values):
         """Combine the donors' values (rows: records, columns: donors in order)."""

@@ -1,10 +1,12 @@
-"""Figures (matplotlib, the ``plot`` extra): census experiment box plots and demo releases."""
+"""Figures (matplotlib, the ``plot`` extra): census experiment box plots, demo releases, RWN
+utility and disclosure measures, and the curator's report."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["amplification_figure", "census_boxplots", "demo_figure"]
+__all__ = ["amplification_figure", "census_boxplots", "closest_distances_figure", "correlation_figure",
+           "demo_figure"]
 
 _COLORS = {"smooth": "#1b9e77", "ignore_missing": "#d95f02", "global": "#7570b3"}
 
@@ -137,3 +139,62 @@ def amplification_figure(table, *, path=None, title=None):
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     return _finish(fig, [[ax]], title, path)
+
+
+def _annotated_heatmap(ax, values, names, *, limit, fmt):
+    """Heatmap on a diverging scale centred on 0 over [-limit, limit], each cell's number printed."""
+    im = ax.imshow(values, vmin=-limit, vmax=limit, cmap="RdBu_r")
+    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    if len(names) <= 20:
+        for (i, j), v in np.ndenumerate(values):
+            ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=6,
+                    color="white" if abs(v) > 0.6 * limit else "black")
+    return im
+
+
+def correlation_figure(change, *, path=None, title=None):
+    """Correlations before and after perturbation, and their difference, as heatmaps.
+
+    Parameters
+    ----------
+    change : dict
+        The result of :func:`dpknn.metrics.correlation_change`.
+
+    The two correlation panels share the scale [-1, 1]; the difference panel has its own
+    diverging scale centred on 0 and reaching the largest absolute difference, so that a shift
+    of 0.14 is not drawn as white. Every cell shows its number (up to 20 columns).
+    """
+    plt = _pyplot()
+    names = list(change["before"].columns)
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.4))
+    for ax, key in zip(axes[:2], ("before", "after")):
+        im = _annotated_heatmap(ax, change[key].to_numpy(), names, limit=1.0, fmt=".2f")
+        ax.set_title(f"correlation {key}", fontsize=9)
+    fig.colorbar(im, ax=axes[:2], shrink=0.8)
+    diff = change["difference"].to_numpy()
+    largest = float(np.nanmax(np.abs(diff))) if diff.size else 0.0
+    im = _annotated_heatmap(axes[2], diff, names, limit=largest if largest > 0 else 1.0, fmt="+.2f")
+    axes[2].set_title(f"difference (after - before), scale ±{largest:.2g}", fontsize=9)
+    fig.colorbar(im, ax=axes[2], shrink=0.8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+def closest_distances_figure(table, *, path=None, title=None):
+    """Box plots of each record's distance to its closest other record, before and after
+    (Perry et al. 2022, Figure 8); ``table`` is :func:`dpknn.metrics.closest_distances`'s result."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4, 4))
+    ax.boxplot([table["before"], table["after"]])
+    ax.set_xticks([1, 2], ["original", "perturbed"])
+    ax.set_ylabel("distance to the closest other record")
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig

@@ -170,21 +170,38 @@ def clamp(data, *, lower=None, upper=None, categories=None, null_value=None):
 
 # --- impute ----------------------------------------------------------------------------------
 def impute(data, *, categories=None, weights=None, null_value=None, distribution="uniform", shift=None,
-           scale=None, lower=None, upper=None, rng=None):
+           scale=None, lower=None, upper=None, integer=None, rng=None):
     """Replace missing values by draws that never depend on the data (Privacy Tools, Algorithm 2).
 
-    Numeric (float) columns with ``lower`` and ``upper``: NaN becomes a draw from
+    Numeric columns with ``lower`` and ``upper``: a missing value becomes a draw from
     Uniform[lower, upper] (``distribution="uniform"``) or from Gaussian(shift, scale) moved into
     [lower, upper] by clamping (``distribution="gaussian"``, as the notes specify: a draw below
-    ``lower`` becomes ``lower``, so the bounds carry point masses). Categorical columns with
-    ``categories``: nulls (missing values, or ``null_value``) become a draw from the categories
-    with probabilities proportional to ``weights`` (uniform by default). Integer columns
-    cannot hold NaN and are refused for numeric imputation, as in the notes.
+    ``lower`` becomes ``lower``, so the bounds carry point masses). Integer columns (a nullable
+    ``Int64`` column holds missing values) and float columns named in ``integer`` get integer
+    draws instead: uniform on the integers of [lower, upper], or the Gaussian draw rounded to the
+    nearest integer and then clamped, so that an :class:`~dpknn.schema.Ordinal` attribute stays
+    in its domain. Categorical columns with ``categories``: nulls (missing values, or
+    ``null_value``) become a draw from the categories with probabilities proportional to
+    ``weights`` (uniform by default).
 
     The draws ignore the data, so each record is mapped on its own: the step is 1-stable.
 
     Parameters
     ----------
+    data : DataFrame, Series or ndarray
+        Not modified.
+    categories, weights, null_value : per column (dict by name, one per column, or a scalar
+        for single-column data)
+        Public category list, draw weights, and the value that marks a null besides a missing one.
+    distribution : {"uniform", "gaussian"}
+    shift, scale : per column
+        Mean and standard deviation of the Gaussian draws.
+    lower, upper : per column
+        Public bounds of the numeric draws; integers for integer draws.
+    integer : bool per column, optional
+        Draw integers for these float columns and return them as nullable ``Int64`` columns
+        (integer-dtype columns always get integers and keep their dtype). Their observed
+        values must be integers.
     rng : numpy.random.Generator, int or None
         Source of the draws (reproducibility only, not security).
 
@@ -205,6 +222,10 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
     nulls = _per_column(null_value, cols, "null_value")
     lo, hi = _per_column(lower, cols, "lower"), _per_column(upper, cols, "upper")
     mu, sd = _per_column(shift, cols, "shift"), _per_column(scale, cols, "scale")
+    whole = _per_column(integer, cols, "integer")
+    for c, v in whole.items():
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"column {c!r}: integer must be true or false, got {v!r}.")
     out = frame.copy()
     for c in cols:
         kind = _kind(frame[c])
@@ -225,20 +246,23 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
                 filled[null] = [allowed[i] for i in draws]
                 out[c] = _restore_dtype(pd.Series(filled, index=frame.index, name=c), frame[c])
         elif c in lo or c in hi:
-            if kind == "int":
-                raise TypeError(f"column {c!r} is integer and cannot hold NaN; numeric imputation applies to "
-                                "float columns only.")
-            if kind != "float":
-                raise TypeError(f"column {c!r} has dtype {frame[c].dtype}; numeric imputation needs float.")
+            if kind not in ("int", "float"):
+                raise TypeError(f"column {c!r} has dtype {frame[c].dtype}; numeric imputation needs a float or "
+                                "integer column.")
             if c not in lo or c not in hi:
                 raise ValueError(f"column {c!r}: numeric imputation needs both lower and upper.")
-            a, b = float(lo[c]), float(hi[c])
-            if not (math.isfinite(a) and math.isfinite(b) and a <= b):
-                raise ValueError(f"column {c!r}: need finite lower <= upper, got {lo[c]!r}, {hi[c]!r}.")
+            ints = kind == "int" or bool(whole.get(c, False))
+            a, b = _bounds(lo[c], hi[c], c, ints)
+            if ints and kind == "float":
+                v = frame[c].to_numpy()
+                bad = ~np.isnan(v) & (v != np.floor(v))
+                if bad.any():
+                    raise ValueError(f"column {c!r} gets integer draws but holds {int(bad.sum())} non-integer "
+                                     f"value(s), e.g. {v[bad][0]!r}.")
             null = frame[c].isna().to_numpy()
             m = int(null.sum())
             if distribution == "uniform":
-                draws = rng.uniform(a, b, size=m)
+                draws = rng.integers(a, b, size=m, endpoint=True) if ints else rng.uniform(a, b, size=m)
             else:
                 if c not in mu or c not in sd:
                     raise ValueError(f"column {c!r}: the gaussian distribution needs shift and scale.")
@@ -246,13 +270,34 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
                     raise ValueError(f"column {c!r}: scale must be a finite number > 0, got {sd[c]!r}.")
                 if isinstance(mu[c], bool) or not isinstance(mu[c], numbers.Real) or not math.isfinite(mu[c]):
                     raise ValueError(f"column {c!r}: shift must be a finite number, got {mu[c]!r}.")
-                draws = np.clip(rng.normal(float(mu[c]), float(sd[c]), size=m), a, b)
-            filled = frame[c].to_numpy(dtype=np.float64, copy=True)
-            filled[null] = draws
-            out[c] = filled
+                draws = rng.normal(float(mu[c]), float(sd[c]), size=m)
+                draws = np.clip(np.rint(draws), a, b).astype(np.int64) if ints else np.clip(draws, a, b)
+            if kind == "int":
+                filled = frame[c].copy()
+                filled[null] = draws
+                out[c] = filled.astype(frame[c].dtype)
+            else:
+                filled = frame[c].to_numpy(dtype=np.float64, copy=True)
+                filled[null] = draws
+                out[c] = pd.Series(filled, index=frame.index).astype("Int64") if ints else filled
         elif c in nulls or c in w:
             raise ValueError(f"column {c!r} has null_value or weights but no categories.")
     return back(out)
+
+
+def _bounds(lower, upper, column, ints):
+    """Checked (lower, upper): finite, ordered, and integers for integer draws."""
+    for v, what in ((lower, "lower"), (upper, "upper")):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise ValueError(f"column {column!r}: {what} must be a finite number, got {v!r}.")
+    if lower > upper:
+        raise ValueError(f"column {column!r}: need lower <= upper, got {lower!r}, {upper!r}.")
+    if not ints:
+        return float(lower), float(upper)
+    if not (float(lower).is_integer() and float(upper).is_integer()):
+        raise ValueError(f"column {column!r} gets integer draws; its bounds must be integers, got {lower!r}, "
+                         f"{upper!r}.")
+    return int(lower), int(upper)
 
 
 def _check_categories(categories, column):
@@ -406,6 +451,8 @@ def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=
         for col in frame.columns:
             if _kind(frame[col]) == "float":
                 pad[col] = np.full(pad_n, np.nan)
+            elif _kind(frame[col]) == "int":
+                pad[col] = pd.array([pd.NA] * pad_n, dtype="Int64")
         pad = impute(pad, rng=rng, **(impute_kwargs or {}))
         unfilled = [col for col in pad.columns if pad[col].isna().any()]
         if unfilled:

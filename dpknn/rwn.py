@@ -40,6 +40,7 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -120,6 +121,21 @@ def _classes(df, columns):
     return np.ascontiguousarray(cls, dtype=np.int64), len(uniq)
 
 
+def _warn_identifiers(df, columns):
+    """Warn about perturbed integer or string columns whose values are unique per row: they look
+    like record identifiers, which RWN would swap between records. Tables under 50 rows are not
+    checked: there distinct values per row happen by chance."""
+    if len(df) < 50:
+        return
+    suspects = [c for c in columns
+                if not pd.api.types.is_float_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+                and df[c].nunique(dropna=False) == len(df)]
+    if suspects:
+        warnings.warn(f"columns {suspects} have a different value in every row, like record identifiers; RWN "
+                      "would swap them between records. Leave them out of columns (--keep at the command line).",
+                      UserWarning, stacklevel=4)
+
+
 class RWN(TransformerMixin, BaseEstimator):
     """Randomization Within Neighbourhoods (Perry et al. 2022).
 
@@ -190,6 +206,9 @@ class RWN(TransformerMixin, BaseEstimator):
         if self.method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}.")
         if self.method in ("sampled_points", "sampled_pairs"):
+            if self.m is None:
+                what = "the sample size" if self.method == "sampled_points" else "the average number of partners"
+                raise ValueError(f"method={self.method!r} needs m ({what} per record); got m=None.")
             check_positive_int(self.m, "m")
         if self.method == "partitioned" and self.partition_key is None:
             check_positive_int(self.partitions, "partitions")
@@ -235,6 +254,10 @@ class RWN(TransformerMixin, BaseEstimator):
             weights) are copied unchanged.
         """
         self.columns_ = self._validate(X, columns)
+        if len(X) and self.k >= len(X):
+            raise ValueError(f"k={self.k} must be below the number of records ({len(X)}): with k >= n every "
+                             "neighbourhood is the whole table and RWN becomes a random shuffle.")
+        _warn_identifiers(X, self.columns_)
         record_features(self, X)
         return self
 
@@ -517,7 +540,10 @@ class RWN(TransformerMixin, BaseEstimator):
 
 def _perturb_part(part, seed, columns, params):
     """Exact RWN on one partition with its own seed (module level so that workers can run it)."""
-    return RWN(rng=np.random.default_rng(seed), **params).fit_transform(part, columns=columns)
+    # Not fit(): a partition may hold fewer than k records (then all others are its neighbours),
+    # and the whole table's checks ran once before it was split.
+    rwn = RWN(rng=np.random.default_rng(seed), **params)
+    return rwn._run(part, rwn._validate(part, columns))
 
 
 def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):

@@ -189,8 +189,26 @@ def test_rwn_command(tmp_path):
     assert res.returncode == 0, res.stderr
     out = pd.read_parquet(tmp_path / "out.parquet")
     assert out["id"].equals(df["id"]) and out["a"].isin(df["a"]).all() and not out["a"].equals(df["a"])
-    res = run("rwn", "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "o.csv"), "--q", "2")
+    res = run("rwn", "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "o.csv"), "--q", "2",
+              "--columns", "a")
     assert res.returncode == 2 and "q must be" in res.stderr and not (tmp_path / "o.csv").exists()
+    # Nothing is perturbed by default: identifiers were swapped between rows when every column was.
+    res = run("rwn", "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "o.csv"))
+    assert res.returncode == 2 and "--columns" in res.stderr and "--keep" in res.stderr
+    res = run("rwn", "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "k.csv"), "--keep", "id",
+              "--seed", "1")
+    assert res.returncode == 0, res.stderr
+    kept = pd.read_csv(tmp_path / "k.csv")
+    assert kept["id"].equals(df["id"]) and not np.allclose(kept["a"], df["a"])
+    res = run("rwn", "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "w.csv"), "--columns", "a,id")
+    assert res.returncode == 0 and "different value in every row" in res.stderr
+    res = run("rwn", "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "s.csv"), "--columns", "a",
+              "--method", "sampled_points")
+    assert res.returncode == 2 and "needs --m" in res.stderr
+    res = run("rwn", "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "s.csv"), "--columns", "a",
+              "--k", "500")
+    assert res.returncode == 2 and "k=500 must be below the number of records (300)" in res.stderr
+    assert not (tmp_path / "s.csv").exists()
 
 
 def test_experiment_amplification(tmp_path):

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 
 from dpknn.experiments.census import mse_table
-from dpknn.plotting import census_boxplots, demo_figure
+from dpknn.plotting import census_boxplots, closest_distances_figure, correlation_figure, demo_figure
 
 
 def fake_results():
@@ -33,3 +33,21 @@ def test_demo_figure_marks_off_scale_values(tmp_path):
     fig = demo_figure(rows, {"q": 10.5}, path=tmp_path / "d.png")
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert any("off scale" in t for t in texts)
+
+
+def test_correlation_difference_on_its_own_diverging_scale(tmp_path):
+    names = ["a", "b", "c"]
+    before = pd.DataFrame(np.eye(3) + 0.3 * (1 - np.eye(3)), index=names, columns=names)
+    diff = pd.DataFrame(0.0, index=names, columns=names)
+    diff.loc["a", "b"] = diff.loc["b", "a"] = 0.14
+    diff.loc["a", "c"] = diff.loc["c", "a"] = -0.05
+    change = {"before": before, "after": before + diff, "difference": diff}
+    fig = correlation_figure(change, path=tmp_path / "c.png")
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    panel = fig.axes[2]
+    low, high = panel.images[0].get_clim()
+    assert (low, high) == (-0.14, 0.14)  # centred on 0, reaching the largest difference
+    assert fig.axes[0].images[0].get_clim() == (-1.0, 1.0)
+    assert "+0.14" in [t.get_text() for t in panel.texts] and len(panel.texts) == 9
+    table = pd.DataFrame({"before": [0.1, 0.2, 0.5], "after": [0.4, 0.3, 0.6]})
+    assert closest_distances_figure(table, path=tmp_path / "d.png").axes

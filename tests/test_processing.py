@@ -167,12 +167,60 @@ def test_impute_categorical_with_null_value_and_errors():
     s = pd.Series([1, -1, 2, -1])
     out = impute(s, categories=[1, 2], null_value=-1, rng=0)
     assert out.dtype == s.dtype and set(out) <= {1, 2} and list(out[[0, 2]]) == [1, 2]
-    with pytest.raises(TypeError, match="integer and cannot hold NaN"):
-        impute(pd.DataFrame({"a": [1, 2]}), lower={"a": 0}, upper={"a": 5})
+    plain = pd.DataFrame({"a": [1, 2]})
+    pd.testing.assert_frame_equal(impute(plain, lower={"a": 0}, upper={"a": 5}, rng=0), plain)  # nothing to fill
+    with pytest.raises(ValueError, match="bounds must be integers"):
+        impute(pd.Series([1, None], dtype="Int64"), lower=0.5, upper=5)
+    with pytest.raises(TypeError, match="integer must be true or false"):
+        impute(np.array([np.nan]), lower=0, upper=1, integer="yes")
+    with pytest.raises(ValueError, match="non-integer"):
+        impute(np.array([np.nan, 0.5]), lower=0, upper=1, integer=True)
     with pytest.raises(ValueError, match="weights"):
         impute(s, categories=[1, 2], weights=[1, -1], null_value=-1)
     with pytest.raises(ValueError, match="shift and scale"):
         impute(np.array([np.nan]), distribution="gaussian", lower=0.0, upper=1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(-3, 12)), min_size=1, max_size=40), st.integers(0, 2**31),
+       st.sampled_from(["uniform", "gaussian"]))
+def test_integer_impute_properties(values, seed, distribution):
+    """Nullable Int64 and float columns flagged ``integer`` get integer draws inside the bounds, so an
+    Ordinal attribute filled by impute encodes (before, float draws made Schema.encode refuse it)."""
+    from dpknn import Ordinal, Schema, Categorical
+
+    df = pd.DataFrame({"n": pd.array(values, dtype="Int64"),
+                       "f": pd.Series([np.nan if v is None else float(v) for v in values])})
+    df = clamp(df, lower={"n": -3, "f": -3}, upper={"n": 12, "f": 12})
+    before = df.copy()
+    out = impute(df, lower={"n": -3, "f": -3}, upper={"n": 12, "f": 12}, integer={"f": True},
+                 distribution=distribution, shift={"n": 4, "f": 4}, scale={"n": 6, "f": 6}, rng=seed)
+    pd.testing.assert_frame_equal(df, before)
+    assert str(out["n"].dtype) == "Int64" and str(out["f"].dtype) == "Int64"
+    for c in ("n", "f"):
+        v = out[c].to_numpy(dtype=float)
+        assert not np.isnan(v).any() and (v == np.floor(v)).all() and ((v >= -3) & (v <= 12)).all()
+        seen = df[c].notna().to_numpy()
+        np.testing.assert_array_equal(v[seen], df[c].to_numpy(dtype=float)[seen])
+    schema = Schema(known=[Ordinal("n", -3, 12), Ordinal("f", -3, 12)], imputed=[Categorical("y", [0])])
+    schema.encode(out.assign(y=0))
+
+
+def test_integer_impute_distribution():
+    x = pd.Series([None] * 40_000, dtype="Int64")
+    u = impute(x, lower=2, upper=6, rng=4).to_numpy(dtype=np.int64)
+    counts = np.bincount(u - 2, minlength=5)
+    assert stats.chisquare(counts).pvalue > 1e-3
+    g = impute(pd.Series(np.full(40_000, np.nan)), lower=-2, upper=3, integer=True, distribution="gaussian",
+               shift=0.3, scale=1.5, rng=5)
+    edges = np.arange(-2, 4)
+    dist = stats.norm(0.3, 1.5)
+    p = np.diff(dist.cdf(np.concatenate([[-np.inf], edges[:-1] + 0.5, [np.inf]])))  # round, then clamp
+    g = g.to_numpy(dtype=np.int64)
+    observed = np.array([(g == e).sum() for e in edges])
+    assert stats.chisquare(observed, p * len(g)).pvalue > 1e-3
+    padded = resize(pd.DataFrame({"a": [1, 2, 3]}), 50, impute_kwargs={"lower": 0, "upper": 9}, rng=6).data
+    assert padded["a"].dtype == np.int64 and padded["a"].between(0, 9).all()
 
 
 def test_matches_opendp_semantics():

@@ -21,7 +21,8 @@ def continuous(n=300, seed=0):
                                        ("partitioned", {"partitions": 3})])
 def test_q0_returns_input_and_shape_dtypes_labels_kept(method, kw):
     df = continuous()
-    assert RWN(q=0.0, method=method, rng=1, **kw).fit_transform(df).equals(df)
+    with pytest.warns(UserWarning, match=r"columns \['id'\] have a different value in every row"):
+        assert RWN(q=0.0, method=method, rng=1, **kw).fit_transform(df).equals(df)
     out = RWN(q=0.5, method=method, rng=1, **kw).fit_transform(df, columns=["a", "b", "c"])
     assert out.shape == df.shape and list(out.columns) == list(df.columns)
     assert out.dtypes.equals(df.dtypes) and out.index.equals(df.index) and out["id"].equals(df["id"])
@@ -184,13 +185,33 @@ def test_errors():
 @pytest.mark.parametrize("method,kw", [("exact", {}), ("partitioned", {"partitions": 2})])
 def test_fewer_records_than_k_uses_all_others(method, kw):
     df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 10.0], "g": ["u", "v", "u", "v"]})
-    rwn = RWN(k=5, method=method, rng=0, **kw)
+    with pytest.raises(ValueError, match=r"k=5 must be below the number of records \(4\)"):
+        RWN(k=5, method=method, rng=0, **kw).fit(df)
+    rwn = RWN(k=3, method=method, rng=0, **kw)
     out = rwn.fit_transform(df)
     assert out["a"].isin(df["a"]).all() and out.shape == df.shape
     if method == "exact":
         np.testing.assert_array_equal(rwn.neighbourhood_sizes_, [3, 3, 3, 3])
         np.testing.assert_array_equal(rwn.neighbourhood_sizes_,
-                                      [len(h) for h in neighbourhoods(df, ["a", "g"], k=5)])
+                                      [len(h) for h in neighbourhoods(df, ["a", "g"], k=3)])
+    else:
+        # Partitions of 2 records hold fewer than k = 3: all other records of the partition.
+        assert rwn.partition_seeds_ is not None
+
+
+def test_sampled_methods_name_m_and_identifiers_warn():
+    df = continuous()
+    for method in ("sampled_points", "sampled_pairs"):
+        with pytest.raises(ValueError, match=f"method='{method}' needs m"):
+            RWN(method=method).fit(df, columns=["a"])
+    with pytest.warns(UserWarning, match=r"\['id'\]"):
+        RWN().fit(df, columns=["a", "id"])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RWN().fit(df, columns=["a", "b", "c"])  # floats unique per row are not identifiers
+        RWN().fit(df.head(30), columns=["id"])  # too few rows to tell
 
 
 def test_rwn_scikit_learn_manners():

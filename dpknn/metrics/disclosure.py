@@ -42,12 +42,12 @@ def max_mahalanobis(df, *, columns=None):
     return float(m[i]), df.index[i]
 
 
-def closest_distances(original, perturbed, *, columns=None, standardize=True, plot=False):
+def closest_distances(original, perturbed, *, columns=None, standardize=True):
     """Each record's Euclidean distance to its closest other record, before and after.
 
     Small distances mark inliers that are easy to single out. Returns a DataFrame with columns
-    ``before`` and ``after`` (indexed like the data), and a box-plot figure in the style of
-    the paper's Figure 8 when ``plot`` is true (then a tuple).
+    ``before`` and ``after``, indexed like the data; :func:`dpknn.plotting.closest_distances_figure`
+    draws it as box plots in the style of the paper's Figure 8.
     """
     cols = list(original.select_dtypes("number").columns) if columns is None else list(columns)
     a = original[cols].to_numpy(dtype=float)
@@ -58,14 +58,4 @@ def closest_distances(original, perturbed, *, columns=None, standardize=True, pl
         x = (df[cols].to_numpy(dtype=float) - (mean if standardize else 0)) / sd
         d, _ = cKDTree(x).query(x, k=2, workers=-1)
         out[name] = d[:, 1]
-    table = pd.DataFrame(out, index=original.index)
-    if not plot:
-        return table
-    from ..plotting import _pyplot
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(4, 4))
-    ax.boxplot([table["before"], table["after"]])
-    ax.set_xticks([1, 2], ["original", "perturbed"])
-    ax.set_ylabel("distance to the closest other record")
-    fig.tight_layout()
-    return table, fig
+    return pd.DataFrame(out, index=original.index)

@@ -1,7 +1,7 @@
 """Utility of perturbed data: correlations, regression, principal components, prediction.
 
-Each function compares an original table with its perturbed version and returns a DataFrame
-(and a matplotlib figure when ``plot=True``).
+Each function compares an original table with its perturbed version and returns DataFrames;
+:mod:`dpknn.plotting` draws them (``correlation_figure``).
 
 References
 ----------
@@ -23,29 +23,17 @@ def _numeric(df, columns):
     return df[columns].to_numpy(dtype=np.float64), columns
 
 
-def correlation_change(original, perturbed, *, columns=None, plot=False):
+def correlation_change(original, perturbed, *, columns=None):
     """Correlation matrices before and after perturbation, and their difference.
 
-    Returns a dict with DataFrames ``before``, ``after`` and ``difference`` (after - before),
-    plus ``figure`` (three heatmaps) when ``plot`` is true.
+    Returns a dict of three DataFrames: ``before``, ``after`` and ``difference`` (after -
+    before). :func:`dpknn.plotting.correlation_figure` draws them.
     """
     a, columns = _numeric(original, columns)
     b, _ = _numeric(perturbed, columns)
     before = pd.DataFrame(np.corrcoef(a, rowvar=False), index=columns, columns=columns)
     after = pd.DataFrame(np.corrcoef(b, rowvar=False), index=columns, columns=columns)
-    out = {"before": before, "after": after, "difference": after - before}
-    if plot:
-        from ..plotting import _pyplot
-        plt = _pyplot()
-        fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-        for ax, (name, m) in zip(axes, out.items()):
-            im = ax.imshow(m.to_numpy(), vmin=-1, vmax=1, cmap="RdBu_r")
-            ax.set_title(name)
-            ax.set_xticks(range(len(columns)), columns, rotation=90, fontsize=7)
-            ax.set_yticks(range(len(columns)), columns, fontsize=7)
-        fig.colorbar(im, ax=axes, shrink=0.8)
-        out["figure"] = fig
-    return out
+    return {"before": before, "after": after, "difference": after - before}
 
 
 def _ols(y, X):
