@@ -545,7 +545,8 @@ def build_parser():
                         "(sampled_pairs)")
     p.add_argument("--partitions", type=int, default=None, help="number of partitions (partitioned)")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--columns", default=None, help="comma-separated columns to perturb (this or --keep is required)")
+    which.add_argument("--columns", default=None,
+                       help="comma-separated columns to perturb (this or --keep is required)")
     which.add_argument("--keep", default=None,
                        help="comma-separated columns to leave untouched, such as record identifiers and weights; "
                             "all others are perturbed")

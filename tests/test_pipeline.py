@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from test_cli import run
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, Schema
 from dpknn.pipeline import ProcessingPlan, run_plan
 from dpknn.processing import clamp, impute
-from test_cli import run
 
 STEPS = """
 [clamp.AGE]

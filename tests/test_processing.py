@@ -187,7 +187,7 @@ def test_impute_categorical_with_null_value_and_errors():
 def test_integer_impute_properties(values, seed, distribution):
     """Nullable Int64 and float columns flagged ``integer`` get integer draws inside the bounds, so an
     Ordinal attribute filled by impute encodes (before, float draws made Schema.encode refuse it)."""
-    from dpknn import Ordinal, Schema, Categorical
+    from dpknn import Categorical, Ordinal, Schema
 
     df = pd.DataFrame({"n": pd.array(values, dtype="Int64"),
                        "f": pd.Series([np.nan if v is None else float(v) for v in values])})
