@@ -139,7 +139,7 @@ _QUERY_KEYS = {
 def _where(spec, name, key, schema):
     """TOML conditions: ``{low = .., high = ..}`` is an inclusive range (either end optional); an
     array lists allowed values of an Ordinal or Categorical attribute. Checked against the schema."""
-    from .queries import _check_condition
+    from .conditions import check_condition
 
     if not isinstance(spec, dict):
         raise CLIError(f"query {name!r}: {key} must be a table of column conditions, got {spec!r}.")
@@ -159,7 +159,7 @@ def _where(spec, name, key, schema):
             raise CLIError(f"query {name!r}: condition on {col!r} must be a range {{low = .., high = ..}} or an "
                            f"array of values, got {cond!r}.")
         try:
-            out[col] = _check_condition(schema.attribute(col), cond, f"query {name!r}: {key}.{col}")
+            out[col] = check_condition(schema.attribute(col), cond, f"query {name!r}: {key}.{col}")
         except (TypeError, ValueError) as exc:
             raise CLIError(str(exc)) from None
     return out

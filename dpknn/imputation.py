@@ -34,6 +34,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import math
@@ -52,7 +53,7 @@ from .geometry import diameter, embed, query_until_certified, squared_distance
 from .schema import Categorical, Continuous, Ordinal, Schema
 from .validation import check_positive_int, record_features
 
-__all__ = ["KNNImputer", "L1Case"]
+__all__ = ["KNNImputer", "L1Case", "UniverseFit"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +96,48 @@ class L1Case:
     label: int | None = None
     cell: dict | None = None
     gap: tuple | None = None
+
+
+@dataclass(frozen=True)
+class UniverseFit:
+    """CONFIDENTIAL: the imputation of the attributes that share one universe.
+
+    Attributes
+    ----------
+    attributes : tuple of str
+        The imputed attributes of this universe.
+    universe : Universe or None
+        None: every record.
+    rows : ndarray of int64
+        Row positions of the records inside the universe.
+    l1 : int
+        Exact L1(D) of the imputation restricted to the universe.
+    l1_cases : dict of str to L1Case
+        Its worst change of each kind (rows are positions in the whole data).
+    incomplete_index : ndarray of int64
+        Row positions of the records of the universe missing one of ``attributes``.
+    donors : ndarray of int64, shape (len(incomplete_index), k)
+        Row positions of their donors, first donor first.
+    imputer : KNNImputer or None
+        The fitted imputer of the universe's records (None without universes or for an empty
+        universe).
+    """
+
+    attributes: tuple
+    universe: object
+    rows: np.ndarray
+    l1: int
+    l1_cases: dict
+    incomplete_index: np.ndarray
+    donors: np.ndarray
+    imputer: object
+
+
+def _map_case(case, rows):
+    """An L1Case of a universe's records with its row turned into a position in the whole data."""
+    if case.row is None:
+        return case
+    return dataclasses.replace(case, row=int(rows[case.row]))
 
 
 class KNNImputer(TransformerMixin, BaseEstimator):
@@ -180,6 +223,10 @@ class KNNImputer(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Find the donors of every incomplete record of ``X`` and the exact L1(D).
 
+        With universes (:class:`~dpknn.schema.Universe`), each group of imputed attributes that
+        share a universe is imputed on its own, on the records of its universe, with its own
+        L1(D) (``groups_``, :meth:`l1_for`).
+
         Parameters
         ----------
         X : pandas.DataFrame
@@ -192,6 +239,78 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         self
         """
         k = self._validate_params()
+        if self.schema.has_universes:
+            return self._fit_universes(X)
+        self._fit_plain(X, k)
+        self.groups_ = (UniverseFit(attributes=self.schema.imputed_names, universe=None,
+                                    rows=np.arange(len(X), dtype=np.int64), l1=self.l1_,
+                                    l1_cases=self.l1_cases_, incomplete_index=self.incomplete_index_,
+                                    donors=self.donors_, imputer=None),)
+        return self
+
+    def _fit_universes(self, X):
+        """One restricted imputation per universe (docs/imputation.md, "Universes")."""
+        schema = self.schema
+        enc = schema.encode(X)  # checks every domain, the labels and the missing known values up front
+        n = len(X)
+        label = schema.label
+        if label is None:
+            label = "__dpknn_row__"
+            while label in X.columns:
+                label += "_"
+        groups = []
+        for universe, names in schema.universe_groups():
+            rows = np.arange(n, dtype=np.int64) if universe is None else np.flatnonzero(universe.mask(X))
+            where = "every record" if universe is None else f"universe {universe.to_public()}"
+            if rows.size == 0:
+                # No record: only an added incomplete record changes a donor set (its own).
+                cases = {"add_incomplete": L1Case("add_incomplete", 1), "add_complete": L1Case("add_complete", 0)}
+                groups.append(UniverseFit(names, universe, rows, 1, cases, rows, np.zeros((0, self.k), dtype=np.int64),
+                                          None))
+                continue
+            sub = X.iloc[rows][[*schema.known_names, *names]]
+            sub = sub.assign(**{label: (enc.labels[rows] if schema.label is None else X[label].to_numpy()[rows])})
+            sub_schema = schema.restricted(universe, names, label=label)
+            imp = KNNImputer(sub_schema, k=self.k, aggregate=self.aggregate, max_work=self.max_work,
+                             progress=self.progress)
+            try:
+                imp._fit_plain(sub.reset_index(drop=True), self._validate_params())
+            except WorkLimitError as err:
+                raise WorkLimitError(f"attributes {list(names)} ({where}): {err}", splits=err.splits) from None
+            except ValueError as err:
+                raise ValueError(f"attributes {list(names)} ({where}): {err}") from None
+            cases = {kind: _map_case(c, rows) for kind, c in imp.l1_cases_.items()}
+            groups.append(UniverseFit(names, universe, rows, int(imp.l1_), cases, rows[imp.incomplete_index_],
+                                      rows[imp.donors_], imp))
+        self.groups_ = tuple(groups)
+        fitted = [g.imputer for g in groups if g.imputer is not None]
+        self.l1_ = int(sum(g.l1 for g in groups))
+        self.l1_cases_ = max(groups, key=lambda g: g.l1).l1_cases
+        self.incomplete_index_ = np.flatnonzero(enc.incomplete).astype(np.int64)
+        self.donors_ = None
+        donee = np.zeros(n, dtype=np.int64)
+        for g in groups:
+            if g.imputer is not None:
+                donee[g.rows] += g.imputer.donee_counts_
+        self.donee_counts_ = donee
+        self.n_classes_ = int(sum(i.n_classes_ for i in fitted))
+        self.n_donorless_classes_ = int(sum(i.n_donorless_classes_ for i in fitted))
+        self.l1_work_ = int(sum(i.l1_work_ for i in fitted))
+        record_features(self, X)
+        self._fingerprint = _fingerprint(enc, X, schema)
+        logger.info("KNNImputer.fit: %d universes, L1 per universe %s", len(groups), [g.l1 for g in groups])
+        return self
+
+    def l1_for(self, columns):
+        """CONFIDENTIAL: the L1(D) that bounds the records whose values of ``columns`` one
+        addition or deletion can change: the sum of L1 over the universes of the imputed
+        attributes among ``columns`` (0 when there is none). Without universes, ``l1_`` for any
+        imputed column."""
+        self._check_fitted()
+        wanted = set(columns)
+        return int(sum(g.l1 for g in self.groups_ if wanted & set(g.attributes)))
+
+    def _fit_plain(self, X, k):
         df = X
         schema = self.schema
         t0 = time.perf_counter()
@@ -293,7 +412,6 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         logger.info("KNNImputer.fit: n=%d, %d classes, %d deficient; encode+group %.2fs, nearest %.2fs, "
                     "assign %.2fs, L1 %.2fs; L1=%d", n, n_classes, deficient.size, t_group - t0,
                     t_near - t_group, t_assign - t_near, t_l1 - t_assign, self.l1_)
-        return self
 
     # ------------------------------------------------------------------------------------------
     def _ordered_donor_classes(self, deficient, class_cells, class_keys, n_donors, k, weights, is_cat):
@@ -506,24 +624,29 @@ class KNNImputer(TransformerMixin, BaseEstimator):
     def _impute(self, df):
         """Fill A from the donors; ``df`` must be the fitted data (checked by the callers)."""
         out = df.copy()
-        rows = self.incomplete_index_
-        for a in self.schema.imputed:
-            col = df[a.name]
-            missing = col.isna().to_numpy()[rows]
-            if not missing.any():
-                out[a.name] = self._integer_ordinal(a, out[a.name])
-                continue
-            targets = rows[missing]
-            donor_rows = self.donors_[missing]
-            values = col.to_numpy()[donor_rows]
-            filled = self._aggregate(a, values)
-            out_col = out[a.name]
-            if not isinstance(out_col.dtype, pd.CategoricalDtype) and out_col.dtype.kind in "iub":
-                out_col = out_col.astype(np.float64)
-            out_col = out_col.copy()
-            out_col.iloc[targets] = filled
-            out[a.name] = self._integer_ordinal(a, out_col)
+        for group in self.groups_:
+            rows = group.incomplete_index
+            for name in group.attributes:
+                self._fill(df, out, self.schema.attribute(name), rows, group.donors)
         return out
+
+    def _fill(self, df, out, a, rows, donors):
+        """Fill attribute ``a`` of ``out`` at the incomplete ``rows`` from their ``donors``."""
+        col = df[a.name]
+        missing = col.isna().to_numpy()[rows]
+        if not missing.any():
+            out[a.name] = self._integer_ordinal(a, out[a.name])
+            return
+        targets = rows[missing]
+        donor_rows = donors[missing]
+        values = col.to_numpy()[donor_rows]
+        filled = self._aggregate(a, values)
+        out_col = out[a.name]
+        if not isinstance(out_col.dtype, pd.CategoricalDtype) and out_col.dtype.kind in "iub":
+            out_col = out_col.astype(np.float64)
+        out_col = out_col.copy()
+        out_col.iloc[targets] = filled
+        out[a.name] = self._integer_ordinal(a, out_col)
 
     def _integer_ordinal(self, attr, col):
         """An Ordinal column as nullable integers (a float column would be written "17.0"), unless

@@ -32,18 +32,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import numbers
 
 import numpy as np
-import pandas as pd
 
 from . import sensitivity as sens
 from .accounting import BudgetAccountant
+from .conditions import check_condition, condition_mask, public_conditions
 from .imputation import DEFAULT_MAX_WORK, KNNImputer
 from .mechanisms import CuratorDiagnostics, Geometric, Laplace, Release, SmoothCauchy, choose_gamma, public_grid
 from .noise import gamma_fraction
 from .randomness import as_source
-from .schema import Categorical, Continuous, Ordinal, Schema
+from .schema import Categorical, Schema
 from .validation import check_positive_real
 
 __all__ = ["PrivateImputation", "estimate_size"]
@@ -84,19 +83,6 @@ def _split_count_derived(release):
         if key in params:
             diag[key] = params.pop(key)
     return dataclasses.replace(release, params=params), diag
-
-
-def _public_conditions(where):
-    """Conditions in the form of the query-file format (``docs/queries.md``): a range as
-    ``{"low": .., "high": ..}`` (an open end left out), a set of values as a list. A range must not
-    be published as a two-element list, which that format reads as a set."""
-    out = {}
-    for col, spec in where.items():
-        if isinstance(spec, tuple):
-            out[col] = {k: v for k, v in zip(("low", "high"), spec) if v is not None}
-        else:
-            out[col] = list(spec)
-    return out
 
 
 def _clip(value, low, high):
@@ -187,7 +173,8 @@ class PrivateImputation:
 
     @property
     def l1(self):
-        """CONFIDENTIAL: L1(D) of the data (never publish it)."""
+        """CONFIDENTIAL: L1(D) of the data (never publish it). With universes, the sum over the
+        universes; each release uses the L1 of the universes it reads (``imputer.l1_for``)."""
         return int(self.imputer.l1_)
 
     # --- validation ------------------------------------------------------------------------
@@ -208,29 +195,29 @@ class PrivateImputation:
             if col not in names:
                 raise ValueError(f"{name} names column {col!r}, which is not in the schema "
                                  f"(attributes: {sorted(names)}).")
-            out[col] = _check_condition(self.schema.attribute(col), spec, f"{name}[{col!r}]")
+            out[col] = check_condition(self.schema.attribute(col), spec, f"{name}[{col!r}]")
         return out
 
     def _involves_imputed(self, *wheres):
         a = set(self.schema.imputed_names)
         return any(col in a for w in wheres for col in w)
 
-    def _mask(self, where, complete_only):
+    def _l1_of(self, where, column=None):
+        """CONFIDENTIAL: the L1 of the universes of the imputed attributes a query reads."""
+        return self.imputer.l1_for([*where, *([] if column is None else [column])])
+
+    def _universe(self, column):
+        """The universe of ``column`` (None: every record); a mean or variance is over it."""
+        return self.schema.attribute(column).universe if column in self.schema.imputed_names else None
+
+    def _mask(self, where, complete_only, universe=None):
         cols = self._complete_cols if complete_only else self._imputed_cols
         n = int(self._complete.sum()) if complete_only else self._complete.size
         mask = np.ones(n, dtype=bool)
-        for col, spec in where.items():
-            v = cols[col]
-            if isinstance(spec, tuple):
-                lo, hi = spec
-                if lo is not None:
-                    mask &= v >= lo
-                if hi is not None:
-                    mask &= v <= hi
-            elif v.dtype == object:
-                mask &= pd.Index(list(spec), dtype=object).get_indexer(v) >= 0
-            else:
-                mask &= np.isin(v, list(spec))
+        for col, spec in {**where}.items():
+            mask &= condition_mask(cols[col], spec)
+        for col, spec in ({} if universe is None else universe.where).items():
+            mask &= condition_mask(cols[col], spec)
         return mask
 
     def _bounds(self, column, bounds):
@@ -265,21 +252,22 @@ class PrivateImputation:
         return release
 
     # --- counts ----------------------------------------------------------------------------
-    def _count_mechanism(self, epsilon, involves, method, gamma):
-        if method == "smooth" and involves:
-            return SmoothCauchy(epsilon=epsilon, smooth_bound=sens.count_smooth(self.l1), grid=1, gamma=gamma)
+    def _count_mechanism(self, epsilon, where, method, gamma):
+        if method == "smooth" and self._involves_imputed(where):
+            bound = sens.count_smooth(self._l1_of(where))
+            return SmoothCauchy(epsilon=epsilon, smooth_bound=bound, grid=1, gamma=gamma)
         return Geometric(epsilon=epsilon, sensitivity=1)
 
-    def _count_release(self, where, epsilon, method, gamma, label):
+    def _count_release(self, where, epsilon, method, gamma, label, universe=None):
         involves = self._involves_imputed(where)
-        mech = self._count_mechanism(epsilon, involves, method, gamma)
-        true = int(self._mask(where, method == "ignore_missing").sum())
+        mech = self._count_mechanism(epsilon, where, method, gamma)
+        true = int(self._mask(where, method == "ignore_missing", universe).sum())
         rel = mech.release(true, rng=self.rng)
         diag = dict(rel.diagnostics.values)
         if method == "smooth" and involves:
-            diag.update(l1=self.l1, theorem="5.1")
+            diag.update(l1=self._l1_of(where), theorem="5.1")
         rel = dataclasses.replace(rel, value=max(rel.value, 0),
-                       params={**rel.params, "query": "count", "method": method, "where": _public_conditions(where),
+                       params={**rel.params, "query": "count", "method": method, "where": public_conditions(where),
                                "involves_imputed": involves},
                        diagnostics=CuratorDiagnostics(diag))
         return self._record(rel, label)
@@ -307,7 +295,7 @@ class PrivateImputation:
         where = self._check_where(where)
         gamma = self.gamma if gamma is None else gamma
         self.accountant.check(epsilon)
-        self._count_mechanism(epsilon, self._involves_imputed(where), method, gamma)  # validates ε first
+        self._count_mechanism(epsilon, where, method, gamma)  # validates ε first
         return self._finish(self._count_release(where, epsilon, method, gamma, label=f"count {where}"))
 
     def proportion(self, where, *, within=None, epsilon, denominator_epsilon=None, method="smooth",
@@ -333,30 +321,30 @@ class PrivateImputation:
                 raise ValueError(f"column {col!r} appears in both where and within; merge the conditions.")
             both[col] = spec
         self.accountant.check(epsilon + den_eps)
-        self._count_mechanism(epsilon, self._involves_imputed(both), method, gamma)
-        self._count_mechanism(den_eps, self._involves_imputed(within), method, gamma)
+        self._count_mechanism(epsilon, both, method, gamma)
+        self._count_mechanism(den_eps, within, method, gamma)
         num = self._count_release(both, epsilon, method, gamma, label=f"proportion numerator {both}")
         den = self._count_release(within, den_eps, method, gamma, label=f"proportion denominator {within}")
         # Clipped to [0, 1] before dividing, so that huge noisy counts cannot overflow a float.
         value = 0.0 if num.value <= 0 else 1.0 if num.value >= den.value else num.value / den.value
         return self._finish(Release(
             value=value, epsilon=num.epsilon + den.epsilon, delta=0.0, mechanism="ratio of counts",
-            params={"query": "proportion", "method": method, "where": _public_conditions(where),
-                    "within": _public_conditions(within)},
+            params={"query": "proportion", "method": method, "where": public_conditions(where),
+                    "within": public_conditions(within)},
             parts={"numerator": num, "denominator": den}))
 
     # --- means and variances -----------------------------------------------------------------
     def _values(self, column, where, bounds, method):
         complete_only = method == "ignore_missing"
-        mask = self._mask(where, complete_only)
+        mask = self._mask(where, complete_only, self._universe(column))
         cols = self._complete_cols if complete_only else self._imputed_cols
         return np.clip(cols[column][mask].astype(np.float64), bounds[0], bounds[1])
 
-    def _mean_mechanism(self, epsilon, s, bounds, involves_where, involves_col, method, gamma):
+    def _mean_mechanism(self, epsilon, s, bounds, involves_where, involves_col, method, gamma, l1):
         # The grid comes from the public bounds only (fine enough for any count s < 2^40).
         grid = public_grid(max(abs(bounds[0]), abs(bounds[1])), bits=_FINE_BITS)
         if method == "smooth" and (involves_where or involves_col):
-            bound = sens.mean_smooth(self.l1, bounds, s, depends_on_imputed=involves_where)
+            bound = sens.mean_smooth(l1, bounds, s, depends_on_imputed=involves_where)
             variant = "5.4b" if involves_where else "5.4a"
             return SmoothCauchy(epsilon=epsilon, smooth_bound=bound, grid=grid, gamma=gamma), variant
         return Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, 0), grid=grid), "no imputation"
@@ -380,22 +368,25 @@ class PrivateImputation:
         """
         (epsilon, count_epsilon), where, bounds, gamma, involves_where, involves_col = self._numeric_query(
             column, where, bounds, method, gamma, epsilon=epsilon, count_epsilon=count_epsilon)
-        self._count_mechanism(count_epsilon, involves_where, method, gamma)
-        self._mean_mechanism(epsilon, 1.0, bounds, involves_where, involves_col, method, gamma)
-        count = self._count_release(where, count_epsilon, method, gamma, label=f"count for mean of {column}")
+        l1, universe = self._l1_of(where, column), self._universe(column)
+        self._count_mechanism(count_epsilon, where, method, gamma)
+        self._mean_mechanism(epsilon, 1.0, bounds, involves_where, involves_col, method, gamma, l1)
+        count = self._count_release(where, count_epsilon, method, gamma, label=f"count for mean of {column}",
+                                    universe=universe)
         s = max(float(count.value), 1.0)
-        mech, variant = self._mean_mechanism(epsilon, s, bounds, involves_where, involves_col, method, gamma)
+        mech, variant = self._mean_mechanism(epsilon, s, bounds, involves_where, involves_col, method, gamma, l1)
         values = self._values(column, where, bounds, method)
         rel = self._record(mech.release(float(values.sum()) / s, rng=self.rng), f"mean of {column} {where}")
         rel, diag = _split_count_derived(rel)
         diag.update(s=s, n_records=int(values.size))
         if variant.startswith("5.4"):
-            diag["l1"] = self.l1
+            diag["l1"] = l1
         return self._finish(Release(
             value=_clip(rel.value, *bounds), epsilon=rel.epsilon + count.epsilon, delta=0.0,
             mechanism=rel.mechanism,
             params={**rel.params, "query": "mean", "method": method, "column": column,
-                    "where": _public_conditions(where), "bounds": bounds, "theorem": variant},
+                    "where": public_conditions(where), **_universe_param(universe), "bounds": bounds,
+                    "theorem": variant},
             parts={"count": count}, diagnostics=CuratorDiagnostics(diag)))
 
     def variance(self, column, *, where=None, bounds=None, epsilon, mean_epsilon, count_epsilon,
@@ -413,15 +404,16 @@ class PrivateImputation:
             self._numeric_query(column, where, bounds, method, gamma, epsilon=epsilon, mean_epsilon=mean_epsilon,
                                 count_epsilon=count_epsilon)
         involves = involves_where or involves_col
-        self._count_mechanism(count_epsilon, involves_where, method, gamma)
-        self._mean_mechanism(mean_epsilon, 2.0, bounds, involves_where, involves_col, method, gamma)
+        l1, universe = self._l1_of(where, column), self._universe(column)
+        self._count_mechanism(count_epsilon, where, method, gamma)
+        self._mean_mechanism(mean_epsilon, 2.0, bounds, involves_where, involves_col, method, gamma, l1)
         if method == "smooth" and involves:
             choose_gamma(epsilon, gamma)
         count = self._count_release(where, count_epsilon, method, gamma,
-                                    label=f"count for variance of {column}")
+                                    label=f"count for variance of {column}", universe=universe)
         s = max(float(count.value), 2.0)
         mech, variant = self._mean_mechanism(mean_epsilon, s, bounds, involves_where, involves_col, method,
-                                             gamma)
+                                             gamma, l1)
         values = self._values(column, where, bounds, method)
         mean_rel = self._record(mech.release(float(values.sum()) / s, rng=self.rng),
                                 f"mean for variance of {column}")
@@ -432,7 +424,7 @@ class PrivateImputation:
         half_range2 = ((bounds[1] - bounds[0]) / 2) ** 2
         grid = public_grid(half_range2, bits=_FINE_BITS)
         if method == "smooth" and involves:
-            bound = sens.variance_smooth(self.l1, bounds, s, ybar)
+            bound = sens.variance_smooth(l1, bounds, s, ybar)
             var_mech = SmoothCauchy(epsilon=epsilon, smooth_bound=bound, grid=grid, gamma=gamma)
         else:
             var_mech = Laplace(epsilon=epsilon, sensitivity=sens.variance_global(bounds, s, ybar, 0), grid=grid)
@@ -441,48 +433,16 @@ class PrivateImputation:
         rel, diag = _split_count_derived(rel)
         diag.update(s=s, n_records=int(values.size))
         if method == "smooth" and involves:
-            diag["l1"] = self.l1
+            diag["l1"] = l1
         return self._finish(Release(
             value=_clip(rel.value, 0.0, half_range2), epsilon=rel.epsilon + mean_rel.epsilon + count.epsilon,
             delta=0.0, mechanism=rel.mechanism,
             params={**rel.params, "query": "variance", "method": method, "column": column,
-                    "where": _public_conditions(where), "bounds": bounds, "theorem": "5.6"},
+                    "where": public_conditions(where), **_universe_param(universe), "bounds": bounds,
+                    "theorem": "5.6"},
             parts={"count": count, "mean": mean_rel}, diagnostics=CuratorDiagnostics(diag)))
 
 
-def _check_condition(attr, spec, name):
-    """One condition of a ``where``: a (low, high) range, or a list of values of an Ordinal or
-    Categorical attribute; type-checked against the attribute's public domain."""
-    if isinstance(spec, tuple):
-        if len(spec) != 2:
-            raise ValueError(f"{name} must be a (low, high) pair, got {spec!r}.")
-        if isinstance(attr, Categorical):
-            raise ValueError(f"{name}: {attr.name!r} is categorical; give a list of categories, not a range.")
-        for v in spec:
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (numbers.Real, np.integer, np.floating))
-                                  or not math.isfinite(v)):
-                raise ValueError(f"{name}: range ends must be finite numbers or None (open), got {spec!r}.")
-        lo, hi = spec
-        if lo is not None and hi is not None and lo > hi:
-            raise ValueError(f"{name} has low > high: {spec!r}.")
-        return spec
-    if isinstance(spec, (list, set, frozenset)):
-        values = list(spec)
-        if isinstance(attr, Continuous):
-            raise ValueError(f"{name}: {attr.name!r} is continuous; a list of values is not allowed, give a "
-                             "range (low, high).")
-        if isinstance(attr, Ordinal):
-            bad = [v for v in values if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer))]
-            if bad:
-                raise TypeError(f"{name}: values of the ordinal attribute {attr.name!r} must be integers, got "
-                                f"{bad[:5]}.")
-            out = [v for v in values if not attr.lower <= v <= attr.upper]
-            if out:
-                raise ValueError(f"{name} lists values outside [{attr.lower}, {attr.upper}]: {out[:5]}.")
-        else:
-            bad = [v for v in values if v not in attr.categories]
-            if bad:
-                raise ValueError(f"{name} lists values outside the categories {list(attr.categories)[:10]}: "
-                                 f"{bad[:5]}.")
-        return list(values)
-    raise TypeError(f"{name} must be a (low, high) tuple or a list of values, got {spec!r}.")
+def _universe_param(universe):
+    """The public ``universe`` parameter of a release over an attribute's universe (none if none)."""
+    return {} if universe is None else {"universe": universe.to_public()}

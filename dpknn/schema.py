@@ -27,7 +27,7 @@ import logging
 import math
 import numbers
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +41,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["Categorical", "Continuous", "EncodedData", "Ordinal", "Schema"]
+__all__ = ["Categorical", "Continuous", "EncodedData", "Ordinal", "Schema", "Universe"]
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +111,8 @@ class Ordinal:
         ``v`` is ``(v - lower) // bin_width`` (ages by decade: ``bin_width=10``).
     weight : int, default 1
         Integer weight of the attribute in the squared distance.
+    universe : dict or None
+        Imputed attributes only: see :class:`Universe`.
     """
 
     name: str
@@ -118,9 +120,11 @@ class Ordinal:
     upper: int
     bin_width: int = field(default=1, kw_only=True)
     weight: int = field(default=1, kw_only=True)
+    universe: object = field(default=None, kw_only=True)
 
     def __post_init__(self):
         _check_name(self.name)
+        _set_universe(self)
         object.__setattr__(self, "lower", _check_int(self.lower, f"lower of attribute {self.name!r}"))
         object.__setattr__(self, "upper", _check_int(self.upper, f"upper of attribute {self.name!r}"))
         if self.upper < self.lower:
@@ -170,8 +174,8 @@ class Ordinal:
         return self.lower + np.asarray(codes, dtype=np.int64) * self.bin_width
 
     def to_dict(self):
-        return {"name": self.name, "type": "ordinal", "lower": self.lower, "upper": self.upper,
-                "bin_width": self.bin_width, "weight": self.weight}
+        return _with_universe(self, {"name": self.name, "type": "ordinal", "lower": self.lower,
+                                     "upper": self.upper, "bin_width": self.bin_width, "weight": self.weight})
 
 
 @dataclass(frozen=True)
@@ -188,14 +192,18 @@ class Categorical:
     weight : int, default 1
         Integer weight in the squared distance; two different categories are at squared
         distance ``2 * weight`` (one-hot encoding).
+    universe : dict or None
+        Imputed attributes only: see :class:`Universe`.
     """
 
     name: str
     categories: tuple
     weight: int = field(default=1, kw_only=True)
+    universe: object = field(default=None, kw_only=True)
 
     def __post_init__(self):
         _check_name(self.name)
+        _set_universe(self)
         if isinstance(self.categories, (str, bytes)) or not hasattr(self.categories, "__iter__"):
             raise TypeError(
                 f"categories of attribute {self.name!r} must be a list of values, got {self.categories!r}."
@@ -268,8 +276,8 @@ class Categorical:
         return np.asarray(self.categories, dtype=object)[np.asarray(codes, dtype=np.int64)]
 
     def to_dict(self):
-        return {"name": self.name, "type": "categorical", "categories": list(self.categories),
-                "weight": self.weight}
+        return _with_universe(self, {"name": self.name, "type": "categorical",
+                                     "categories": list(self.categories), "weight": self.weight})
 
 
 @dataclass(frozen=True)
@@ -278,14 +286,24 @@ class Continuous:
 
     Used for imputed or released numeric values (for example a wage); it cannot be a known
     (matching) attribute, whose cells must be exact integers.
+
+    Parameters
+    ----------
+    name : str
+    lower, upper : float
+        Public bounds, ``lower < upper``.
+    universe : dict or None
+        The records the attribute applies to: see :class:`Universe`.
     """
 
     name: str
     lower: float
     upper: float
+    universe: object = field(default=None, kw_only=True)
 
     def __post_init__(self):
         _check_name(self.name)
+        _set_universe(self)
         for what in ("lower", "upper"):
             v = getattr(self, what)
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
@@ -310,7 +328,136 @@ class Continuous:
         return values, missing
 
     def to_dict(self):
-        return {"name": self.name, "type": "continuous", "lower": self.lower, "upper": self.upper}
+        return _with_universe(self, {"name": self.name, "type": "continuous", "lower": self.lower,
+                                     "upper": self.upper})
+
+
+@dataclass(frozen=True)
+class Universe:
+    """The records an imputed attribute applies to: a condition on known attributes.
+
+    Records outside an attribute's universe are neither donors nor donees for it: they keep their
+    value (a missing value stays missing, meaning "not applicable"), and releases on the attribute
+    are over its universe. A universe is public, like every part of a schema; it is given as a
+    ``where``-style dict (``{"AGE": (16, None)}``: a range, either end open; ``{"SEX": [1]}``: a
+    list of categories), and in TOML as ``universe = {AGE = {low = 16}}``.
+
+    Conditions must follow the cells of the known attributes, so that a universe is a set of
+    whole cells: a range on a binned ordinal starts and ends on bin edges, and a list of values of
+    an ordinal must form one range. Then the order, donors and L1(D) restricted to a universe are
+    those of the same imputation run on the universe's records with the domain cut to its cells
+    (``docs/imputation.md``, "Universes").
+
+    Attributes
+    ----------
+    conditions : tuple of (name, low, high, values)
+        Sorted by name. Ordinal conditions are ranges (``values`` None, both ends set and inside
+        the domain); categorical conditions list ``values`` in the attribute's category order.
+    """
+
+    conditions: tuple
+
+    @property
+    def where(self):
+        """The conditions as a ``where`` dict (ranges as tuples, categories as lists)."""
+        return {n: ((lo, hi) if vals is None else list(vals)) for n, lo, hi, vals in self.conditions}
+
+    @property
+    def names(self):
+        return tuple(n for n, *_ in self.conditions)
+
+    def to_public(self):
+        """The TOML / JSON form: ``{name: {"low": .., "high": ..}}`` or ``{name: [values]}``."""
+        from .conditions import public_conditions
+
+        return public_conditions(self.where)
+
+    def mask(self, df):
+        """Boolean mask of the rows of ``df`` inside the universe."""
+        from .conditions import condition_mask
+
+        inside = np.ones(len(df), dtype=bool)
+        for col, spec in self.where.items():
+            inside &= condition_mask(df[col].to_numpy(), spec)
+        return inside
+
+
+def _set_universe(attr):
+    """Parse ``attr.universe`` (a dict, a Universe or None) into a Universe of raw conditions;
+    :class:`Schema` checks them against the known attributes."""
+    u = attr.universe
+    if u is None or isinstance(u, Universe):
+        return
+    if not isinstance(u, dict) or not u:
+        raise TypeError(f"universe of attribute {attr.name!r} must be a non-empty dict of conditions on known "
+                        f"attributes, e.g. {{'AGE': (16, None)}}, got {u!r}.")
+    conds = []
+    for col, spec in u.items():
+        _check_name(col)
+        if isinstance(spec, dict):  # the TOML form {low = .., high = ..}
+            extra = set(spec) - {"low", "high"}
+            if extra or not spec:
+                raise ValueError(f"universe of attribute {attr.name!r}: the condition on {col!r} must be "
+                                 f"{{low = .., high = ..}} or a list of values, got {spec!r}.")
+            spec = (spec.get("low"), spec.get("high"))
+        if isinstance(spec, tuple):
+            if len(spec) != 2:
+                raise ValueError(f"universe of attribute {attr.name!r}: the range on {col!r} must be a (low, high) "
+                                 f"pair, got {spec!r}.")
+            conds.append((col, spec[0], spec[1], None))
+        elif isinstance(spec, (list, set, frozenset)):
+            conds.append((col, None, None, tuple(spec)))
+        else:
+            raise TypeError(f"universe of attribute {attr.name!r}: the condition on {col!r} must be a (low, high) "
+                            f"range or a list of values, got {spec!r}.")
+    object.__setattr__(attr, "universe", Universe(tuple(sorted(conds, key=lambda c: c[0]))))
+
+
+def _with_universe(attr, out):
+    if attr.universe is not None:
+        out["universe"] = attr.universe.to_public()
+    return out
+
+
+def _check_universe(attr, known):
+    """``attr.universe`` checked against the known attributes and put in canonical form."""
+    from .conditions import check_condition
+
+    by_name = {a.name: a for a in known}
+    conds = []
+    for col, lo, hi, values in attr.universe.conditions:
+        where = f"universe of attribute {attr.name!r}: {col}"
+        if col not in by_name:
+            raise ValueError(f"universe of attribute {attr.name!r} names {col!r}, which is not a known attribute "
+                             f"(known: {list(by_name)}); a universe is a condition on known attributes.")
+        a = by_name[col]
+        spec = check_condition(a, (lo, hi) if values is None else list(values), where)
+        if isinstance(a, Categorical):
+            chosen = set(spec)
+            conds.append((col, None, None, tuple(c for c in a.categories if c in chosen)))
+            if not conds[-1][3]:
+                raise ValueError(f"{where} lists no category; the universe would be empty.")
+            continue
+        if isinstance(spec, list):
+            lo, hi = (min(spec), max(spec)) if spec else (None, None)
+            if not spec or set(range(lo, hi + 1)) != set(spec):
+                raise ValueError(f"{where} lists {sorted(spec)[:10]}, which is not one range of values; give a range "
+                                 "{low = .., high = ..} (a universe must be whole cells of the ordinal).")
+        else:
+            lo, hi = spec
+        lo = a.lower if lo is None else max(a.lower, math.ceil(lo))
+        hi = a.upper if hi is None else min(a.upper, math.floor(hi))
+        if lo > hi:
+            raise ValueError(f"{where} leaves no value of the public range [{a.lower}, {a.upper}]; the universe "
+                             "would be empty.")
+        bw = a.bin_width
+        if (lo - a.lower) % bw or (hi != a.upper and (hi - a.lower + 1) % bw):
+            first = a.lower + (lo - a.lower) // bw * bw
+            raise ValueError(
+                f"{where} = [{lo}, {hi}] cuts a bin of {col!r} (bins of width {bw} from {a.lower}); a universe must be "
+                f"whole bins: start at a bin edge such as {first} or {first + bw}, and end just before one.")
+        conds.append((col, int(lo), int(hi), None))
+    return Universe(tuple(conds))
 
 
 def _known_missing(name, count):
@@ -391,6 +538,12 @@ class Schema:
         for a in imputed:
             if not isinstance(a, (Ordinal, Categorical, Continuous)):
                 raise TypeError(f"imputed attributes must be Ordinal, Categorical or Continuous, got {a!r}.")
+        for a in known:
+            if a.universe is not None:
+                raise ValueError(f"known attribute {a.name!r} has a universe; only imputed attributes have one "
+                                 "(known attributes are complete for every record).")
+        imputed = tuple(a if a.universe is None else replace(a, universe=_check_universe(a, known))
+                        for a in imputed)
         names = [a.name for a in known]
         both = sorted(set(names) & {a.name for a in imputed})
         if both:
@@ -481,12 +634,44 @@ class Schema:
         return labels
 
     def incomplete_mask(self, df):
-        """True where any imputed attribute is missing; observed values must fit their domain."""
+        """True where an imputed attribute is missing inside its universe; observed values must fit
+        their domain (outside the universe too)."""
         incomplete = np.zeros(len(df), dtype=bool)
         for a in self.imputed:
             _, missing = a._check(df)
+            if a.universe is not None:
+                missing = missing & a.universe.mask(df)
             incomplete |= missing
         return incomplete
+
+    @property
+    def has_universes(self):
+        return any(a.universe is not None for a in self.imputed)
+
+    def universe_groups(self):
+        """The imputed attributes grouped by universe: a list of (Universe or None, names), in the
+        order of first appearance. Each group is imputed on its own (``docs/imputation.md``)."""
+        groups = {}
+        for a in self.imputed:
+            groups.setdefault(a.universe, []).append(a.name)
+        return [(u, tuple(names)) for u, names in groups.items()]
+
+    def restricted(self, universe, names, *, label):
+        """The schema of one universe's imputation: the known attributes cut to the universe's cells
+        (codes shift, distances and the lexicographic order of cells are unchanged) and the imputed
+        attributes ``names`` without universe; ``label`` is the label column."""
+        cut = {} if universe is None else universe.where
+        known = []
+        for a in self.known:
+            if a.name not in cut:
+                known.append(a)
+            elif isinstance(a, Categorical):
+                known.append(Categorical(a.name, cut[a.name], weight=a.weight))
+            else:
+                lo, hi = cut[a.name]
+                known.append(Ordinal(a.name, lo, hi, bin_width=a.bin_width, weight=a.weight))
+        imputed = [replace(self.attribute(n), universe=None) for n in names]
+        return Schema(known=known, imputed=imputed, label=label)
 
     def encode(self, df):
         """Encode ``df`` into integer cells, labels and the incomplete mask, in O(n).
@@ -546,7 +731,7 @@ class Schema:
 
         def build(entry, where):
             if isinstance(entry, dict) and entry.get("type") in _KINDS:
-                allowed = {"name", "type", "weight"} | (
+                allowed = {"name", "type", "weight"} | ({"universe"} if where == "imputed" else set()) | (
                     {"categories"} if entry["type"] == "categorical" else
                     {"lower", "upper", "bin_width"} if entry["type"] == "ordinal" else {"lower", "upper"})
                 extra = set(entry) - allowed
@@ -642,4 +827,6 @@ def _toml_value(v):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_toml_value(str(k))} = {_toml_value(x)}" for k, x in v.items()) + "}"
     raise TypeError(f"cannot write {v!r} to TOML.")

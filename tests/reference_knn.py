@@ -132,3 +132,44 @@ def l1_by_definition(cells, labels, complete, k, n_codes, weights, is_cat):
             extra = sum(1 for i in tied if (g - xs[i]) % circle < (kth[i] - xs[i]) % circle)
             best = max(best, count + extra)
     return max(1, worst_delete, best), best, worst_delete
+
+
+def l1_with_universes(cells, labels, complete, inside, k, n_codes, weights, is_cat):
+    """L1 of each universe by brute force over the whole data (docs/imputation.md, "Universes").
+
+    ``complete[g][i]``: record i has every attribute of group g observed; ``inside[g]``: a
+    predicate on a cell, true when a record of that cell belongs to group g's universe. Records
+    outside a universe are ignored by its imputation. Every neighbour is tried: each deletion,
+    and each addition of a record in any cell of the whole domain, any label gap and any
+    combination of complete / incomplete per group. Returns (list of L1 per group, list per group
+    of the worst addition of a record complete in that group, list of donor sets per group).
+    """
+    groups = range(len(inside))
+    records = [(tuple(int(v) for v in c), int(l)) for c, l in zip(cells, labels)]
+    lab = sorted(l for _, l in records)
+    circle = (lab[-1] - lab[0] + 2) if lab else 2
+
+    def sets(recs, flags):
+        return [donor_sets([(c, l, f[g]) for (c, l), f in zip(recs, flags) if inside[g](c)], k, weights, is_cat,
+                           circle) for g in groups]
+
+    flags = [tuple(complete[g][i] for g in groups) for i in range(len(records))]
+    base = sets(records, flags)
+    worst = [1] * len(inside)   # adding an incomplete record inside a universe changes its own set
+    worst_add = [0] * len(inside)
+
+    def account(after, added=None):
+        for g in groups:
+            c = changed(base[g], after[g])
+            worst[g] = max(worst[g], c)
+            if added is not None and added[g]:
+                worst_add[g] = max(worst_add[g], c)
+
+    for i in range(len(records)):
+        account(sets(records[:i] + records[i + 1:], flags[:i] + flags[i + 1:]))
+    gaps = [l + 0.5 for l in lab] if lab else [0.5]
+    for cell in itertools.product(*[range(r) for r in n_codes]):
+        for gap in gaps:
+            for f in itertools.product((True, False), repeat=len(inside)):
+                account(sets([*records, (cell, gap)], [*flags, f]), added=f)
+    return worst, worst_add, base
