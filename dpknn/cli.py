@@ -321,7 +321,7 @@ def _cmd_rwn(args):
         if not columns:
             raise CLIError("--keep leaves no column to perturb.")
     rwn = RWN(k=args.k, radius=args.radius, q=args.q, method=args.method, m=args.m, partitions=args.partitions,
-              n_jobs=args.jobs, rng=args.seed)
+              n_jobs=args.jobs, progress=args.progress, rng=args.seed)
     if Path(args.input).is_dir():
         if Path(args.output).exists():
             raise CLIError(f"output {str(args.output)!r} exists; choose a new folder.")
@@ -341,6 +341,22 @@ def _cmd_rwn(args):
     write_files([(args.output, table_writer(out, args.output))])
     print(f"perturbed {len(df)} records ({args.method}, k={args.k}, radius={args.radius}, q={args.q}); "
           f"wrote {args.output}")
+    return 0
+
+
+def _cmd_schema(args):
+    from .draft import draft_schema
+
+    check_outputs([args.output], [args.input])
+    df = read_table(args.input)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # said below, louder
+        draft = draft_schema(df, label=args.label)
+    write_files([(args.output, text_writer(draft.to_toml(source=Path(args.input).name)))])
+    print(f"PrivacyLeakWarning: the domains in {args.output} were READ FROM THE DATA and are not public; replace "
+          "every bound and category list by public ones before any release.", file=sys.stderr)
+    print(f"drafted {len(draft.schema.known)} known and {len(draft.schema.imputed)} imputed attributes"
+          + (f"; left out {', '.join(draft.left_out)}" if draft.left_out else "") + f"; wrote {args.output}")
     return 0
 
 
@@ -518,6 +534,16 @@ def build_parser():
     _add_diagnostics(p)
     p.set_defaults(func=_cmd_impute)
 
+    p = sub.add_parser("schema", help="draft a schema from a data file (domains read from the data: NOT public)",
+                       description="Draft a TOML schema from a table: columns with missing values become imputed "
+                       "attributes, integer columns Ordinal, other numbers Continuous, strings Categorical. The "
+                       "bounds and categories are read from the data, so they are NOT public: replace them by public "
+                       "domains before any release (docs/schema.md).")
+    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
+    p.add_argument("--output", type=Path, required=True, help="TOML schema to write")
+    p.add_argument("--label", default=None, help="column of unique integer record labels")
+    p.set_defaults(func=_cmd_schema)
+
     p = sub.add_parser("process", help="clamp, impute (data-independent) and resize a file with public parameters",
                        description="Run the steps of a TOML file (docs/processing.md) on a table: clamp each column "
                        "to its public domain, fill missing values by draws that ignore the data (integers for "
@@ -551,6 +577,7 @@ def build_parser():
                        help="comma-separated columns to leave untouched, such as record identifiers and weights; "
                             "all others are perturbed")
     p.add_argument("--jobs", type=int, default=1, help="joblib workers for partitioned")
+    p.add_argument("--progress", action="store_true", help="show progress (sampled_pairs, partitioned)")
     _add_seed(p)
     p.set_defaults(func=_cmd_rwn)
 

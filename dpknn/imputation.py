@@ -50,6 +50,7 @@ from sklearn.exceptions import NotFittedError
 from ._core import _depth, _donors, _grouping, _nearest
 from .exceptions import WorkLimitError
 from .geometry import diameter, embed, query_until_certified, squared_distance
+from .progress import progress_bar
 from .schema import Categorical, Continuous, Ordinal, Schema
 from .validation import check_positive_int, record_features
 
@@ -167,7 +168,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         ordinal attribute to bin and an estimated bin width; it never returns a bound in place of
         L1(D).
     progress : bool, default False
-        Show tqdm progress bars.
+        Show a tqdm progress bar over the stages of ``fit`` (encode, nearest donors, assign
+        donors, L1 search), one per universe.
 
     Attributes
     ----------
@@ -314,6 +316,9 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         df = X
         schema = self.schema
         t0 = time.perf_counter()
+        bar = progress_bar(total=4, desc=f"KNNImputer.fit {', '.join(schema.imputed_names)}"[:60], unit="stage",
+                           progress=self.progress)
+        bar.set_postfix_str("encode")
         enc = schema.encode(df)
         n = enc.n_records
         incomplete = enc.incomplete
@@ -359,6 +364,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         n_donors = np.diff(donor_ptr)
         n_inc = np.diff(inc_ptr)
         t_group = time.perf_counter()
+        bar.update()
+        bar.set_postfix_str("nearest donors")
 
         inc_classes = np.flatnonzero(n_inc > 0).astype(np.int64)
         deficient = inc_classes[n_donors[inc_classes] < k]
@@ -375,6 +382,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         list_cls[starts[own]] = inc_classes[own]
         list_cls[_csr_positions(starts[~own], near_len)] = near_flat
         t_near = time.perf_counter()
+        bar.update()
+        bar.set_postfix_str("assign donors")
 
         incomplete_index = np.flatnonzero(incomplete).astype(np.int64)
         out_pos = np.full(n, -1, dtype=np.int64)
@@ -387,6 +396,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         _donors.assign_donors(k, inc_classes, list_ptr, list_cls, donor_ptr, donor_rows, donor_labels,
                               inc_ptr, inc_rows, labels, out_pos, donors, donee, kth_row, kth_class)
         t_assign = time.perf_counter()
+        bar.update()
+        bar.set_postfix_str("L1 search")
 
         self.incomplete_index_ = incomplete_index
         self.donors_ = donors
@@ -409,6 +420,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
             self.l1_cases_["add_complete"] = L1Case("add_complete", int(incomplete_index.size))
         self.l1_ = max(case.value for case in self.l1_cases_.values())
         t_l1 = time.perf_counter()
+        bar.update()
+        bar.close()
         logger.info("KNNImputer.fit: n=%d, %d classes, %d deficient; encode+group %.2fs, nearest %.2fs, "
                     "assign %.2fs, L1 %.2fs; L1=%d", n, n_classes, deficient.size, t_group - t0,
                     t_near - t_group, t_assign - t_near, t_l1 - t_assign, self.l1_)

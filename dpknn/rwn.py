@@ -171,6 +171,9 @@ class RWN(TransformerMixin, BaseEstimator):
         joblib workers for "partitioned".
     client : dask.distributed.Client or None
         Run "partitioned" on this Dask cluster instead of joblib.
+    progress : bool, default False
+        Show a tqdm progress bar over the chunks of "sampled_pairs" and the partitions of
+        "partitioned".
     rng : numpy.random.Generator, int or None
         Seeded generators are for reproducibility, not security.
 
@@ -180,7 +183,7 @@ class RWN(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, *, k=5, radius=None, q=1.0, method="exact", m=None, partitions=None, partition_key=None,
-                 fresh=False, weights=None, scales=None, n_jobs=1, client=None, rng=None):
+                 fresh=False, weights=None, scales=None, n_jobs=1, client=None, progress=False, rng=None):
         self.k = k
         self.radius = radius
         self.q = q
@@ -193,6 +196,7 @@ class RWN(TransformerMixin, BaseEstimator):
         self.scales = scales
         self.n_jobs = n_jobs
         self.client = client
+        self.progress = progress
         self.rng = rng
 
     def _validate(self, df, columns):
@@ -499,7 +503,8 @@ class RWN(TransformerMixin, BaseEstimator):
         nbr = np.empty(ptr[-1], dtype=np.int32)
         dist = np.empty(ptr[-1], dtype=np.float32)
         fill = ptr[:-1].copy()
-        for pi, pj in progress_bar(chunks(), total=len(seeds), desc="RWN sampled pairs", unit="chunk"):
+        for pi, pj in progress_bar(chunks(), total=len(seeds), desc="RWN sampled pairs", unit="chunk",
+                                   progress=self.progress):
             d = np.sqrt(((X[pi] - X[pj]) ** 2).sum(axis=1, dtype=np.float32))
             _rwn.fill_pairs(pi, pj, d.astype(np.float32), fill, nbr, dist)
         radius = -1.0 if self.radius is None else float(self.radius)
@@ -526,8 +531,10 @@ class RWN(TransformerMixin, BaseEstimator):
             results = self.client.gather(futures)
         else:
             from joblib import Parallel, delayed
-            results = Parallel(n_jobs=self.n_jobs)(
+            results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
                 delayed(_perturb_part)(df.iloc[idx], s, columns, inner) for idx, s in zip(parts, seeds))
+            results = list(progress_bar(results, total=u, desc="RWN partitions", unit="partition",
+                                        progress=self.progress))
         out = df.copy()
         for idx, res in zip(parts, results):
             for c in columns:

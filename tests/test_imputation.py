@@ -343,3 +343,15 @@ def test_scikit_learn_manners():
     assert imp.n_features_in_ == 3 and list(imp.feature_names_in_) == ["a", "y", "note"]
     pd.testing.assert_frame_equal(imp.fit_transform(df, y=None), out)
     assert not hasattr(KNNImputer(schema).fit(df.rename(columns={"note": 0})), "feature_names_in_")
+
+
+def test_progress_shows_the_fit_stages(capsys):
+    """KNNImputer(progress=True) was validated and never used; now a bar runs over the stages."""
+    from dpknn.datasets import census_schema, make_census
+
+    df = make_census(2000, rng=1)
+    KNNImputer(census_schema(), progress=True).fit(df)
+    err = capsys.readouterr().err
+    assert "KNNImputer.fit INCWAGE" in err and "/4 " in err and "L1 search" in err
+    KNNImputer(census_schema()).fit(df)
+    assert capsys.readouterr().err == ""

@@ -1,0 +1,47 @@
+import numpy as np
+import pandas as pd
+import pytest
+from test_cli import run
+
+from dpknn import Categorical, Continuous, KNNImputer, Ordinal, PrivacyLeakWarning, Schema
+from dpknn.draft import draft_schema
+
+
+def sample(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"ID": np.arange(n) + 10, "AGE": rng.integers(0, 90, n), "REGION": rng.choice(["N", "S"], n),
+                       "HOURS": rng.integers(0, 60, n).astype(float), "WAGE": rng.uniform(0, 900, n),
+                       "RATIO": rng.random(n), "CODE": [f"r{i}" for i in range(n)]})
+    df.loc[rng.random(n) < 0.2, "WAGE"] = np.nan
+    df.loc[rng.random(n) < 0.1, "HOURS"] = np.nan
+    return df
+
+
+def test_draft_roles_types_and_warning(tmp_path):
+    df = sample()
+    before = df.copy()
+    with pytest.warns(PrivacyLeakWarning, match="READ FROM THE DATA"):
+        draft = draft_schema(df, label="ID")
+    pd.testing.assert_frame_equal(df, before)
+    s = draft.schema
+    assert s.known == (Ordinal("AGE", int(df.AGE.min()), int(df.AGE.max())), Categorical("REGION", ["N", "S"]))
+    assert [type(a) for a in s.imputed] == [Ordinal, Continuous] and s.imputed_names == ("HOURS", "WAGE")
+    assert set(draft.left_out) == {"RATIO", "CODE"} and "identifier" in draft.left_out["CODE"]
+    text = draft.to_toml(source="x.csv")
+    assert text.startswith("# DRAFT") and "not public" in text and "READ FROM THE DATA" in text
+    (tmp_path / "s.toml").write_text(text)
+    assert Schema.from_file(tmp_path / "s.toml") == s
+    KNNImputer(s).fit(df)
+    with pytest.warns(PrivacyLeakWarning), pytest.raises(ValueError, match="nothing to impute"):
+        draft_schema(df.dropna())
+
+
+def test_schema_command(tmp_path):
+    sample().to_csv(tmp_path / "d.csv", index=False)
+    res = run("schema", "--input", str(tmp_path / "d.csv"), "--output", str(tmp_path / "s.toml"), "--label", "ID")
+    assert res.returncode == 0, res.stderr
+    assert "PrivacyLeakWarning" in res.stderr and "READ FROM THE DATA" in res.stderr
+    schema = Schema.from_file(tmp_path / "s.toml")
+    assert schema.label == "ID" and schema.imputed_names == ("HOURS", "WAGE")
+    res = run("schema", "--input", str(tmp_path / "d.csv"), "--output", str(tmp_path / "d.csv"))
+    assert res.returncode == 2 and "refusing to overwrite an input" in res.stderr
