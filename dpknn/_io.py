@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["IMPUTED_MARKER", "check_outputs", "figure_writer", "is_marked_imputed", "read_table", "table_writer",
-           "text_writer", "write_files", "write_with_figures"]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = ["IMPUTED_MARKER", "check_outputs", "figure_writer", "is_marked_imputed", "read_table", "read_toml",
+           "table_writer", "text_writer", "write_files", "write_with_figures"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +65,18 @@ def is_marked_imputed(path):
         meta = pq.read_schema(path).metadata or {}
         return IMPUTED_MARKER.encode() in meta
     return False
+
+
+def read_toml(path, what):
+    """The parsed TOML file ``path``; ``what`` names it in errors ("schema file", ...)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{what} {str(path)!r} does not exist.")
+    with path.open("rb") as fh:
+        try:
+            return tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{what} {str(path)!r} is not valid TOML: {exc}") from None
 
 
 def read_table(path):

@@ -177,16 +177,10 @@ def load_queries(path, schema, *, allow_non_dp=False):
 
     Returns (list of query dicts, total epsilon). Everything is checked before any data are read.
     """
-    from .schema import tomllib
+    from ._io import read_toml
 
     path = Path(path)
-    if not path.exists():
-        raise CLIError(f"queries file {str(path)!r} does not exist.")
-    with path.open("rb") as fh:
-        try:
-            spec = tomllib.load(fh)
-        except tomllib.TOMLDecodeError as exc:
-            raise CLIError(f"queries file {str(path)!r} is not valid TOML: {exc}") from None
+    spec = read_toml(path, "queries file")
     unknown = set(spec) - {"query"}
     if unknown:
         raise CLIError(f"queries file {str(path)!r} has unknown top-level keys {sorted(unknown)}; "

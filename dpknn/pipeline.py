@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .processing import Resized, clamp, impute, resize
 from .validation import check_rng
@@ -89,16 +88,9 @@ class ProcessingPlan:
     @classmethod
     def from_file(cls, path):
         """Read a plan from a TOML file (``docs/processing.md``)."""
-        from .schema import tomllib
+        from ._io import read_toml
 
-        path = Path(path)
-        if not path.exists():
-            raise FileNotFoundError(f"processing file {str(path)!r} does not exist.")
-        with path.open("rb") as fh:
-            try:
-                spec = tomllib.load(fh)
-            except tomllib.TOMLDecodeError as exc:
-                raise ValueError(f"processing file {str(path)!r} is not valid TOML: {exc}") from None
+        spec = read_toml(path, "processing file")
         return cls.from_dict(spec, where=f"processing file {str(path)!r}")
 
 

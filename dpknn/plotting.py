@@ -41,14 +41,18 @@ def _method_axis(ax, methods, method_labels, title):
     ax.set_title(title, fontsize=9)
 
 
-def _finish(fig, axes, title, path):
-    axes[0][0].legend(fontsize=8, loc="best")
-    if title:
-        fig.suptitle(title, fontsize=10)
+def _saved(fig, path):
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
+
+
+def _finish(fig, axes, title, path):
+    axes[0][0].legend(fontsize=8, loc="best")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return _saved(fig, path)
 
 
 def census_boxplots(results, *, labels=None, method_labels=None, path=None, title=None):
@@ -194,7 +198,4 @@ def closest_distances_figure(table, *, path=None, title=None):
     ax.set_ylabel("distance to the closest other record")
     if title:
         ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-    return fig
+    return _saved(fig, path)

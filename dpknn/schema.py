@@ -26,20 +26,13 @@ from __future__ import annotations
 import logging
 import math
 import numbers
-import sys
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .exceptions import DomainError
 from .geometry import squared_distance
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 __all__ = ["Categorical", "Continuous", "EncodedData", "Ordinal", "Schema", "Universe"]
 
@@ -796,13 +789,9 @@ class Schema:
             lower = 0
             upper = 5001
         """
-        path = Path(path)
-        with path.open("rb") as fh:
-            try:
-                spec = tomllib.load(fh)
-            except tomllib.TOMLDecodeError as exc:
-                raise ValueError(f"schema file {str(path)!r} is not valid TOML: {exc}") from None
-        return cls.from_dict(spec)
+        from ._io import read_toml
+
+        return cls.from_dict(read_toml(path, "schema file"))
 
     def to_toml(self):
         """The TOML description of this schema (read back by :meth:`from_file`)."""

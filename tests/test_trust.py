@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 import dpknn
 from dpknn import BudgetAccountant, BudgetExceededError, Categorical, Continuous, KNNImputer, Ordinal, Schema
+from dpknn._io import tomllib
 from dpknn.cli import main as cli_main
 from dpknn.datasets import census_schema, make_census
 from dpknn.queries import PrivateImputation
-from dpknn.schema import tomllib
 
 EPS = 6 * math.log(2)
 SCHEMA = """
@@ -292,13 +292,7 @@ def test_json_is_strict_and_files_follow_the_umask(tmp_path):
     assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o644
 
 
-def test_queries_format_document_exists_and_its_examples_parse():
-    doc = Path(__file__).resolve().parents[1] / "docs" / "queries.md"
-    text = doc.read_text()
-    blocks = [b.split("```", 1)[0] for b in text.split("```toml\n")[1:]]
-    assert len(blocks) >= 2
-    for block in blocks:
-        tomllib.loads(block)
+# The query format's examples are parsed against a schema by tests/test_docs.py.
 
 
 # --- 6. accountant race -----------------------------------------------------------------------
