@@ -174,17 +174,23 @@ class KNNImputer(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     incomplete_index_ : ndarray of int64
-        Row positions of the incomplete records, ascending.
-    donors_ : ndarray of int64, shape (n_incomplete, k)
-        Row positions of the donors of each incomplete record, first donor first.
+        Row positions of the incomplete records (missing an imputed attribute inside its
+        universe), ascending.
+    donors_ : ndarray of int64, shape (n_incomplete, k), or None
+        Row positions of the donors of each incomplete record, first donor first. None with
+        universes, where each universe has its own donors (``groups_``).
     donee_counts_ : ndarray of int64, shape (n,)
-        For each row, how many incomplete records use it as a donor.
+        For each row, how many incomplete records use it as a donor (summed over universes).
     l1_ : int
-        Exact L1(D).
+        Exact L1(D); with universes, the sum of their L1 (an upper bound that holds for any
+        release; each release uses :meth:`l1_for`).
     l1_cases_ : dict of str to L1Case
-        The worst change of each kind; ``l1_`` is the largest of their values.
+        The worst change of each kind (of the universe with the largest L1); without universes
+        ``l1_`` is the largest of their values.
+    groups_ : tuple of UniverseFit
+        One per universe (one in all without universes): its rows, L1, cases and donors.
     n_classes_ : int
-        Number of equivalence classes (distinct cells) in the data.
+        Number of equivalence classes (distinct cells) in the data (summed over universes).
     n_donorless_classes_ : int
         Number of classes with incomplete records and no complete record.
     n_features_in_ : int
@@ -242,7 +248,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         """
         k = self._validate_params()
         if self.schema.has_universes:
-            return self._fit_universes(X)
+            return self._fit_universes(X, k)
         self._fit_plain(X, k)
         self.groups_ = (UniverseFit(attributes=self.schema.imputed_names, universe=None,
                                     rows=np.arange(len(X), dtype=np.int64), l1=self.l1_,
@@ -250,7 +256,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
                                     donors=self.donors_, imputer=None),)
         return self
 
-    def _fit_universes(self, X):
+    def _fit_universes(self, X, k):
         """One restricted imputation per universe (docs/imputation.md, "Universes")."""
         schema = self.schema
         enc = schema.encode(X)  # checks every domain, the labels and the missing known values up front
@@ -267,7 +273,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
             if rows.size == 0:
                 # No record: only an added incomplete record changes a donor set (its own).
                 cases = {"add_incomplete": L1Case("add_incomplete", 1), "add_complete": L1Case("add_complete", 0)}
-                groups.append(UniverseFit(names, universe, rows, 1, cases, rows, np.zeros((0, self.k), dtype=np.int64),
+                groups.append(UniverseFit(names, universe, rows, 1, cases, rows, np.zeros((0, k), dtype=np.int64),
                                           None))
                 continue
             sub = X.iloc[rows][[*schema.known_names, *names]]
@@ -276,7 +282,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
             imp = KNNImputer(sub_schema, k=self.k, aggregate=self.aggregate, max_work=self.max_work,
                              progress=self.progress)
             try:
-                imp._fit_plain(sub.reset_index(drop=True), self._validate_params())
+                imp._fit_plain(sub.reset_index(drop=True), k)
             except WorkLimitError as err:
                 raise WorkLimitError(f"attributes {list(names)} ({where}): {err}", splits=err.splits) from None
             except ValueError as err:

@@ -222,8 +222,8 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
     nulls = _per_column(null_value, cols, "null_value")
     lo, hi = _per_column(lower, cols, "lower"), _per_column(upper, cols, "upper")
     mu, sd = _per_column(shift, cols, "shift"), _per_column(scale, cols, "scale")
-    whole = _per_column(integer, cols, "integer")
-    for c, v in whole.items():
+    integers = _per_column(integer, cols, "integer")
+    for c, v in integers.items():
         if not isinstance(v, (bool, np.bool_)):
             raise TypeError(f"column {c!r}: integer must be true or false, got {v!r}.")
     out = frame.copy()
@@ -251,7 +251,7 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
                                 "integer column.")
             if c not in lo or c not in hi:
                 raise ValueError(f"column {c!r}: numeric imputation needs both lower and upper.")
-            ints = kind == "int" or bool(whole.get(c, False))
+            ints = kind == "int" or bool(integers.get(c, False))
             a, b = _bounds(lo[c], hi[c], c, ints)
             if ints and kind == "float":
                 v = frame[c].to_numpy()

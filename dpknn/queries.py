@@ -214,9 +214,7 @@ class PrivateImputation:
         cols = self._complete_cols if complete_only else self._imputed_cols
         n = int(self._complete.sum()) if complete_only else self._complete.size
         mask = np.ones(n, dtype=bool)
-        for col, spec in {**where}.items():
-            mask &= condition_mask(cols[col], spec)
-        for col, spec in ({} if universe is None else universe.where).items():
+        for col, spec in [*where.items(), *({} if universe is None else universe.where).items()]:
             mask &= condition_mask(cols[col], spec)
         return mask
 

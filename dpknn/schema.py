@@ -355,10 +355,6 @@ class Universe:
         """The conditions as a ``where`` dict (ranges as tuples, categories as lists)."""
         return {n: ((lo, hi) if vals is None else list(vals)) for n, lo, hi, vals in self.conditions}
 
-    @property
-    def names(self):
-        return tuple(n for n, *_ in self.conditions)
-
     def to_public(self):
         """The TOML / JSON form: ``{name: {"low": .., "high": ..}}`` or ``{name: [values]}``."""
         from .conditions import public_conditions
