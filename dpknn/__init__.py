@@ -15,6 +15,7 @@ from .imputation import KNNImputer, L1Case
 from .mechanisms import CuratorDiagnostics, Gaussian, Geometric, Laplace, Release, SmoothCauchy
 from .queries import PrivateImputation, estimate_size
 from .randomness import RandomSource
+from .report import CuratorReport, curator_report
 from .rwn import RWN
 from .schema import Categorical, Continuous, EncodedData, Ordinal, Schema
 from .validation import check_rng
@@ -30,6 +31,7 @@ __all__ = [
     "Categorical",
     "Continuous",
     "CuratorDiagnostics",
+    "CuratorReport",
     "DomainError",
     "EncodedData",
     "Gaussian",
@@ -47,5 +49,6 @@ __all__ = [
     "WorkLimitError",
     "__version__",
     "check_rng",
+    "curator_report",
     "estimate_size",
 ]

@@ -118,13 +118,23 @@ def write_with_figures(files, make_figures):
     """:func:`write_files` of ``files`` plus the PNGs of ``make_figures() -> [(path, figure)]``.
 
     Without matplotlib (the ``plot`` extra) the figures are skipped with a warning and the other
-    files are still written.
+    files are still written. The figures are closed afterwards. Returns the paths written.
     """
+    figures = []
     try:
-        files = [*files, *((path, figure_writer(fig)) for path, fig in make_figures())]
+        figures = list(make_figures())
     except ImportError:
         logger.warning("matplotlib is not installed: figures skipped (pip install 'dpknn[plot]')")
-    write_files(files)
+    try:
+        files = [*files, *((path, figure_writer(fig)) for path, fig in figures)]
+        write_files(files)
+    finally:
+        if figures:
+            import matplotlib.pyplot as plt
+
+            for _, fig in figures:
+                plt.close(fig)
+    return [Path(p) for p, _ in files]
 
 
 def table_writer(df, path, *, metadata=None):

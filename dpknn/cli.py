@@ -21,7 +21,16 @@ import sys
 import warnings
 from pathlib import Path
 
-from ._io import IMPUTED_MARKER, check_outputs, is_marked_imputed, read_table, table_writer, text_writer, write_files
+from ._io import (
+    IMPUTED_MARKER,
+    check_outputs,
+    is_marked_imputed,
+    read_table,
+    table_writer,
+    text_writer,
+    write_files,
+    write_with_figures,
+)
 from .exceptions import PrivacyLeakWarning, WorkLimitError
 
 __all__ = ["main"]
@@ -95,10 +104,19 @@ def _bin_advice(schema, df, args, failure):
 def _cmd_impute(args):
     from .experiments.demo import curator_stats
     from .imputation import KNNImputer
+    from .queryfile import read_queries
+    from .report import REPORT_FILES
 
     side = Path(str(args.output) + ".json")
-    check_outputs([args.output, side, args.diagnostics], [args.input, args.schema])
+    report_files = [] if args.report is None else [args.report / name for name in REPORT_FILES]
+    check_outputs([args.output, side, args.diagnostics, *report_files],
+                  [args.input, args.schema, *([] if args.queries is None else [args.queries])])
+    if args.queries is not None and args.report is None:
+        raise CLIError("--queries plans releases in the curator's report: give --report DIR too.")
+    if args.draws < 20:
+        raise CLIError(f"--draws must be at least 20, got {args.draws}.")
     schema = _schema(args.schema)
+    queries = None if args.queries is None else read_queries(args.queries, schema)[0]
     table_writer(None, args.output)  # refuse a bad output name before any work
     df = read_table(args.input)
     imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, max_work=args.max_work, progress=args.progress)
@@ -123,114 +141,18 @@ def _cmd_impute(args):
     if args.diagnostics:
         diag = {"confidential": True, "input": str(args.input), "rows": len(df), **curator_stats(imp)}
         files.append((args.diagnostics, text_writer(_json(diag))))
-    write_files(files)
+    figures = list
+    if args.report is not None:
+        from .report import curator_report
+
+        report = curator_report(imp, df, queries=queries, draws=args.draws, rng=args.seed, progress=args.progress)
+        more, figures = report.files(args.report)
+        files += more
+    write_with_figures(files, figures)
     print(f"imputed {int(imp.incomplete_index_.size)} of {len(df)} records (k={args.k}); wrote {args.output} and "
-          f"{side}" + (f"; curator diagnostics (confidential) in {args.diagnostics}" if args.diagnostics else ""))
+          f"{side}" + (f"; curator diagnostics (confidential) in {args.diagnostics}" if args.diagnostics else "")
+          + (f"; curator's report (CONFIDENTIAL, not for publication) in {args.report}" if args.report else ""))
     return 0
-
-
-_QUERY_KEYS = {
-    "count": {"where"}, "proportion": {"where", "within", "denominator_epsilon"},
-    "mean": {"column", "where", "bounds", "count_epsilon"},
-    "variance": {"column", "where", "bounds", "count_epsilon", "mean_epsilon"},
-}
-
-
-def _where(spec, name, key, schema):
-    """TOML conditions: ``{low = .., high = ..}`` is an inclusive range (either end optional); an
-    array lists allowed values of an Ordinal or Categorical attribute. Checked against the schema."""
-    from .conditions import check_condition
-
-    if not isinstance(spec, dict):
-        raise CLIError(f"query {name!r}: {key} must be a table of column conditions, got {spec!r}.")
-    names = schema.known_names + schema.imputed_names
-    out = {}
-    for col, cond in spec.items():
-        if col not in names:
-            raise CLIError(f"query {name!r}: {key} names column {col!r}, which is not in the schema "
-                           f"(attributes: {list(names)}).")
-        if isinstance(cond, dict):
-            extra = set(cond) - {"low", "high"}
-            if extra:
-                raise CLIError(f"query {name!r}: condition on {col!r} has unknown keys {sorted(extra)}; a range "
-                               "is {low = .., high = ..}.")
-            cond = (cond.get("low"), cond.get("high"))
-        elif not isinstance(cond, list):
-            raise CLIError(f"query {name!r}: condition on {col!r} must be a range {{low = .., high = ..}} or an "
-                           f"array of values, got {cond!r}.")
-        try:
-            out[col] = check_condition(schema.attribute(col), cond, f"query {name!r}: {key}.{col}")
-        except (TypeError, ValueError) as exc:
-            raise CLIError(str(exc)) from None
-    return out
-
-
-def _budget(q, key, name):
-    v = q[key]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise CLIError(f"query {name!r}: {key} must be a finite number > 0, got {v!r}.")
-    return float(v)
-
-
-def load_queries(path, schema, *, allow_non_dp=False):
-    """Parse a TOML file of ``[[query]]`` tables (``docs/queries.md``) against ``schema``.
-
-    Returns (list of query dicts, total epsilon). Everything is checked before any data are read.
-    """
-    from ._io import read_toml
-
-    path = Path(path)
-    spec = read_toml(path, "queries file")
-    unknown = set(spec) - {"query"}
-    if unknown:
-        raise CLIError(f"queries file {str(path)!r} has unknown top-level keys {sorted(unknown)}; "
-                       "use [[query]] tables.")
-    queries = spec.get("query")
-    if not isinstance(queries, list) or not queries:
-        raise CLIError(f"queries file {str(path)!r} must hold one or more [[query]] tables.")
-    parsed, total = [], 0.0
-    for i, q in enumerate(queries):
-        q = dict(q)
-        name = str(q.pop("name", f"query {i + 1}"))
-        kind = q.pop("type", None)
-        if kind not in _QUERY_KEYS:
-            raise CLIError(f"query {name!r}: type must be one of {sorted(_QUERY_KEYS)}, got {kind!r}.")
-        if "epsilon" not in q:
-            raise CLIError(f"query {name!r}: epsilon is required.")
-        allowed = _QUERY_KEYS[kind] | {"epsilon", "method", "gamma"}
-        extra = set(q) - allowed
-        if extra:
-            raise CLIError(f"query {name!r} ({kind}) has unknown keys {sorted(extra)}.")
-        for key in ("count_epsilon", "mean_epsilon"):
-            if key in _QUERY_KEYS[kind] and key not in q:
-                raise CLIError(f"query {name!r}: {key} is required for a {kind}.")
-        if kind in ("mean", "variance") and "column" not in q:
-            raise CLIError(f"query {name!r}: column is required for a {kind}.")
-        method = q.get("method", "smooth")
-        if method not in ("smooth", "ignore_missing", "global"):
-            raise CLIError(f"query {name!r}: method must be smooth or ignore_missing, got {method!r}.")
-        if method == "global":
-            if not allow_non_dp:
-                raise CLIError(f"query {name!r}: method = \"global\" is the paper's comparison and is NOT "
-                               "differentially private; pass --allow-non-dp to compute it anyway.")
-            if kind == "variance":
-                raise CLIError(f"query {name!r}: the global comparison covers count, proportion and mean only.")
-        for key in ("where", "within"):
-            if key in q:
-                q[key] = _where(q[key], name, key, schema)
-        if "bounds" in q:
-            b = q["bounds"]
-            if (not isinstance(b, list) or len(b) != 2
-                    or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in b)):
-                raise CLIError(f"query {name!r}: bounds must be an array of two numbers [low, high], got {b!r}.")
-            q["bounds"] = tuple(b)
-        budget_keys = [k for k in ("epsilon", "count_epsilon", "mean_epsilon", "denominator_epsilon") if k in q]
-        costs = [_budget(q, k, name) for k in budget_keys]
-        if kind == "proportion" and "denominator_epsilon" not in q:
-            costs.append(costs[0])
-        total += sum(costs)
-        parsed.append({"name": name, "type": kind, **q})
-    return parsed, total
 
 
 def _cmd_release(args):
@@ -238,10 +160,11 @@ def _cmd_release(args):
     from .exceptions import BudgetExceededError
     from .experiments.baseline import NOT_DP, global_baseline
     from .queries import PrivateImputation
+    from .queryfile import ask, read_queries
 
     check_outputs([args.output, args.diagnostics], [args.input, args.schema, args.queries])
     schema = _schema(args.schema)
-    queries, total = load_queries(args.queries, schema, allow_non_dp=args.allow_non_dp)
+    queries, total = read_queries(args.queries, schema, allow_non_dp=args.allow_non_dp)
     if not math.isfinite(args.epsilon) or args.epsilon <= 0:
         raise CLIError(f"--epsilon must be a finite number > 0, got {args.epsilon!r}.")
     if total > args.epsilon:
@@ -268,12 +191,7 @@ def _cmd_release(args):
                         "note": NOT_DP})
             non_dp = True
             continue
-        if q["type"] in ("mean", "variance"):
-            rel = getattr(private, q["type"])(kwargs.pop("column"), **kwargs)
-        elif q["type"] == "proportion":
-            rel = private.proportion(kwargs.pop("where", None), **kwargs)
-        else:
-            rel = private.count(kwargs.pop("where", None), **kwargs)
+        rel = ask(private, q)
         out.append({"name": q["name"], "type": q["type"], **rel.to_dict()})
         curator.append({"name": q["name"], **rel.curator_dict()})
     result = {"differentially_private": not non_dp}
@@ -513,7 +431,8 @@ def build_parser():
                        description="Impute the attributes the schema lists as imputed, by the fixed k-NN "
                        "order, and write the data (CSV or Parquet, confidential microdata) and OUTPUT.json with the "
                        "order's public parameters and a marker that makes dpknn release refuse the file. L1(D) and "
-                       "class statistics go to --diagnostics.")
+                       "class statistics go to --diagnostics; --report writes the curator's report (confidential), "
+                       "with plots and, for a --queries file, the planned releases' noise and 90%% intervals.")
     p.add_argument("--schema", type=Path, required=True, help="TOML schema (see dpknn.Schema.from_file)")
     p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
     p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
@@ -526,6 +445,15 @@ def build_parser():
                    help="when the run stops at --max-work, fit again with coarser ordinal bins (dpknn.binning) and "
                         "print bin widths verified to fit; chosen on the data, so for planning only")
     _add_diagnostics(p)
+    p.add_argument("--report", type=Path, default=None, metavar="DIR",
+                   help="write a CONFIDENTIAL curator's report to DIR: report.md, report.json and PNG plots "
+                        "(classes, donors, L1(D) per universe, imputed vs observed values, planned releases)")
+    p.add_argument("--queries", type=Path, default=None,
+                   help="query file (docs/queries.md) whose releases the report rehearses: estimate, noise scale, "
+                        "90%% interval (needs --report)")
+    p.add_argument("--draws", type=int, default=1000,
+                   help="rehearsals per planned release in the report (default 1000)")
+    _add_seed(p)
     p.set_defaults(func=_cmd_impute)
 
     p = sub.add_parser("schema", help="draft a schema from a data file (domains read from the data: NOT public)",

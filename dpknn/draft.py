@@ -71,6 +71,9 @@ def _attribute(name, s):
     if not np.isfinite(values).all():
         return None, "infinite values"
     if _integer_valued(values):
+        if not s.isna().any() and len(s) >= 50 and observed.nunique() == len(s):
+            return None, ("a different integer in every row (a record identifier? pass it as the label: "
+                          f"--label {name!r})")
         return Ordinal(name, int(values.min()), int(values.max())), None
     lo, hi = float(values.min()), float(values.max())
     if lo == hi:

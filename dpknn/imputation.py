@@ -193,6 +193,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         Number of equivalence classes (distinct cells) in the data (summed over universes).
     n_donorless_classes_ : int
         Number of classes with incomplete records and no complete record.
+    n_donorless_records_ : int
+        Number of incomplete records in those classes: their donors come from other cells.
     n_features_in_ : int
         Number of columns of the data passed to ``fit``.
     feature_names_in_ : ndarray of str
@@ -303,6 +305,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         self.donee_counts_ = donee
         self.n_classes_ = int(sum(i.n_classes_ for i in fitted))
         self.n_donorless_classes_ = int(sum(i.n_donorless_classes_ for i in fitted))
+        self.n_donorless_records_ = int(sum(i.n_donorless_records_ for i in fitted))
         self.l1_work_ = int(sum(i.l1_work_ for i in fitted))
         record_features(self, X)
         self._fingerprint = _fingerprint(enc, X, schema)
@@ -410,6 +413,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         self.donee_counts_ = donee
         self.n_classes_ = int(n_classes)
         self.n_donorless_classes_ = int(np.count_nonzero(n_donors[inc_classes] == 0))
+        self.n_donorless_records_ = int(n_inc[inc_classes][n_donors[inc_classes] == 0].sum())
         record_features(self, df)
         self._fingerprint = _fingerprint(enc, df, schema)
 

@@ -3,10 +3,12 @@ utility and disclosure measures, and the curator's report."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["amplification_figure", "census_boxplots", "closest_distances_figure", "correlation_figure",
-           "demo_figure"]
+           "demo_figure", "donee_count_figure", "imputed_observed_figure", "planned_errors_figure"]
 
 _COLORS = {"smooth": "#1b9e77", "ignore_missing": "#d95f02", "global": "#7570b3"}
 
@@ -196,6 +198,134 @@ def closest_distances_figure(table, *, path=None, title=None):
     ax.boxplot([table["before"], table["after"]])
     ax.set_xticks([1, 2], ["original", "perturbed"])
     ax.set_ylabel("distance to the closest other record")
+    if title:
+        ax.set_title(title, fontsize=9)
+    return _saved(fig, path)
+
+
+def donee_count_figure(donee_counts, *, path=None, title=None):
+    """Bars of how many records impute exactly c incomplete records, for each c >= 1 (log scale).
+
+    ``donee_counts`` is :attr:`dpknn.report.CuratorReport.donee_counts`: pairs (c, records).
+    A long tail means a few donors carry many imputed values, which is what makes L1(D) large.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    if donee_counts:
+        c, n = np.asarray(donee_counts, dtype=np.int64).T
+        ax.bar(c, n, width=0.8 if c.max() <= 60 else max(c.max() / 150, 0.8), color="#1b9e77")
+        ax.set_yscale("log")
+        ax.axvline(c.max(), color="0.4", ls=":", lw=1)
+        ax.annotate(f"largest: {c.max():,}", (c.max(), n.max()), ha="right", va="top", fontsize=8,
+                    xytext=(-4, 0), textcoords="offset points")
+    else:
+        ax.text(0.5, 0.5, "no record was imputed", ha="center", va="center", transform=ax.transAxes)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("incomplete records imputed from one donor (donee count, summed over universes)")
+    ax.set_ylabel("donors")
+    ax.grid(alpha=0.3, axis="y")
+    if title:
+        ax.set_title(title, fontsize=9)
+    return _saved(fig, path)
+
+
+def imputed_observed_figure(distributions, *, path=None, title=None):
+    """Per imputed attribute, the share of observed and of imputed values in each bin of its domain.
+
+    ``distributions`` is :attr:`dpknn.report.CuratorReport.distributions`; each panel is over
+    the attribute's universe.
+    """
+    plt = _pyplot()
+    n = max(len(distributions), 1)
+    cols = min(n, 2)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 3.4 * rows), squeeze=False)
+    for ax in axes.ravel()[len(distributions):]:
+        ax.set_axis_off()
+    for ax, d in zip(axes.ravel(), distributions):
+        x = np.arange(len(d.bins))
+        for offset, counts, label, color in ((-0.2, d.observed, "observed", "#7570b3"),
+                                             (0.2, d.imputed, "imputed", "#d95f02")):
+            counts = np.asarray(counts, dtype=np.float64)
+            total = counts.sum()
+            ax.bar(x + offset, counts / total if total else counts, width=0.4, color=color,
+                   label=f"{label} ({int(total):,})")
+        step = max(1, len(d.bins) // 12)
+        ax.set_xticks(x[::step], [d.bins[i] for i in x[::step]], rotation=35, ha="right", fontsize=7)
+        ax.set_ylabel("share of records")
+        ax.set_title(d.attribute, fontsize=9)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3, axis="y")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return _saved(fig, path)
+
+
+def planned_errors_figure(planned, *, path=None, title=None):
+    """90% intervals of planned releases relative to their noise-free estimate.
+
+    ``planned`` is :attr:`dpknn.report.CuratorReport.planned`. One row per release: its interval
+    as a percentage of the estimate's magnitude (printed on the right), and the same query by
+    ``ignore_missing`` measured from the same estimate, so that its bias shows as a shift of its
+    dot. Beyond the dashed lines at ±100% the noise exceeds the estimate. The axis is linear near
+    0, down to the narrowest interval, and logarithmic beyond.
+    """
+    plt = _pyplot()
+    from matplotlib.ticker import FuncFormatter
+    from matplotlib.transforms import blended_transform_factory
+
+    rows = list(reversed(planned))
+    fig, ax = plt.subplots(figsize=(10.5, 0.6 * max(len(rows), 1) + 1.8))
+    right = blended_transform_factory(ax.transAxes, ax.transData)
+    names, labelled, widths = [], set(), []
+
+    def label(what):
+        if what in labelled:
+            return None
+        labelled.add(what)
+        return what
+
+    for row, (p, alt) in enumerate(rows):
+        names.append(f"{p.name}\n({p.method}, eps {p.epsilon:g})")
+        if p.error is None or not p.estimate:
+            text = p.problem or "estimate 0: no relative scale"
+            ax.text(0, row, text if len(text) < 70 else text.split(":")[0] + " (see the report)", ha="center",
+                    va="center", fontsize=7, color="0.3")
+            continue
+        scale = abs(p.estimate) / 100.0
+        lo, hi = p.error[0] / scale, p.error[1] / scale
+        widths.append(max(abs(lo), abs(hi)))
+        ax.plot([lo, hi], [row + 0.12] * 2, color=_COLORS["smooth"], lw=5, solid_capstyle="butt",
+                label=label("this release"))
+        ax.plot(0, row + 0.12, "|", color="0.1", ms=9)
+        ax.text(1.01, row + 0.12, f"[{lo:+.3g}%, {hi:+.3g}%]", transform=right, fontsize=7, va="center",
+                color=_COLORS["smooth"])
+        if alt is not None and alt.error is not None:
+            shift = alt.estimate - p.estimate
+            ax.plot([(shift + alt.error[0]) / scale, (shift + alt.error[1]) / scale], [row - 0.15] * 2,
+                    color=_COLORS["ignore_missing"], lw=2.5, solid_capstyle="butt",
+                    label=label("ignore_missing (dot: its estimate)"))
+            ax.plot(shift / scale, row - 0.15, "o", color=_COLORS["ignore_missing"], ms=4)
+            ax.text(1.01, row - 0.15, f"shift {shift / scale:+.3g}%", transform=right, fontsize=7, va="center",
+                    color=_COLORS["ignore_missing"])
+    if not rows:
+        ax.text(0, 0, "no query file: nothing planned", ha="center", va="center", fontsize=9, color="0.3")
+        ax.set_xlim(-300, 300)
+    narrowest = min((w for w in widths if w > 0), default=10.0)
+    ax.set_xscale("symlog", linthresh=min(10.0, 10.0 ** math.floor(math.log10(narrowest))))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:+g}%" if v else "0"))
+    for x in (-100, 100):
+        ax.axvline(x, color="#b2182b", ls="--", lw=1)
+    ax.axvline(0, color="0.3", lw=0.6)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.set_ylim(-0.7, max(len(names), 1) + (0.5 if labelled else -0.3))
+    ax.set_xlabel("release - estimate, in % of |estimate|  (dashed: noise as large as the estimate)")
+    ax.tick_params(axis="x", labelsize=7)
+    if labelled:
+        ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.3, axis="x")
     if title:
         ax.set_title(title, fontsize=9)
     return _saved(fig, path)

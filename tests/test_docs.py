@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from dpknn import Schema
-from dpknn.cli import build_parser, load_queries
+from dpknn.cli import build_parser
 from dpknn.pipeline import ProcessingPlan
+from dpknn.queryfile import read_queries
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.S | re.M)
@@ -40,8 +41,10 @@ def test_examples_run(page, tmp_path, monkeypatch):
             if kind == "schema":
                 schema = Schema.from_file(path)
             elif kind == "queries":
+                if "schema" in attrs:  # a schema file an earlier example wrote
+                    schema = Schema.from_file(tmp_path / attrs["schema"])
                 assert schema is not None, f"{where}: a queries block needs a schema block before it"
-                load_queries(path, schema)
+                read_queries(path, schema)
             elif kind == "steps":
                 ProcessingPlan.from_file(path)
             else:
@@ -58,7 +61,7 @@ def test_examples_run(page, tmp_path, monkeypatch):
         else:
             continue
         ran += 1
-    if page.name in ("walkthrough.md", "schema.md", "processing.md", "queries.md"):
+    if page.name in ("walkthrough.md", "schema.md", "processing.md", "queries.md", "report.md"):
         assert ran >= 1, f"{page.name}: no example ran"
 
 
@@ -69,6 +72,10 @@ def test_walkthrough_ends_in_a_publishable_release(tmp_path, monkeypatch):
     out = json.loads((tmp_path / "release.json").read_text())
     assert out["differentially_private"] is True and len(out["releases"]) == 2
     assert out["releases"][0]["params"]["universe"] == {"AGE": {"low": 16, "high": 99}}
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["confidential"] is True and [p["name"] for p in report["planned"]] == [
+        r["name"] for r in out["releases"]]
+    assert (tmp_path / "report" / "report.md").read_text().startswith("# dpknn curator's report: CONFIDENTIAL")
 
 
 def test_cli_reference_names_every_option():

@@ -45,3 +45,16 @@ def test_schema_command(tmp_path):
     assert schema.label == "ID" and schema.imputed_names == ("HOURS", "WAGE")
     res = run("schema", "--input", str(tmp_path / "d.csv"), "--output", str(tmp_path / "d.csv"))
     assert res.returncode == 2 and "refusing to overwrite an input" in res.stderr
+
+
+def test_integer_row_identifier_left_out_with_label_advice():
+    """A CSV's unnamed row number (pandas reads it as 'Unnamed: 0') is not a matching attribute."""
+    df = sample().drop(columns="ID")
+    df.insert(0, "Unnamed: 0", np.arange(1, len(df) + 1))
+    with pytest.warns(PrivacyLeakWarning):
+        draft = draft_schema(df)
+    assert "Unnamed: 0" not in draft.schema.known_names
+    assert "--label 'Unnamed: 0'" in draft.left_out["Unnamed: 0"]
+    # Few rows, or repeated values: an ordinary ordinal.
+    with pytest.warns(PrivacyLeakWarning):
+        assert "Unnamed: 0" in draft_schema(df.head(20)).schema.known_names

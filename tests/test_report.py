@@ -1,0 +1,284 @@
+"""The curator's report: its numbers against brute force, its intervals against the exact noise,
+its warnings, its marks, and `dpknn impute --report`."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import NotFittedError
+
+from dpknn import Categorical, Continuous, KNNImputer, Ordinal, Schema
+from dpknn.datasets import census_schema, make_census
+from dpknn.mechanisms import SmoothCauchy, choose_gamma
+from dpknn.noise import discrete_laplace_pmf, generalized_cauchy_cdf
+from dpknn.queries import PrivateImputation
+from dpknn.queryfile import ask
+from dpknn.report import CONFIDENTIAL, REPORT_FILES, _Rehearsal, curator_report
+from dpknn.sensitivity import count_smooth
+
+
+def survey(n=400, seed=0, missing=0.3):
+    """Ages, sex, a wage that applies from age 20 (missing below), a language with gaps."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(0, 60, n)
+    sex = rng.choice(["F", "M"], n)
+    wage = np.round(rng.gamma(2.0, 8.0, n) + (sex == "M") * 3, 2).clip(0, 99)
+    wage = np.where((age < 20) | (rng.random(n) < missing), np.nan, wage)
+    lang = pd.Series(rng.choice(["en", "fr", "ot"], n, p=[0.7, 0.2, 0.1]), dtype=object)
+    lang[rng.random(n) < 0.1] = None
+    return pd.DataFrame({"id": np.arange(1000, 1000 + n), "age": age, "sex": sex, "wage": wage, "lang": lang})
+
+
+def survey_schema(universe=True):
+    return Schema(known=[Ordinal("age", 0, 59, bin_width=10), Categorical("sex", ["F", "M"])],
+                  imputed=[Continuous("wage", 0, 100, universe={"age": (20, None)} if universe else None),
+                           Categorical("lang", ["en", "fr", "ot"])], label="id")
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    df = survey()
+    return df, KNNImputer(survey_schema()).fit(df)
+
+
+# --- the imputation summary against brute force ------------------------------------------------
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(5, 60), universe=st.booleans(), missing=st.floats(0.0, 0.9))
+def test_summary_matches_brute_force(seed, n, universe, missing):
+    df = survey(n, seed, missing)
+    schema = survey_schema(universe)
+    try:
+        imp = KNNImputer(schema).fit(df)
+    except ValueError:
+        return  # no complete record in some universe: nothing to report on
+    rep = curator_report(imp, df)
+    for u, g in zip(rep.universes, imp.groups_):
+        inside = np.ones(n, bool) if g.universe is None else g.universe.mask(df)
+        sub = df[inside]
+        incomplete = sub[list(u.attributes)].isna().any(axis=1)
+        cells = list(zip(sub["age"] // 10, sub["sex"]))
+        per_cell = pd.DataFrame({"cell": cells, "inc": incomplete.to_numpy()}).groupby("cell")["inc"]
+        donorless = per_cell.apply(lambda s: bool(s.all()))
+        assert (u.records, u.incomplete) == (int(inside.sum()), int(incomplete.sum()))
+        assert u.classes == len(set(cells))
+        assert u.donorless_classes == int(donorless.sum())
+        assert u.incomplete_without_donor == int(per_cell.size()[donorless].sum())
+        assert u.l1 == g.l1
+        kinds = {c.kind for c in g.l1_cases.values() if c.value == g.l1}
+        words = {"delete_complete": "deleting the complete", "delete_incomplete": "deleting the incomplete",
+                 "add_complete": "adding a complete", "add_incomplete": "adding an incomplete"}
+        assert any(u.l1_case.startswith(words[k]) for k in kinds)
+        donee = np.zeros(n, np.int64)
+        if g.donors.size:
+            np.add.at(donee, g.donors[:, 0], 1)
+        assert u.max_donee_count == int(donee.max())
+    counts = imp.donee_counts_
+    assert dict(rep.donee_counts) == {int(v): int((counts == v).sum()) for v in np.unique(counts[counts > 0])}
+
+
+def test_distributions_are_over_the_universe(fitted):
+    df, imp = fitted
+    rep = curator_report(imp, df)
+    wage, lang = rep.distributions
+    adults = df.age >= 20
+    assert sum(wage.observed) == int((adults & df.wage.notna()).sum())
+    assert sum(wage.imputed) == int((adults & df.wage.isna()).sum())  # children keep their gap
+    imputed = imp.transform(df)
+    assert wage.imputed_mean == pytest.approx(imputed.wage[adults & df.wage.isna()].mean())
+    assert lang.bins == ("en", "fr", "ot")
+    assert list(lang.observed) == [int((df.lang == c).sum()) for c in lang.bins]
+    assert list(lang.imputed) == [int((imputed.lang[df.lang.isna()] == c).sum()) for c in lang.bins]
+
+
+# --- planned releases ------------------------------------------------------------------------
+QUERIES = [
+    {"name": "count fr", "type": "count", "where": {"lang": ["fr"]}, "epsilon": 2.0},
+    {"name": "count M", "type": "count", "where": {"sex": ["M"]}, "epsilon": 0.5},
+    {"name": "share fr among M", "type": "proportion", "where": {"lang": ["fr"]}, "within": {"sex": ["M"]},
+     "epsilon": 2.0, "denominator_epsilon": 0.5},
+    {"name": "mean wage 30-59", "type": "mean", "column": "wage", "where": {"age": (30, 59)},
+     "epsilon": 3.0, "count_epsilon": 0.5},
+    {"name": "variance wage", "type": "variance", "column": "wage", "epsilon": 3.0, "mean_epsilon": 3.0,
+     "count_epsilon": 0.5},
+]
+
+
+def test_estimates_are_the_noise_free_values(fitted):
+    df, imp = fitted
+    rep = curator_report(imp, df, queries=QUERIES, draws=40, rng=1)
+    out = imp.transform(df)
+    complete = df[["wage", "lang"]].notna().all(axis=1) | ((df.age < 20) & df.lang.notna())
+    adults = df.age >= 20
+    expected = {
+        "count fr": (out.lang == "fr").sum(),
+        "count M": (out.sex == "M").sum(),
+        "share fr among M": ((out.lang == "fr") & (out.sex == "M")).sum() / (out.sex == "M").sum(),
+        "mean wage 30-59": out.wage[out.age >= 30].mean(),
+        "variance wage": out.wage[adults].var(ddof=1),
+    }
+    alternative = {
+        "count fr": ((df.lang == "fr") & complete).sum(),
+        "share fr among M": ((df.lang == "fr") & (df.sex == "M") & complete).sum() / ((df.sex == "M") & complete).sum(),
+        "mean wage 30-59": df.wage[(df.age >= 30) & complete].mean(),
+        "variance wage": df.wage[adults & complete].var(ddof=1),
+    }
+    for plan, alt in rep.planned:
+        assert plan.estimate == pytest.approx(expected[plan.name], rel=1e-12), plan.name
+        if plan.name in alternative:
+            assert alt.method == "ignore_missing"
+            assert alt.estimate == pytest.approx(alternative[plan.name], rel=1e-12), plan.name
+        else:
+            assert alt is None  # the count of a known attribute does not read imputed values
+    mechanisms = {p.name: p.mechanism for p, _ in rep.planned}
+    assert mechanisms["count M"] == "geometric" and mechanisms["count fr"] == "smooth_cauchy"
+
+
+def _cdf_check(errors, cdf):
+    """The empirical 5th and 95th percentiles of ``errors`` must sit at those levels of ``cdf``
+    (P(Z < x) <= level + 0.02 and P(Z <= x) >= level - 0.02; with 4000 draws about 6 s.d.)."""
+    for level, x in zip((0.05, 0.95), errors):
+        below, upto = cdf(x - 1), cdf(x)  # integer-valued errors
+        if not (below <= level + 0.02 and upto >= level - 0.02):
+            return False
+    return True
+
+
+def test_interval_is_the_exact_noise_interval(fitted):
+    df, imp = fitted
+    queries = [QUERIES[0], QUERIES[1]]
+    rep = curator_report(imp, df, queries=queries, draws=4000, rng=3)
+    (smooth, _), (geometric, _) = rep.planned
+    # Smooth count: the error is round(w X), X generalized Cauchy(γ), w = (S(D) + 1)/α.
+    mech = SmoothCauchy(epsilon=2.0, smooth_bound=count_smooth(imp.l1_for(["lang"])), grid=1)
+    assert smooth.noise_scale == pytest.approx(mech.scale, rel=1e-12)
+    gamma = choose_gamma(2.0).gamma
+
+    def cauchy_cdf(w):
+        return lambda z: float(generalized_cauchy_cdf((z + 0.5) / w, gamma))
+
+    assert _cdf_check(smooth.error, cauchy_cdf(mech.scale))
+    # Negative control: the same check against half the noise scale fails.
+    assert not _cdf_check(smooth.error, cauchy_cdf(mech.scale / 2))
+    # Geometric count (a known attribute): the error is discrete Laplace with scale 1/ε.
+    assert geometric.noise_scale == pytest.approx(1 / 0.5)
+    support = np.arange(-200, 201)
+    cum = np.cumsum(discrete_laplace_pmf(support, 2.0))
+    assert _cdf_check(geometric.error, lambda z: float(cum[int(z) + 200]))
+    assert not _cdf_check(geometric.error, lambda z: float(np.cumsum(discrete_laplace_pmf(support, 1.0))[int(z) + 200]))
+
+
+def test_rehearsal_caches_change_nothing(fitted):
+    """Same seed, same queries: the cached rehearsal draws exactly the releases of PrivateImputation."""
+    df, imp = fitted
+    queries = [*QUERIES, {**QUERIES[3], "where": {"age": (20, 29)}}, {**QUERIES[3], "method": "ignore_missing"},
+               {**QUERIES[0], "where": {"lang": ["en"]}}, {**QUERIES[2], "within": {"sex": ["F"]}}]
+    a = _Rehearsal.from_imputer(imp, df, rng=7)
+    b = PrivateImputation.from_imputer(imp, df, rng=7)
+    for _ in range(3):
+        for q in queries:
+            assert ask(a, q).to_dict() == ask(b, q).to_dict(), q["name"]
+
+
+# --- warnings and problems -------------------------------------------------------------------
+def test_warnings(fitted):
+    df, imp = fitted
+    queries = [
+        {"name": "tiny", "type": "mean", "column": "wage", "where": {"age": (50, 59), "sex": ["F"]},
+         "epsilon": 1.5, "count_epsilon": 0.1},
+        {"name": "broad", "type": "count", "where": {"lang": ["en"]}, "epsilon": 4.0},
+        {"name": "too little", "type": "count", "where": {"lang": ["en"]}, "epsilon": 1.0},
+        {"name": "paper", "type": "count", "where": {"lang": ["en"]}, "epsilon": 1.0, "method": "global"},
+    ]
+    rep = curator_report(imp, df, queries=queries, draws=300, rng=4)
+    plans = {p.name: p for p, _ in rep.planned}
+    assert plans["tiny"].noisier_than_estimate and not plans["broad"].noisier_than_estimate
+    assert any(w.startswith("tiny: the noise would exceed") for w in rep.warnings)
+    assert not any(w.startswith("broad") for w in rep.warnings)
+    assert plans["too little"].problem.startswith("cannot be released") and "2 ln 2" in plans["too little"].problem
+    assert "not differentially private" in plans["paper"].problem
+    assert not any("no record is missing" in w for w in rep.warnings)
+    # No record missing wage among adults: the report says ignore_missing is as good.
+    full = df.copy()
+    full.loc[full.age >= 20, "wage"] = 10.0
+    rep = curator_report(KNNImputer(survey_schema()).fit(full), full)
+    text = [w for w in rep.warnings if "no record is missing wage" in w]
+    assert len(text) == 1 and "ignore_missing" in text[0] and "age in [20, 59]" in text[0]
+
+
+def test_inputs_untouched_and_parameters_checked(fitted):
+    df, imp = fitted
+    before, l1 = df.copy(), imp.l1_
+    curator_report(imp, df, queries=QUERIES[:1], draws=20, rng=0)
+    pd.testing.assert_frame_equal(df, before)
+    assert imp.l1_ == l1
+    with pytest.raises(ValueError, match="draws"):
+        curator_report(imp, df, draws=5)
+    with pytest.raises(TypeError, match="queries"):
+        curator_report(imp, df, queries="mean wage".split())
+    with pytest.raises(ValueError):
+        curator_report(imp, df.iloc[1:])  # not the data it was fitted on
+    with pytest.raises(NotFittedError):
+        curator_report(KNNImputer(survey_schema()), df)
+
+
+# --- files, marks and plots ---------------------------------------------------------------------
+def test_written_report_is_marked_and_complete(fitted, tmp_path):
+    df, imp = fitted
+    rep = curator_report(imp, df, queries=QUERIES, draws=50, rng=5)
+    paths = rep.write(tmp_path / "r")
+    assert sorted(p.name for p in paths) == sorted(REPORT_FILES)
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert md.startswith(f"# dpknn curator's report: {CONFIDENTIAL}")
+    for name in ("donee_counts.png", "imputed_vs_observed.png", "planned_errors.png"):
+        assert (tmp_path / "r" / name).read_bytes()[:4] == b"\x89PNG"
+        assert f"]({name})" in md
+    data = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert data["confidential"] is True and len(data["planned"]) == len(QUERIES)
+    assert data["universes"][0]["universe"] == {"age": {"low": 20, "high": 59}}
+    for _, fig in rep.figures():
+        assert CONFIDENTIAL in (fig._suptitle.get_text() if fig._suptitle else fig.axes[0].get_title())
+
+
+def test_planned_errors_figure_one_row_per_release(fitted):
+    df, imp = fitted
+    rep = curator_report(imp, df, queries=QUERIES, draws=50, rng=6)
+    figures = dict(rep.figures())
+    ax = figures["planned_errors.png"].axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == len(QUERIES) and labels[-1].startswith(QUERIES[0]["name"])
+    assert len(figures["imputed_vs_observed.png"].axes) == 2
+    donees = figures["donee_counts.png"].axes[0]
+    assert len(donees.patches) == len(rep.donee_counts)
+
+
+# --- the command line -----------------------------------------------------------------------
+def run(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "dpknn", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_cli_report(tmp_path):
+    make_census(3000, rng=2).to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text(census_schema().to_toml())
+    (tmp_path / "q.toml").write_text('[[query]]\nname = "mean"\ntype = "mean"\ncolumn = "INCWAGE"\n'
+                                     'epsilon = 4.2\ncount_epsilon = 0.7\n')
+    (tmp_path / "bad.toml").write_text('[[query]]\ntype = "count"\nwhere = { NOPE = [1] }\nepsilon = 1\n')
+    common = ["impute", "--schema", "s.toml", "--input", "d.csv", "--output", "o.csv"]
+    for extra, message in ((["--queries", "q.toml"], "give --report"),
+                           (["--report", "r", "--queries", "bad.toml"], "NOPE"),
+                           (["--report", "r", "--draws", "5"], "--draws")):
+        res = run(*common, *extra, cwd=tmp_path)
+        assert res.returncode == 2 and message in res.stderr
+        assert not (tmp_path / "o.csv").exists() and not (tmp_path / "r").exists()
+    res = run(*common, "--report", "r", "--queries", "q.toml", "--draws", "100", "--seed", "1", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "not for publication" in res.stdout
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == sorted(REPORT_FILES)
+    data = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert data["draws"] == 100 and data["planned"][0]["estimate"] > 0
+    assert math.isclose(data["queries_epsilon"], 4.9)
