@@ -36,7 +36,7 @@ from .imputation import KNNImputer
 from .mechanisms import _jsonable
 from .progress import progress_bar
 from .queries import PrivateImputation
-from .queryfile import ask, query_cost, read_queries
+from .queryfile import QUERY_KEYS, ask, query_cost, read_queries
 from .schema import Categorical, Continuous
 
 __all__ = ["REPORT_FILES", "AttributeDistribution", "CuratorReport", "PlannedRelease", "UniverseSummary",
@@ -312,8 +312,10 @@ def curator_report(imputer, X, *, queries=None, draws=1000, rng=None, progress=F
     schema = imputer.schema
     if isinstance(queries, (str, Path)):
         queries, _ = read_queries(queries, schema)
-    elif queries is not None and not (isinstance(queries, (list, tuple)) and all(isinstance(q, dict) for q in queries)):
-        raise TypeError(f"queries must be a path, a list of query dicts or None, got {type(queries).__name__}.")
+    elif queries is not None:
+        if not (isinstance(queries, (list, tuple)) and all(isinstance(q, dict) for q in queries)):
+            raise TypeError(f"queries must be a path, a list of query dicts or None, got {type(queries).__name__}.")
+        queries = [_named(q, i) for i, q in enumerate(queries)]
     rehearsal = _Rehearsal.from_imputer(imputer, X, rng=rng)
     universes = tuple(_universe_summary(imputer, g) for g in imputer.groups_)
     warnings = [f"no record is missing {', '.join(u.attributes)}{_in_universe(u.universe)}: the smooth mechanisms "
@@ -390,6 +392,15 @@ class _Rehearsal(PrivateImputation):
         if kind == "mean":
             return (float(values.mean()) if values.size else None), None
         return (float(values.var(ddof=1)) if values.size > 1 else None), None
+
+
+def _named(query, i):
+    """A query dict of a Python caller, with its default name; its keys are checked when it is asked."""
+    if query.get("type") not in QUERY_KEYS:
+        raise ValueError(f"queries[{i}]: type must be one of {sorted(QUERY_KEYS)}, got {query.get('type')!r}.")
+    if "epsilon" not in query:
+        raise ValueError(f"queries[{i}]: epsilon is required.")
+    return {"name": f"query {i + 1}", **query}
 
 
 def _plan(rehearsal, query, draws):

@@ -221,6 +221,10 @@ def test_inputs_untouched_and_parameters_checked(fitted):
         curator_report(imp, df, draws=5)
     with pytest.raises(TypeError, match="queries"):
         curator_report(imp, df, queries="mean wage".split())
+    with pytest.raises(ValueError, match=r"queries\[0\]: type"):
+        curator_report(imp, df, queries=[{"typ": "count", "epsilon": 1.0}])
+    unnamed = curator_report(imp, df, queries=[{"type": "count", "epsilon": 2.0}], draws=20, rng=0)
+    assert unnamed.planned[0][0].name == "query 1"
     with pytest.raises(ValueError):
         curator_report(imp, df.iloc[1:])  # not the data it was fitted on
     with pytest.raises(NotFittedError):

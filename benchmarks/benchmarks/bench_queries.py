@@ -27,3 +27,30 @@ class Release:
 
     def time_variance(self, p):
         p.variance("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, mean_epsilon=EPS, count_epsilon=EPS)
+
+
+class CuratorReport:
+    """The curator's report on a fitted 10^6-row imputation: summaries, and 1000 rehearsals of a
+    mean (plus its ignore_missing twin)."""
+
+    timeout = 900
+    number = 1
+    repeat = (2, 5, 120.0)
+
+    def setup_cache(self):
+        from dpknn import KNNImputer
+
+        df = make_census(10**6, rng=0)
+        return KNNImputer(census_schema()).fit(df), df
+
+    def time_summaries(self, cache):
+        from dpknn import curator_report
+
+        curator_report(*cache, rng=1)
+
+    def time_rehearse_a_mean(self, cache):
+        from dpknn import curator_report
+
+        curator_report(*cache, queries=[{"name": "mean", "type": "mean", "column": "INCWAGE",
+                                         "where": {"AGE": (20, 59)}, "epsilon": EPS, "count_epsilon": 1.0}],
+                       draws=1000, rng=1)
