@@ -340,6 +340,7 @@ def curator_report(imputer, X, *, queries=None, draws=1000, rng=None, progress=F
             bar.update()
         bar.close()
         planned = tuple(rows)
+        logger.info("curator_report: %d planned releases rehearsed %d times each", len(rows), draws)
     return CuratorReport(n_records=len(X), k=int(imputer.k), universes=universes,
                          donee_counts=tuple((int(v), int(c)) for v, c in zip(values, counts)),
                          distributions=distributions, planned=planned, queries_epsilon=total, draws=int(draws),
