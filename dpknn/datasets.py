@@ -20,6 +20,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from .missing import _sigmoid, calibrate_intercept
 from .schema import Categorical, Continuous, Ordinal, Schema
 from .validation import check_positive_int, check_rng
 
@@ -77,29 +78,12 @@ def census_schema():
     )
 
 
-def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
-
-
 def _draw_by_group(rng, group, tables, out, codes):
     """For each group g, draw ``out[group == g]`` from ``codes`` with probabilities ``tables[g]``."""
     for g, probs in tables.items():
         idx = np.flatnonzero(group == g)
         if idx.size:
             out[idx] = rng.choice(codes, size=idx.size, p=np.asarray(probs) / np.sum(probs))
-
-
-def _calibrate_intercept(eta, target, rng):
-    """Intercept b with mean(sigmoid(b + eta)) == target, solved on a subsample by bisection."""
-    sample = eta if eta.size <= 200_000 else eta[rng.integers(0, eta.size, 200_000)]
-    lo, hi = -20.0, 20.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if _sigmoid(mid + sample).mean() < target:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
 
 
 def make_census(n, *, missing="mar", missing_rate=0.2, rng=None):
@@ -252,7 +236,7 @@ def add_missingness(df, *, missing="mar", missing_rate=0.2, rng=None, copy=True)
             raise ValueError(
                 f"missing_rate={missing_rate} is more than the share of persons aged 14+ ({share:.3f})."
             )
-        b0 = _calibrate_intercept(eta[asked], target, rng) if asked.any() else 0.0
+        b0 = calibrate_intercept(eta[asked], target, rng) if asked.any() else 0.0
         is_missing = asked & (rng.random(n) < _sigmoid(b0 + eta))
     incwage = true_wage.astype(np.float64)
     incwage[is_missing] = np.nan

@@ -26,8 +26,8 @@ Bounds offered by :func:`mcar_cost` (``docs/amplification.md`` has the derivatio
 
 References
 ----------
-.. [1] Mohapatra, Zhang, Kifer et al. (2024). "Differentially private synthetic data with missing
-   values", §5 (Prop. 5.4, Thm 5.6, Def. 5.9, Alg. 4, Thm 5.12).
+.. [1] Mohapatra, Zong, Kerschbaum, He (2024). "Differentially private data generation with
+   missing data", §5 (Prop. 5.4, Thm 5.6, Def. 5.9, Alg. 4, Thm 5.12).
 .. [2] Balle, Barthe, Gaboardi (2018). "Privacy amplification by subsampling: tight analyses via
    couplings and divergences", Theorem 8.
 """

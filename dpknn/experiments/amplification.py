@@ -13,7 +13,8 @@ best valid partition and the exact bound (both valid for this structure).
 
 References
 ----------
-.. [1] Mohapatra, Zhang, Kifer et al. (2024), §5 and Table 2.
+.. [1] Mohapatra, Zong, Kerschbaum, He (2024). "Differentially private data generation with missing
+   data", §5 and Table 2.
 """
 
 from __future__ import annotations
