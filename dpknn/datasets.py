@@ -20,7 +20,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from .missing import _sigmoid, calibrate_intercept
+from .missing import calibrate_intercept, sigmoid
 from .schema import Categorical, Continuous, Ordinal, Schema
 from .validation import check_positive_int, check_rng
 
@@ -146,7 +146,7 @@ def make_census(n, *, missing="mar", missing_rate=0.2, rng=None):
     marst = np.full(n, 6, dtype=np.int8)
     adult = age >= 15
     p_wid = np.clip((age - 55) / 40.0, 0.0, 0.6)
-    p_mar = _sigmoid((age - 24) / 3.5) * 0.85
+    p_mar = sigmoid((age - 24) / 3.5) * 0.85
     u = rng.random(n)
     wid = adult & (u < p_wid)
     mar = adult & ~wid & (u < p_wid + p_mar * (1 - p_wid))
@@ -237,7 +237,7 @@ def add_missingness(df, *, missing="mar", missing_rate=0.2, rng=None, copy=True)
                 f"missing_rate={missing_rate} is more than the share of persons aged 14+ ({share:.3f})."
             )
         b0 = calibrate_intercept(eta[asked], target, rng) if asked.any() else 0.0
-        is_missing = asked & (rng.random(n) < _sigmoid(b0 + eta))
+        is_missing = asked & (rng.random(n) < sigmoid(b0 + eta))
     incwage = true_wage.astype(np.float64)
     incwage[is_missing] = np.nan
     out["INCWAGE"] = incwage

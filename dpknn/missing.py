@@ -36,7 +36,7 @@ __all__ = ["make_missing"]
 _MECHANISMS = ("mcar", "mar", "mnar")
 
 
-def _sigmoid(x):
+def sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
@@ -46,7 +46,7 @@ def calibrate_intercept(eta, target, rng):
     lo, hi = -20.0, 20.0
     for _ in range(60):
         mid = 0.5 * (lo + hi)
-        if _sigmoid(mid + sample).mean() < target:
+        if sigmoid(mid + sample).mean() < target:
             lo = mid
         else:
             hi = mid
@@ -127,14 +127,14 @@ def make_missing(df, *, mechanism="mcar", rate, columns=None, rng=None):
         for c in columns:
             eta = X @ rng.standard_normal(X.shape[1]) / np.sqrt(X.shape[1])
             b = calibrate_intercept(eta, rate, rng) if rate > 0 else -np.inf
-            masks[c] = rng.random(n) < _sigmoid(b + eta)
+            masks[c] = rng.random(n) < sigmoid(b + eta)
     else:
         masks = {}
         for c in columns:
             z = _standardised(df, c)
             eta = np.nan_to_num(z * rng.choice([-2.0, 2.0]))  # its own value moves its chance
             b = calibrate_intercept(eta, rate, rng) if rate > 0 else -np.inf
-            masks[c] = rng.random(n) < _sigmoid(b + eta)
+            masks[c] = rng.random(n) < sigmoid(b + eta)
     out = df.copy()
     for c, m in masks.items():
         col = out[c]

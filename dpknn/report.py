@@ -373,8 +373,7 @@ class _Rehearsal(PrivateImputation):
 
     def involves(self, query):
         """Whether ``query`` reads an imputed attribute (then its smooth release pays for L1)."""
-        cols = [*query.get("where", {}), *query.get("within", {}), *([query["column"]] if "column" in query else [])]
-        return bool(set(cols) & set(self.schema.imputed_names))
+        return self._involves_imputed(query.get("where") or {}, query.get("within") or {}, [query.get("column")])
 
     def estimate(self, query):
         """The noise-free value of ``query`` and, for a proportion, its denominator."""
