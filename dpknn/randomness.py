@@ -47,6 +47,11 @@ class RandomSource:
         return self._buf[self._pos - 1]
 
     @property
+    def generator(self):
+        """The numpy Generator the bits come from (None for the OS CSPRNG)."""
+        return self._gen
+
+    @property
     def secure(self):
         """True when the bits come from the operating system's CSPRNG."""
         return self._gen is None

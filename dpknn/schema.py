@@ -231,18 +231,25 @@ class Categorical:
             sub = cats.get_indexer(s.cat.categories.astype(object))
             codes = np.where(missing, -1, sub[np.maximum(raw, 0)])
             values = s.astype(object).to_numpy
-        elif (isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu"
+        elif (pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
               and all(isinstance(c, numbers.Integral) and not isinstance(c, bool) for c in self.categories)
               and max(self.categories) - min(self.categories) <= 1_000_000):
-            # Integer codes against integer categories: a lookup table instead of hashing.
+            # Integer codes against integer categories (numpy, nullable Int64 or float with NaN):
+            # a lookup table instead of hashing.
             lo, hi = min(self.categories), max(self.categories)
             lut = np.full(hi - lo + 1, -1, dtype=np.int64)
             lut[np.asarray(self.categories, dtype=np.int64) - lo] = np.arange(len(self.categories))
-            v = s.to_numpy()
-            inside = (v >= lo) & (v <= hi)
+            if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":
+                v = s.to_numpy()
+                missing = np.zeros(len(v), dtype=bool)
+                inside = (v >= lo) & (v <= hi)
+            else:
+                v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+                missing = np.isnan(v)
+                with np.errstate(invalid="ignore"):
+                    inside = (v >= lo) & (v <= hi) & (v == np.floor(v))
             codes = np.full(len(v), -1, dtype=np.int64)
             codes[inside] = lut[v[inside].astype(np.int64) - lo]
-            missing = np.zeros(len(v), dtype=bool)
             values = s.to_numpy
         else:
             missing = s.isna().to_numpy()

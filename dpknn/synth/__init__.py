@@ -1,10 +1,16 @@
 """DP synthetic data from incomplete data.
 
-Built so far: :mod:`dpknn.synth.scores`, the mutual-information score of PrivBayes's structure
-search and its add/remove sensitivity under a public row bound. Its private selection is
-:class:`dpknn.selection.PermuteAndFlip`.
+- :class:`PrivBayes`: PrivBayes and PrivBayesE (a noisy Bayesian network; missing cells
+  dropped per table, dropped with their rows, or kept as a value).
+- :class:`ColumnwiseSynthesizer`: column-by-column synthesis with DP naive-Bayes models that
+  also impute the missing cells (KaminoI).
+- :class:`Discretization`: the public bins both use.
+- :mod:`dpknn.synth.scores`: the score of PrivBayes's structure search and its sensitivity.
 """
 
+from .columnwise import ColumnwiseSynthesizer
+from .domain import Discretization
+from .privbayes import PrivBayes
 from .scores import mutual_information_score, score_sensitivity
 
-__all__ = ["mutual_information_score", "score_sensitivity"]
+__all__ = ["ColumnwiseSynthesizer", "Discretization", "PrivBayes", "mutual_information_score", "score_sensitivity"]
