@@ -274,7 +274,8 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
                 draws = np.clip(np.rint(draws), a, b).astype(np.int64) if ints else np.clip(draws, a, b)
             if kind == "int":
                 filled = frame[c].copy()
-                filled[null] = draws
+                if m:   # a complete numpy integer column refuses even an empty float assignment
+                    filled[null] = draws
                 out[c] = filled.astype(frame[c].dtype)
             else:
                 filled = frame[c].to_numpy(dtype=np.float64, copy=True)

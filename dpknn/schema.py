@@ -467,6 +467,40 @@ def _known_missing(name, count):
 _KINDS = {"ordinal": Ordinal, "categorical": Categorical, "continuous": Continuous}
 
 
+def attribute_from_dict(entry, where="known"):
+    """An attribute from its TOML table (``name``, ``type`` and the type's keys); ``where`` names the
+    list it came from in messages and allows ``universe`` for ``"imputed"``."""
+    if isinstance(entry, dict) and entry.get("type") in _KINDS:
+        allowed = {"name", "type", "weight"} | ({"universe"} if where == "imputed" else set()) | (
+            {"categories"} if entry["type"] == "categorical" else
+            {"lower", "upper", "bin_width"} if entry["type"] == "ordinal" else {"lower", "upper"})
+        extra = set(entry) - allowed
+        if extra:
+            raise ValueError(f"attribute {entry.get('name')!r} of type {entry['type']!r} has unknown keys "
+                             f"{sorted(extra)}; its keys are {sorted(allowed)}.")
+    if not isinstance(entry, dict) or "type" not in entry or "name" not in entry:
+        raise ValueError(f"each entry of {where} needs 'name' and 'type', got {entry!r}.")
+    entry = dict(entry)
+    kind = entry.pop("type")
+    if kind not in _KINDS:
+        raise ValueError(f"attribute {entry['name']!r} has unknown type {kind!r}; "
+                         f"expected one of {sorted(_KINDS)}.")
+    name = entry.pop("name")
+    try:
+        if kind == "categorical":
+            return Categorical(name, entry.pop("categories"), **entry)
+        if kind == "ordinal":
+            return Ordinal(name, entry.pop("lower"), entry.pop("upper"), **entry)
+        return Continuous(name, entry.pop("lower"), entry.pop("upper"), **entry)
+    except KeyError as exc:
+        raise ValueError(f"attribute {name!r} of type {kind!r} lacks {exc.args[0]!r}.") from None
+    except TypeError as exc:
+        if "unexpected keyword" in str(exc):
+            raise ValueError(f"attribute {name!r} of type {kind!r} has unknown keys "
+                             f"{sorted(entry)}.") from None
+        raise
+
+
 @dataclass(frozen=True)
 class EncodedData:
     """A table encoded against a :class:`Schema`.
@@ -725,43 +759,12 @@ class Schema:
             raise ValueError(f"schema description has unknown keys {sorted(unknown)}; "
                              "expected 'known', 'imputed' and optionally 'label'.")
 
-        def build(entry, where):
-            if isinstance(entry, dict) and entry.get("type") in _KINDS:
-                allowed = {"name", "type", "weight"} | ({"universe"} if where == "imputed" else set()) | (
-                    {"categories"} if entry["type"] == "categorical" else
-                    {"lower", "upper", "bin_width"} if entry["type"] == "ordinal" else {"lower", "upper"})
-                extra = set(entry) - allowed
-                if extra:
-                    raise ValueError(f"attribute {entry.get('name')!r} of type {entry['type']!r} has unknown keys "
-                                     f"{sorted(extra)}; its keys are {sorted(allowed)}.")
-            if not isinstance(entry, dict) or "type" not in entry or "name" not in entry:
-                raise ValueError(f"each entry of {where} needs 'name' and 'type', got {entry!r}.")
-            entry = dict(entry)
-            kind = entry.pop("type")
-            if kind not in _KINDS:
-                raise ValueError(f"attribute {entry['name']!r} has unknown type {kind!r}; "
-                                 f"expected one of {sorted(_KINDS)}.")
-            name = entry.pop("name")
-            try:
-                if kind == "categorical":
-                    return Categorical(name, entry.pop("categories"), **entry)
-                if kind == "ordinal":
-                    return Ordinal(name, entry.pop("lower"), entry.pop("upper"), **entry)
-                return Continuous(name, entry.pop("lower"), entry.pop("upper"), **entry)
-            except KeyError as exc:
-                raise ValueError(f"attribute {name!r} of type {kind!r} lacks {exc.args[0]!r}.") from None
-            except TypeError as exc:
-                if "unexpected keyword" in str(exc):
-                    raise ValueError(f"attribute {name!r} of type {kind!r} has unknown keys "
-                                     f"{sorted(entry)}.") from None
-                raise
-
         for key in ("known", "imputed"):
             if not isinstance(spec.get(key, []), list):
                 raise TypeError(f"schema description: {key!r} must be a list of attribute tables ([[{key}]] in "
                                 f"TOML), got {type(spec[key]).__name__} {spec[key]!r}.")
-        return cls(known=[build(e, "known") for e in spec.get("known", [])],
-                   imputed=[build(e, "imputed") for e in spec.get("imputed", [])],
+        return cls(known=[attribute_from_dict(e, "known") for e in spec.get("known", [])],
+                   imputed=[attribute_from_dict(e, "imputed") for e in spec.get("imputed", [])],
                    label=spec.get("label"))
 
     @classmethod

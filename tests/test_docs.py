@@ -15,6 +15,7 @@ from dpknn import Schema
 from dpknn.cli import build_parser
 from dpknn.pipeline import ProcessingPlan
 from dpknn.queryfile import read_queries
+from dpknn.synth.domain import read_attributes
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.S | re.M)
@@ -47,8 +48,10 @@ def test_examples_run(page, tmp_path, monkeypatch):
                 read_queries(path, schema)
             elif kind == "steps":
                 ProcessingPlan.from_file(path)
+            elif kind == "attributes":
+                read_attributes(path)
             else:
-                pytest.fail(f"{where}: a toml block needs kind=schema, queries or steps")
+                pytest.fail(f"{where}: a toml block needs kind=schema, queries, steps or attributes")
         elif lang == "console":
             for line in body.splitlines():
                 if not line.startswith("$ "):
@@ -61,7 +64,7 @@ def test_examples_run(page, tmp_path, monkeypatch):
         else:
             continue
         ran += 1
-    if page.name in ("walkthrough.md", "schema.md", "processing.md", "queries.md", "report.md"):
+    if page.name in ("walkthrough.md", "schema.md", "processing.md", "queries.md", "report.md", "synthesis.md"):
         assert ran >= 1, f"{page.name}: no example ran"
 
 

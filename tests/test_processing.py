@@ -240,3 +240,10 @@ def test_matches_opendp_semantics():
     ours = impute(np.array([np.nan, 0.5] * 500), lower=0.0, upper=1.0, rng=0)
     np.testing.assert_array_equal(theirs[1::2], ours[1::2])   # observed values kept
     assert ((theirs[::2] >= 0) & (theirs[::2] <= 1)).all() and ((ours[::2] >= 0) & (ours[::2] <= 1)).all()
+
+
+def test_impute_leaves_complete_small_integer_columns_alone():
+    df = pd.DataFrame({"a": np.array([1, 2, 3], dtype=np.int16), "b": [1.0, np.nan, 3.0]})
+    out = impute(df, lower={"a": 0, "b": 0}, upper={"a": 5, "b": 5}, integer={"b": True}, rng=0)
+    assert out["a"].dtype == np.int16 and out["a"].tolist() == [1, 2, 3]
+    assert out["b"].notna().all() and out["b"].dtype == "Int64"

@@ -13,7 +13,6 @@ values are always inside the declared domain. A missing cell has code −1.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +21,7 @@ import pandas as pd
 from ..schema import Categorical, Continuous, Ordinal
 from ..validation import check_positive_int
 
-__all__ = ["Discretization"]
+__all__ = ["Discretization", "read_attributes"]
 
 MISSING = -1
 
@@ -153,6 +152,26 @@ class Discretization:
         raise ValueError(f"attribute {a.name!r} is categorical.")
 
 
-def table_cells(sizes):
-    """Number of cells of a table with these domain sizes (Python int, no overflow)."""
-    return math.prod(int(s) for s in sizes)
+def read_attributes(path):
+    """The attributes listed in a TOML file.
+
+    Either ``[[attribute]]`` tables (``name``, ``type`` and the type's keys, as in a schema; see
+    ``docs/synthesis.md``), or a schema file, whose known then imputed attributes are taken in
+    order (universes play no part in synthesis).
+    """
+    from .._io import read_toml
+    from ..schema import Schema, attribute_from_dict
+
+    spec = read_toml(path, "attributes file")
+    if "attribute" in spec:
+        extra = set(spec) - {"attribute"}
+        if extra:
+            raise ValueError(f"attributes file {str(path)!r} has unknown keys {sorted(extra)}; it lists "
+                             "[[attribute]] tables only.")
+        if not isinstance(spec["attribute"], list):
+            raise ValueError(f"attributes file {str(path)!r}: 'attribute' must be a list of [[attribute]] tables.")
+        return _check_attributes(attribute_from_dict(e, "attribute") for e in spec["attribute"])
+    if "known" in spec or "imputed" in spec:
+        schema = Schema.from_dict(spec)
+        return _check_attributes([*schema.known, *schema.imputed])
+    raise ValueError(f"attributes file {str(path)!r} lists no [[attribute]] tables (nor [[known]]/[[imputed]]).")
