@@ -249,3 +249,59 @@ def test_max_work_option_reaches_the_l1_search(tmp_path):
     assert not (tmp_path / "o.csv").exists()
     res = run(*args)
     assert res.returncode == 0, res.stderr
+
+
+ATTRIBUTES = """
+[[attribute]]
+name = "AGE"
+type = "ordinal"
+lower = 0
+upper = 99
+
+[[attribute]]
+name = "SEX"
+type = "categorical"
+categories = [1, 2]
+
+[[attribute]]
+name = "INCWAGE"
+type = "continuous"
+lower = 0
+upper = 5001
+"""
+
+
+@pytest.mark.parametrize("method", ["privbayes", "privbayese", "privbayes-value", "columnwise"])
+def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
+    from dpknn.datasets import make_census
+
+    make_census(3000, rng=0).to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "a.toml").write_text(ATTRIBUTES)
+    res = run("synth", "--attributes", "a.toml", "--input", "in.csv", "--output", "out.csv", "--epsilon", "1",
+              "--rows", "500", "--method", method, "--seed", "1", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert list(out.columns) == ["AGE", "SEX", "INCWAGE"] and len(out) == 500
+    assert out["AGE"].dropna().between(0, 99).all() and out["INCWAGE"].dropna().between(0, 5001).all()
+    assert out.isna().any().any() == (method == "privbayes-value")
+    side = json.loads((tmp_path / "out.csv.json").read_text())
+    assert side["epsilon"] == 1.0 and side["rows"] == 500 and side["method"] == method
+    # Only public parameters and released values: no true counts, scores or the data's size.
+    assert "3000" not in json.dumps(side)
+    if method != "columnwise":
+        assert side["max_rows_is"].startswith("released") and side["max_rows"] > 3000
+
+
+def test_synth_refuses_bad_input(tmp_path):
+    (tmp_path / "a.toml").write_text(ATTRIBUTES)
+    pd.DataFrame({"AGE": [1, 200], "SEX": [1, 2], "INCWAGE": [0, 1]}).to_csv(tmp_path / "in.csv", index=False)
+    common = ["synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "1", "--rows", "5"]
+    res = run(*common, "--output", "out.csv", cwd=tmp_path)
+    assert res.returncode == 2 and "AGE" in res.stderr and not (tmp_path / "out.csv").exists()
+    res = run(*common, "--output", "in.csv", cwd=tmp_path)
+    assert res.returncode == 2
+    res = run(*common, "--output", "o.csv", "--method", "columnwise", "--max-rows", "10", cwd=tmp_path)
+    assert res.returncode == 2 and "PrivBayes methods only" in res.stderr
+    (tmp_path / "b.toml").write_text("[[attribute]]\nname = 'AGE'\ntype = 'ordinal'\nlower = 0\n")
+    res = run(*common[:1], "--attributes", "b.toml", *common[3:], "--output", "o.csv", cwd=tmp_path)
+    assert res.returncode == 2 and "upper" in res.stderr
