@@ -5,6 +5,7 @@ only when all of them are complete, so a failed run leaves nothing behind."""
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import tempfile
@@ -15,8 +16,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["IMPUTED_MARKER", "check_outputs", "figure_writer", "is_marked_imputed", "read_table", "read_toml",
-           "table_writer", "text_writer", "write_files", "write_with_figures"]
+__all__ = ["IMPUTED_MARKER", "check_outputs", "figure_writer", "is_marked_imputed", "markdown_table", "read_table",
+           "read_toml", "table_writer", "text_writer", "write_files", "write_with_figures"]
 
 logger = logging.getLogger(__name__)
 
@@ -170,3 +171,14 @@ def text_writer(text):
 def figure_writer(fig):
     """A writer saving a matplotlib figure as PNG (the temporary name has no .png suffix)."""
     return lambda tmp: fig.savefig(tmp, format="png", dpi=120)
+
+
+def markdown_table(df, fmt="{:.4f}"):
+    """A Markdown table of ``df`` with its index as the first column; floats formatted by ``fmt``."""
+    cols = list(df.columns)
+    lines = ["| " + " | ".join([str(df.index.name), *cols]) + " |", "|" + "---|" * (len(cols) + 1)]
+    for idx, row in df.iterrows():
+        cells = [fmt.format(v) if isinstance(v, float) and not math.isnan(v) else ("" if isinstance(v, float)
+                 else str(v)) for v in row]
+        lines.append("| " + " | ".join([str(idx), *cells]) + " |")
+    return "\n".join(lines)

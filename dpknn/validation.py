@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_positive_int", "check_positive_real", "check_rng", "record_features"]
+__all__ = ["check_positive_int", "check_positive_real", "check_rng", "check_unit_interval", "record_features"]
 
 
 def check_rng(rng):
@@ -66,6 +66,16 @@ def check_positive_real(value, name):
     value = float(value)
     if not (value > 0 and np.isfinite(value)):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+    return value
+
+
+def check_unit_interval(value, name, *, closed=False):
+    """Return ``value`` as float if it lies in (0, 1), or in [0, 1] when ``closed``; else raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}.")
+    value = float(value)
+    if not ((0 <= value <= 1) if closed else (0 < value < 1)):
+        raise ValueError(f"{name} must be in {'[0, 1]' if closed else '(0, 1)'}, got {value!r}.")
     return value
 
 

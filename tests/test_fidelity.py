@@ -8,7 +8,7 @@ import pytest
 
 from dpknn import Categorical, Continuous, Ordinal
 from dpknn.datasets import make_census
-from dpknn.metrics import MlEfficacy, ml_efficacy, tvd
+from dpknn.metrics.fidelity import MODELS, MlEfficacy, ml_efficacy, tvd
 
 
 def _ref_tvd(p_df, q_df, cols, way):
@@ -61,5 +61,6 @@ def test_ml_efficacy_orders_real_above_noise():
     assert real.scores.loc["EMPSTAT"].min() > 0.8
     with pytest.raises(ValueError, match="models"):
         ml_efficacy(train, test, attrs, models=("xgboost",))
+    assert "xgboost" not in MODELS
     with pytest.raises(ValueError, match="targets"):
         ml_efficacy(train, test, attrs, targets=["nope"])

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._io import text_writer, write_with_figures
+from .._io import markdown_table, text_writer, write_with_figures
 from ..accounting import amplify_mcar, child_bound, mcar_cost
 
 __all__ = ["CENSUS_NETWORK", "EXAMPLE_RATES", "examples", "run_amplification_experiment", "table"]
@@ -84,16 +84,6 @@ def table(rates=(0.1, 0.2, 0.3, 0.4, 0.5), *, epsilon=1.0, network=None):
     return pd.DataFrame(rows).set_index("rate")
 
 
-def _md(df, fmt="{:.4f}"):
-    cols = list(df.columns)
-    lines = ["| " + " | ".join([str(df.index.name), *cols]) + " |", "|" + "---|" * (len(cols) + 1)]
-    for idx, row in df.iterrows():
-        cells = [fmt.format(v) if isinstance(v, float) and not math.isnan(v) else ("" if isinstance(v, float)
-                 else str(v)) for v in row]
-        lines.append("| " + " | ".join([str(idx), *cells]) + " |")
-    return "\n".join(lines)
-
-
 def run_amplification_experiment(*, rates=(0.1, 0.2, 0.3, 0.4, 0.5), epsilon=1.0, out="dpknn-amplification"):
     """Write report.md, examples.csv, table.csv and amplification.png to ``out``; returns 0."""
     t0 = time.perf_counter()
@@ -106,7 +96,7 @@ def run_amplification_experiment(*, rates=(0.1, 0.2, 0.3, 0.4, 0.5), epsilon=1.0
         "`partition` is the best valid partition with the valid group cost ln(1 + p(e^ε - 1)); `exact` is "
         "ln E_O[exp(Σ ε_j 1{S_j ⊆ O})] over the observed attributes O, never above any valid partition.", "",
         "## The paper's examples (ε = 1; φ: State 0.25, Occupation 0, Gender 0.25, Income 0.25)", "",
-        _md(ex.drop(columns=["setting"])), "",
+        markdown_table(ex.drop(columns=["setting"])), "",
         "Example 5.8: the best valid partition amplifies (State) by State, (Gender) by Gender and "
         "(Gender, Income) by Income alone (0.8293); grouping the two Gender mechanisms on Gender gives 0.8396. "
         "Example 5.13: the paper's Theorem 5.12 amplifies one model (0.9375 linear, 0.9431 valid); every stage "
@@ -114,7 +104,7 @@ def run_amplification_experiment(*, rates=(0.1, 0.2, 0.3, 0.4, 0.5), epsilon=1.0
         f"## Census network, ε = {epsilon:g} over {len(CENSUS_NETWORK)} marginals (Table-2 style)", "",
         "Structure (child: parents): " + "; ".join(f"{c}: {', '.join(p) or '-'}" for c, p in CENSUS_NETWORK.items())
         + ". Every attribute missing completely at random with the same public rate.", "",
-        _md(tab), "",
+        markdown_table(tab), "",
         "The child bound is valid before the structure is known (the structure search itself is not amplified "
         "and is charged separately); `partition` and `exact` are computed on this (public) structure. For a "
         "structure chosen from the data they are after-the-fact figures.", "",

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._io import text_writer, write_with_figures
+from .._io import markdown_table, text_writer, write_with_figures
 from ..datasets import census_schema, make_census
 from ..metrics.fidelity import ml_efficacy, tvd
 from ..missing import make_missing
@@ -126,14 +126,6 @@ def _summary(results):
     return g.round(4).reset_index()
 
 
-def _markdown(df):
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, r in df.iterrows():
-        lines.append("| " + " | ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in r) + " |")
-    return "\n".join(lines)
-
-
 def _claims(summary):
     """The paper's qualitative findings, checked on these results."""
     s = summary.set_index(["mechanism", "rate", "model", "strategy"])
@@ -204,7 +196,7 @@ def run_synthesis_experiment(*, n=20_000, rates=(0.1, 0.2, 0.3), mechanisms=("mc
         f"({', '.join(MAR_COLUMNS)}) get gaps at the rate and the others stay complete and predict them; under "
         "MCAR and MNAR (self-masked) every attribute gets gaps.", "",
         "## The paper's findings, checked here", "", _claims(summary), "",
-        "## Means by setting", "", _markdown(summary), "",
+        "## Means by setting", "", markdown_table(summary.set_index("mechanism")), "",
         f"Run time: {time.perf_counter() - t0:.0f} s.", ""]
     report = "\n".join(lines)
     out = Path(out)

@@ -49,10 +49,10 @@ from ..accounting.mcar import amplify_mcar
 from ..noise import discrete_laplace
 from ..progress import progress_bar
 from ..randomness import as_source
-from ..validation import check_positive_int, check_rng
+from ..validation import check_positive_int, check_rng, check_unit_interval
 from .counts import count_tables, extended_codes, observed_block
 from .domain import Discretization
-from .privbayes import _check_epsilon, _check_unit, float_down, noisy_tables
+from .privbayes import check_epsilon, float_down, noisy_tables
 
 __all__ = ["ColumnwiseSynthesizer"]
 
@@ -130,7 +130,7 @@ class ColumnwiseSynthesizer(BaseEstimator):
 
     def _validate(self):
         disc = Discretization(self.attributes, self.bins)
-        eps = _check_epsilon(self.epsilon)
+        eps = check_epsilon(self.epsilon)
         if self.model != "naive_bayes":
             raise ValueError(f"model must be 'naive_bayes' (the only stage model built), got {self.model!r}.")
         if isinstance(self.smoothing, bool) or not isinstance(self.smoothing, (int, float)) \
@@ -147,10 +147,9 @@ class ColumnwiseSynthesizer(BaseEstimator):
             if not isinstance(self.missing_rates, dict) or set(self.missing_rates) != set(names):
                 raise ValueError(f"missing_rates must map every attribute {names} to a public rate, "
                                  f"got {self.missing_rates!r}.")
-            rates = [_check_unit(self.missing_rates[a], f"missing_rates[{a!r}]", closed=True)
-                     if self.missing_rates[a] != 0 else 0.0 for a in names]
+            rates = [check_unit_interval(self.missing_rates[a], f"missing_rates[{a!r}]", closed=True) for a in names]
             return disc, eps, Fraction(0), sorted(range(len(names)), key=lambda j: rates[j])
-        return disc, eps, Fraction(_check_unit(self.order_share, "order_share")) * eps, None
+        return disc, eps, Fraction(check_unit_interval(self.order_share, "order_share")) * eps, None
 
     def fit(self, X, y=None, *, accountant=None):
         """Release the stage models learnt from ``X`` (missing cells as NaN/None; not modified).

@@ -142,14 +142,6 @@ class Discretization:
             cols[a.name] = col
         return pd.DataFrame(cols, columns=self.names)
 
-    def bin_edges(self, j):
-        """Lower edge of each bin of numeric attribute ``j`` (for plots and reports)."""
-        a = self.attributes[j]
-        if isinstance(a, Ordinal):
-            return a.lower + np.arange(self.sizes[j]) * self._ordinal_width(a)
-        if isinstance(a, Continuous):
-            return a.lower + np.arange(self.bins) * (a.upper - a.lower) / self.bins
-        raise ValueError(f"attribute {a.name!r} is categorical.")
 
 
 def read_attributes(path):

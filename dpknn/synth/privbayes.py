@@ -50,7 +50,6 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import numbers
 from fractions import Fraction
 
 import numpy as np
@@ -60,10 +59,10 @@ from ..noise import discrete_laplace
 from ..progress import progress_bar
 from ..randomness import as_source
 from ..selection import PermuteAndFlip
-from ..validation import check_positive_int, check_rng
+from ..validation import check_positive_int, check_positive_real, check_rng, check_unit_interval
 from .counts import count_tables, extended_codes, observed_block
 from .domain import Discretization
-from .scores import mutual_information_score, score_sensitivity
+from .scores import check_row_bound, mutual_information_score, score_sensitivity
 
 __all__ = ["PrivBayes"]
 
@@ -78,20 +77,9 @@ def float_down(x):
     return math.nextafter(f, -math.inf) if Fraction(f) > x else f
 
 
-def _check_unit(value, name, *, closed=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise TypeError(f"{name} must be a real number, got {value!r}.")
-    if not (0 < value < 1 or (closed and value == 1)):
-        raise ValueError(f"{name} must be in (0, 1{']' if closed else ')'}, got {value!r}.")
-    return float(value)
-
-
-def _check_epsilon(epsilon):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f"epsilon must be a real number, got {epsilon!r}.")
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}.")
-    return Fraction(epsilon)
+def check_epsilon(epsilon):
+    """ε as an exact Fraction (finite, > 0): budget shares are computed without rounding."""
+    return Fraction(check_positive_real(epsilon, "epsilon"))
 
 
 def row_bound_margin(epsilon, delta):
@@ -208,16 +196,14 @@ class PrivBayes(BaseEstimator):
     # --- validation -------------------------------------------------------------------------------
     def _budget(self):
         """(ε₀, ε₁, ε₂, δ) as exact fractions (δ a float); ε₀ = 0 with a public row bound."""
-        eps = _check_epsilon(self.epsilon)
-        beta = Fraction(_check_unit(self.beta, "beta"))
+        eps = check_epsilon(self.epsilon)
+        beta = Fraction(check_unit_interval(self.beta, "beta"))
         if self.max_rows is None:
-            share = Fraction(_check_unit(self.rows_share, "rows_share"))
-            delta = _check_unit(self.delta, "delta")
+            share = Fraction(check_unit_interval(self.rows_share, "rows_share"))
+            delta = check_unit_interval(self.delta, "delta")
             eps0 = share * eps
         else:
-            if isinstance(self.max_rows, bool) or not isinstance(self.max_rows, numbers.Integral) \
-                    or not 1 <= self.max_rows <= 2**40:
-                raise ValueError(f"max_rows must be None or an integer in [1, 2^40], got {self.max_rows!r}.")
+            check_row_bound(self.max_rows)
             eps0, delta = Fraction(0), 0.0
         eps1 = beta * (eps - eps0)
         return eps0, eps1, eps - eps0 - eps1, delta

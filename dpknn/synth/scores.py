@@ -28,7 +28,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["mutual_information_score", "score_sensitivity"]
+__all__ = ["check_row_bound", "mutual_information_score", "score_sensitivity"]
 
 # Unit roundoff of float64.
 _U = 2.0**-53
@@ -65,6 +65,13 @@ def mutual_information_score(table):
     return math.fsum(c * np.log((c * n) / (cx[i] * cp[j])))
 
 
+def check_row_bound(max_rows):
+    """``max_rows`` as an int in [1, 2^40], else ``ValueError`` naming it."""
+    if isinstance(max_rows, bool) or not isinstance(max_rows, numbers.Integral) or not 1 <= max_rows <= 2**40:
+        raise ValueError(f"max_rows must be an integer in [1, 2^40], got {max_rows!r}.")
+    return int(max_rows)
+
+
 def score_sensitivity(max_rows):
     """The add/remove sensitivity of :func:`mutual_information_score` over tables of at most
     ``max_rows`` rows: g(N) = (N+1) ln(N+1) - N ln N plus a margin for rounding.
@@ -79,8 +86,6 @@ def score_sensitivity(max_rows):
         A public bound N on the number of rows any score is computed on (never the data's n,
         which would make the noise scale data-dependent). At most 2^40.
     """
-    if isinstance(max_rows, bool) or not isinstance(max_rows, numbers.Integral) or not 1 <= max_rows <= 2**40:
-        raise ValueError(f"max_rows must be an integer in [1, 2^40], got {max_rows!r}.")
-    N = int(max_rows)
+    N = check_row_bound(max_rows)
     g = (N + 1) * math.log1p(N) - N * math.log(N)
     return g + 8 * _U * N * (2 * math.log(N) + 1) + 1e-12
