@@ -263,11 +263,12 @@ SYNTH_METHODS = {
     "privbayese": ("PrivBayesE: each table on the rows observed on it", "observe"),
     "privbayes-value": ("PrivBayes with missingness as a value (reproduces gaps)", "value"),
     "columnwise": ("column-wise naive-Bayes stages that impute as they go (KaminoI)", None),
+    "dpmisgan": ("MisGAN trained with DP-SGD on both critics (valid DP-MisGAN)", None),
 }
 
 
 def _cmd_synth(args):
-    from .synth import ColumnwiseSynthesizer, PrivBayes
+    from .synth import ColumnwiseSynthesizer, DPMisGAN, PrivBayes
     from .synth.domain import read_attributes
 
     check_outputs([args.output, _sidecar(args.output)], [args.input, args.attributes])
@@ -276,7 +277,20 @@ def _cmd_synth(args):
         raise CLIError(f"--rows must be a positive number of synthetic rows, got {args.rows}.")
     attrs = read_attributes(args.attributes)
     what, missing = SYNTH_METHODS[args.method]
-    if args.method == "columnwise":
+    gan_only = {"--input-rows": args.input_rows, "--delta": args.delta, "--epochs": args.epochs,
+                "--batch-size": args.batch_size, "--gaps": args.gaps or None}
+    if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
+        raise CLIError(f"{', '.join(k for k, v in gan_only.items() if v is not None)} apply to --method dpmisgan only.")
+    if args.method == "dpmisgan":
+        if args.max_rows is not None or args.degree != 2:
+            raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
+        if args.input_rows is None:
+            raise CLIError("--method dpmisgan needs --input-rows, the public number of input rows that sets the "
+                           "sampling rate batch/rows and the step count (derived from the data they would reveal n).")
+        model = DPMisGAN(attrs, epsilon=args.epsilon, delta=args.delta, epochs=args.epochs or 20,
+                         batch_size=args.batch_size or 64, n_rows=args.input_rows, progress=args.progress,
+                         rng=args.seed)
+    elif args.method == "columnwise":
         if args.max_rows is not None or args.degree != 2:
             raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=args.bins, progress=args.progress,
@@ -286,11 +300,19 @@ def _cmd_synth(args):
                           max_rows=args.max_rows, progress=args.progress, rng=args.seed)
     df = read_table(args.input)
     model.fit(df)
-    out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1)
+    seed = None if args.seed is None else args.seed + 1
+    out = model.sample(args.rows, rng=seed, missing=args.gaps) if args.method == "dpmisgan" else \
+        model.sample(args.rows, rng=seed)
     public = {"method": args.method, "description": what, "epsilon": model.epsilon_, "delta": model.delta_,
-              "neighbours": "add/remove one record", "rows": args.rows, "bins": args.bins,
-              "attributes": [a.to_dict() for a in attrs]}
-    if args.method == "columnwise":
+              "neighbours": "add/remove one record", "rows": args.rows, "attributes": [a.to_dict() for a in attrs]}
+    if args.method != "dpmisgan":
+        public["bins"] = args.bins
+    if args.method == "dpmisgan":
+        public.update(input_rows=args.input_rows, input_rows_is="public input", epochs=model.epochs,
+                      batch_size=model.batch_size, clip=model.clip, sampling_rate=model.sampling_rate_,
+                      critic_steps=model.steps_, noise_multiplier=model.noise_multiplier_, gaps=args.gaps,
+                      accounting="RDP of the sampled Gaussian mechanism, improved conversion")
+    elif args.method == "columnwise":
         public["order"] = list(model.order_)
         if model.noisy_missing_counts_ is not None:
             public["noisy_missing_counts"] = model.noisy_missing_counts_
@@ -406,9 +428,11 @@ def _cmd_synthesis_experiment(args):
         raise CLIError(f"--mechanisms must list mcar, mar and/or mnar, got {args.mechanisms!r}.")
     if args.n < 1000 or args.runs < 1:
         raise CLIError("--n must be at least 1000 and --runs at least 1.")
+    if args.gan_epochs < 1:
+        raise CLIError(f"--gan-epochs must be at least 1, got {args.gan_epochs}.")
     return run_synthesis_experiment(n=args.n, rates=rates, mechanisms=mechs, runs=args.runs, epsilon=args.epsilon,
                                     seed=0 if args.seed is None else args.seed, out=args.out,
-                                    progress=not args.quiet)
+                                    progress=not args.quiet, gan=args.gan, gan_epochs=args.gan_epochs)
 
 
 def _add_seed(p):
@@ -501,13 +525,17 @@ def build_parser():
     p = exp.add_parser("synthesis", help="Mohapatra et al. (2024) §6: DP synthesis by strategy and missing rate",
                        description="On synthetic census data with missing cells (MCAR, MAR, MNAR), compare "
                        "PrivBayes and the column-wise synthesiser on complete rows, after a data-independent "
-                       "imputation, and missing-aware (PrivBayesE, KaminoI): 1- and 2-way TVD and F1 against the "
-                       "missing rate. Writes report.md, results.csv, summary.csv and synthesis.png to --out.")
+                       "imputation, and missing-aware (PrivBayesE, KaminoI; DP-MisGAN with --gan): 1- and 2-way TVD "
+                       "and F1 against the missing rate. Writes report.md, results.csv, summary.csv and synthesis.png "
+                       "to --out.")
     p.add_argument("--n", type=int, default=20_000, help="ground-truth rows (default 20000)")
     p.add_argument("--rates", default="0.1,0.2,0.3", help="comma-separated missing rates per cell")
     p.add_argument("--mechanisms", default="mcar,mar,mnar", help="comma-separated missingness mechanisms")
     p.add_argument("--runs", type=int, default=2, help="repetitions per setting (default 2)")
     p.add_argument("--epsilon", type=float, default=1.0, help="epsilon of every synthesiser (default 1)")
+    p.add_argument("--gan", action="store_true",
+                   help="add a DP-MisGAN row (needs torch; minutes per setting)")
+    p.add_argument("--gan-epochs", type=int, default=10, help="DP-MisGAN epochs (default 10)")
     _add_seed(p)
     p.add_argument("--out", type=Path, default=Path("dpknn-synthesis"), help="output folder")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -547,7 +575,8 @@ def build_parser():
                        "rows to --output (CSV or Parquet) and OUTPUT.json with the public parameters and what was "
                        "released (the network, the row bound). Methods: privbayes (complete rows), privbayese (each "
                        "table on the rows observed on its attributes), privbayes-value (missingness as a value), "
-                       "columnwise (KaminoI). See docs/synthesis.md.")
+                       "columnwise (KaminoI), dpmisgan (MisGAN with DP-SGD on its critics; needs torch). See "
+                       "docs/synthesis.md.")
     p.add_argument("--attributes", type=Path, required=True,
                    help="TOML file of [[attribute]] tables (or a schema file): the public domains")
     p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
@@ -560,6 +589,13 @@ def build_parser():
     p.add_argument("--max-rows", type=int, default=None,
                    help="public bound on the input's rows (PrivBayes); without it a bound is released with 1%% of "
                         "epsilon and delta=1e-9")
+    gan = p.add_argument_group("dpmisgan")
+    gan.add_argument("--input-rows", type=int, default=None,
+                     help="public number of input rows: sets the sampling rate and the step count (required)")
+    gan.add_argument("--delta", type=float, default=None, help="delta (default 10^-(digits of --input-rows + 1))")
+    gan.add_argument("--epochs", type=int, default=None, help="expected passes over the data (default 20)")
+    gan.add_argument("--batch-size", type=int, default=None, help="expected batch size (default 64)")
+    gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
     p.add_argument("--progress", action="store_true", help="show progress")
     _add_seed(p)
     p.set_defaults(func=_cmd_synth)

@@ -305,3 +305,28 @@ def test_synth_refuses_bad_input(tmp_path):
     (tmp_path / "b.toml").write_text("[[attribute]]\nname = 'AGE'\ntype = 'ordinal'\nlower = 0\n")
     res = run(*common[:1], "--attributes", "b.toml", *common[3:], "--output", "o.csv", cwd=tmp_path)
     assert res.returncode == 2 and "upper" in res.stderr
+
+
+def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
+    pytest.importorskip("torch", reason="DPMisGAN needs torch: pip install torch==2.13.0")
+    from dpknn.datasets import make_census
+
+    make_census(1200, rng=0).to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "a.toml").write_text(ATTRIBUTES)
+    common = ["synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "3", "--rows", "300",
+              "--method", "dpmisgan", "--seed", "1"]
+    res = run(*common, "--output", "out.csv", cwd=tmp_path)
+    assert res.returncode == 2 and "--input-rows" in res.stderr and not (tmp_path / "out.csv").exists()
+    res = run(*common, "--output", "out.csv", "--input-rows", "1000", "--epochs", "1", "--batch-size", "50",
+              "--gaps", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert list(out.columns) == ["AGE", "SEX", "INCWAGE"] and len(out) == 300
+    assert out["AGE"].dropna().between(0, 99).all() and out.isna().any().any()
+    side = json.loads((tmp_path / "out.csv.json").read_text())
+    assert side["method"] == "dpmisgan" and side["input_rows"] == 1000 and side["critic_steps"] == 20
+    assert side["sampling_rate"] == 0.05 and side["delta"] == 1e-5 and side["epsilon"] <= 3.0
+    assert "1200" not in json.dumps(side)
+    res = run("synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "1", "--rows", "5",
+              "--output", "o.csv", "--epochs", "3", cwd=tmp_path)
+    assert res.returncode == 2 and "dpmisgan only" in res.stderr

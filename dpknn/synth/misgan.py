@@ -1,0 +1,323 @@
+"""DP-MisGAN made valid: MisGAN for incomplete data, trained with DP-SGD on both critics.
+
+MisGAN (Li, Jiang, Marlin 2019) learns a table with gaps by two generator-critic pairs: a mask
+generator G_m and its critic D_m learn where values are observed; a data generator G_x and its
+critic D_x learn the values, D_x seeing only the observed part, x ⊙ m (here with m appended, so
+that a scaled numeric 0 is not confused with a gap). Both critics are Wasserstein critics with
+the one-sided gradient penalty λ·max(0, ‖∇D‖ − 1)² (Petzka et al. 2018).
+
+Privacy (add/remove one record together with its mask):
+
+- **Each critic step is one sampled Gaussian mechanism** (Abadi et al. 2016; Mironov, Talwar,
+  Zhang 2019). The batch is a Poisson sample, each record with probability q = B/n. For each
+  sampled record the gradient of its own loss with respect to *both* critics' parameters is
+  computed by ``torch.func.vmap(grad)``, including the gradient-penalty term (whose
+  interpolate depends on the record, so it needs a double backward); the two critics'
+  gradients are clipped *jointly* to L2 norm C, summed, and N(0, σ²C²) is added to every
+  coordinate, and the sum is divided by the public B (never by the private batch size).
+  Adding or removing a record changes the sum by at most C in L2, so the step is the SGM with
+  noise multiplier σ and rate q.
+- **The generators are post-processing**: they are trained only through the critics, which
+  are the output of the noisy steps, and on fake data.
+- **Composition**: T = epochs · ⌊n/B⌋ critic steps compose in Rényi DP (Mironov 2017,
+  Proposition 1) and convert to (ε, δ) (:func:`dpknn.accounting.rdp_epsilon`). σ is the
+  smallest with ε(q, σ, T, δ) <= ε (:func:`dpknn.accounting.sgm_sigma`).
+
+**What n is.** q and T are computed from a row count. With ``n_rows`` given it is a public
+number and everything above holds as stated. With ``n_rows=None`` the data's own n is used, as
+Opacus and TF-Privacy do: the guarantee is then for the mechanism with this (q, T) held fixed
+while a record is added or removed, and q, T, σ and δ reveal n, so they stay with the curator
+(a :class:`~dpknn.exceptions.PrivacyLeakWarning` says so).
+
+**The paper's accounting is not valid.** Mohapatra et al. (2024, Alg. 1, Thm 4.7) noise the
+*generators'* gradients and train the critics on all the data without privacy; their critics
+therefore carry the data, there is no amplification at B/n, and the per-sample noise counts B
+times (the GS-WGAN maintainers' issues #12 and #15). Alg. 1 also clips the mask gradient by the
+batch norm. ``accounting="paper"`` only computes σ the paper's way (2⌈T/n_critic⌉ SGMs at rate
+q), then trains this valid mechanism with it and reports the ε that σ really gives; it warns
+that the requested ε is not met.
+
+**Noise.** The Gaussian noise is floating point (``torch.randn``, seeded from the package's
+source: the OS CSPRNG by default). This is the one place in dpknn where noise is not drawn by
+an exact sampler on a grid: a run needs 10⁸-10⁹ Gaussian coordinates and the exact discrete
+Gaussian draws about 2·10⁴ per second. Floating-point attacks on DP-SGD (Jin et al. 2022) are
+not ruled out by the theorem above.
+
+References
+----------
+.. [1] Li, Jiang, Marlin (2019). "MisGAN: learning from incomplete data with generative
+   adversarial networks", ICLR.
+.. [2] Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar, Zhang (2016). "Deep learning with
+   differential privacy", CCS.
+.. [3] Mironov, Talwar, Zhang (2019). "Rényi differential privacy of the sampled Gaussian
+   mechanism".
+.. [4] Gulrajani, Ahmed, Arjovsky, Dumoulin, Courville (2017). "Improved training of
+   Wasserstein GANs"; Petzka, Fischer, Lukovnikov (2018). "On the regularization of
+   Wasserstein GANs" (the one-sided penalty).
+.. [5] Mohapatra, Zong, Kerschbaum, He (2024). "Differentially private data generation with
+   missing data", §4.3.
+.. [6] Jin, McMurtry, Rubinstein, Ohrimenko (2022). "Are we there yet? Timing and
+   floating-point attacks on differential privacy systems", IEEE S&P.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ..accounting import rdp_epsilon, sgm_sigma
+from ..exceptions import PrivacyLeakWarning
+from ..mechanisms import CuratorDiagnostics
+from ..randomness import as_source
+from ..validation import check_positive_int, check_positive_real, check_rng, check_unit_interval
+from .tabular import TabularEncoding
+
+__all__ = ["ACCOUNTING", "DPMisGAN", "default_delta", "paper_sigma"]
+
+logger = logging.getLogger(__name__)
+
+ACCOUNTING = ("valid", "paper")
+
+TORCH_HINT = ("DPMisGAN needs torch (the 'gan' extra). On the CPU: pip install torch==2.13.0 "
+              "(or from https://download.pytorch.org/whl/cpu), then pip install 'dpknn[gan]'.")
+
+
+def _torch():
+    try:
+        from . import _misgan_torch
+    except ImportError as exc:  # torch absent or broken
+        raise ImportError(f"{TORCH_HINT} ({exc})") from exc
+    return _misgan_torch
+
+
+def default_delta(n):
+    """10^-(digits(n) + 1): below 1/n, as DP-MisGAN's default."""
+    return 10.0 ** -(len(str(int(n))) + 1)
+
+
+def paper_sigma(*, q, steps, n_critic, epsilon, delta):
+    """σ by the paper's Theorem 4.7: 2⌈T/n_critic⌉ SGMs at rate q (NOT a valid accounting of DP-MisGAN)."""
+    return sgm_sigma(q=q, steps=2 * math.ceil(steps / n_critic), epsilon=epsilon, delta=delta)
+
+
+class DPMisGAN(BaseEstimator):
+    """DP synthetic data with gaps by MisGAN trained with DP-SGD on its critics.
+
+    (ε, δ)-DP under add/remove one record (with its mask) by the RDP of the sampled Gaussian
+    mechanism composed over the critic steps (Mironov, Talwar, Zhang 2019; the module docstring
+    gives the argument, what ``n_rows`` means, and why the paper's accounting is not valid).
+
+    Parameters
+    ----------
+    attributes : sequence of Ordinal, Categorical or Continuous
+        Public domains: categoricals become one-hot blocks, numerics are scaled to [0, 1] by
+        their public bounds (:class:`~dpknn.synth.tabular.TabularEncoding`).
+    epsilon : float
+        Target ε of :meth:`fit`.
+    delta : float or None
+        δ of :meth:`fit`; None: 10^-(digits(n) + 1).
+    epochs : int, default 20
+        Passes over the data in expectation: T = epochs · ⌊n/B⌋ critic steps.
+    batch_size : int, default 64
+        Expected batch size B; the sampling rate is q = B/n.
+    clip : float, default 1.0
+        L2 bound C on each record's joint gradient of the two critics.
+    n_critic : int, default 5
+        Critic steps per generator step.
+    gp_weight : float, default 10.0
+        λ of the gradient penalty.
+    mask_weight : float, default 0.2
+        α: weight of the data critic's loss in the mask generator's loss (MisGAN).
+    latent_dim, hidden : int, default 64, 128
+        Noise dimension of the generators; width of the two hidden layers of every network.
+    lr : float, default 2e-4
+        Adam learning rate of all four networks (β = (0.5, 0.9)).
+    n_rows : int or None
+        Public row count for q and T (and the default δ). None: the data's n
+        (:class:`~dpknn.exceptions.PrivacyLeakWarning`).
+    accounting : {"valid", "paper"}, default "valid"
+        "paper" computes σ by the paper's invalid Theorem 4.7 (NOT DP at ``epsilon``); the
+        ε the run really has is in ``epsilon_``.
+    progress : bool, default False
+    rng : numpy.random.Generator, int or None
+        Source of the sampling, the initial weights and the noise (None: the OS CSPRNG).
+
+    Attributes
+    ----------
+    noise_multiplier_ : float
+        σ (noise std σ·C).
+    sampling_rate_ : float
+        q = B/n.
+    steps_ : int
+        Critic steps T, each one sampled Gaussian mechanism.
+    generator_steps_ : int
+    epsilon_, delta_ : float
+        The (ε, δ) this run has: ε = ``rdp_epsilon(q, σ, T, δ)``.
+    data_generator_, mask_generator_ : torch.nn.Module
+        The released generators (the critics are discarded).
+    generator_losses_ : list of (float, float)
+        Generator losses at the end of each epoch (computed on fake data against the private
+        critics, so released values).
+    curator_ : CuratorDiagnostics
+        CONFIDENTIAL: rows, Poisson batch sizes, share of clipped per-example gradients.
+    encoding_ : TabularEncoding
+
+    Notes
+    -----
+    ``noise_multiplier_``, ``sampling_rate_``, ``steps_`` and ``delta_`` are public only when
+    ``n_rows`` is given.
+
+    Examples
+    --------
+    >>> from dpknn import Categorical, Ordinal
+    >>> from dpknn.datasets import make_census
+    >>> from dpknn.synth import DPMisGAN
+    >>> attrs = [Ordinal("AGE", 0, 99), Categorical("SEX", [1, 2])]
+    >>> gan = DPMisGAN(attrs, epsilon=3.0, delta=1e-6, epochs=1, n_rows=2_000, rng=0)
+    >>> gan = gan.fit(make_census(2_000, rng=0))  # doctest: +SKIP
+    >>> gan.sample(3, rng=0).shape  # doctest: +SKIP
+    (3, 2)
+    """
+
+    def __init__(self, attributes, *, epsilon, delta=None, epochs=20, batch_size=64, clip=1.0, n_critic=5,
+                 gp_weight=10.0, mask_weight=0.2, latent_dim=64, hidden=128, lr=2e-4, n_rows=None,
+                 accounting="valid", progress=False, rng=None):
+        self.attributes = attributes
+        self.epsilon = epsilon
+        self.delta = delta
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.clip = clip
+        self.n_critic = n_critic
+        self.gp_weight = gp_weight
+        self.mask_weight = mask_weight
+        self.latent_dim = latent_dim
+        self.hidden = hidden
+        self.lr = lr
+        self.n_rows = n_rows
+        self.accounting = accounting
+        self.progress = progress
+        self.rng = rng
+
+    def _validate(self):
+        enc = TabularEncoding(self.attributes)
+        eps = check_positive_real(self.epsilon, "epsilon")
+        for name in ("epochs", "batch_size", "n_critic", "latent_dim", "hidden"):
+            check_positive_int(getattr(self, name), name)
+        for name in ("clip", "gp_weight", "lr"):
+            check_positive_real(getattr(self, name), name)
+        if (isinstance(self.mask_weight, bool) or not isinstance(self.mask_weight, numbers.Real)
+                or not (self.mask_weight >= 0 and math.isfinite(self.mask_weight))):
+            raise ValueError(f"mask_weight must be a finite number >= 0, got {self.mask_weight!r}.")
+        if self.accounting not in ACCOUNTING:
+            raise ValueError(f"accounting must be one of {ACCOUNTING}, got {self.accounting!r}.")
+        if self.n_rows is not None:
+            check_positive_int(self.n_rows, "n_rows")
+        if self.delta is not None:
+            check_unit_interval(self.delta, "delta")
+        return enc, eps
+
+    def privacy_parameters(self, n):
+        """(q, T, σ, δ, ε of the run) for ``n`` rows: what :meth:`fit` uses, without the data."""
+        _, eps = self._validate()
+        n = check_positive_int(n, "n")
+        B = int(self.batch_size)
+        if B > n:
+            raise ValueError(f"batch_size={B} exceeds the number of rows n={n}; the sampling rate B/n must be <= 1.")
+        q = B / n
+        steps = int(self.epochs) * (n // B)
+        delta = default_delta(n) if self.delta is None else float(self.delta)
+        if self.accounting == "paper":
+            sigma = paper_sigma(q=q, steps=steps, n_critic=int(self.n_critic), epsilon=eps, delta=delta)
+        else:
+            sigma = sgm_sigma(q=q, steps=steps, epsilon=eps, delta=delta)
+        run_eps = rdp_epsilon(q=q, sigma=sigma, steps=steps, delta=delta).epsilon
+        return q, steps, sigma, delta, run_eps
+
+    def fit(self, X, y=None, *, accountant=None):
+        """Train on ``X`` (a DataFrame with the attribute columns; gaps as NaN/None; not modified).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+        y : ignored
+        accountant : BudgetAccountant or None
+            Charged T sampled-Gaussian steps (q, σ) in its RDP part before the data are read;
+            refused, with nothing trained, when they do not fit.
+        """
+        enc, _ = self._validate()
+        mt = _torch()
+        import torch
+
+        if self.n_rows is None:
+            n = len(X)
+            warnings.warn("DPMisGAN: n_rows is None, so the sampling rate q = batch_size/n, the step count and the "
+                          "default delta are computed from the data's row count; they reveal n and stay with the "
+                          "curator. Pass a public n_rows to make them public.", PrivacyLeakWarning, stacklevel=2)
+        else:
+            n = int(self.n_rows)
+        q, steps, sigma, delta, run_eps = self.privacy_parameters(n)
+        if self.accounting == "paper":
+            warnings.warn(f"DPMisGAN(accounting='paper'): sigma={sigma:.4g} comes from the paper's Theorem 4.7, which "
+                          f"is not a valid bound; this run is NOT ({float(self.epsilon):g}, {delta:g})-DP. Its valid "
+                          f"epsilon is {run_eps:.4g}.", PrivacyLeakWarning, stacklevel=2)
+        if accountant is not None:
+            accountant.spend_sgm(q=q, sigma=sigma, steps=steps, label=f"DPMisGAN({steps} critic steps)")
+
+        x, m = enc.encode(X)
+        if x.shape[0] == 0:
+            raise ValueError("X has no rows.")
+        src = as_source(self.rng)
+        # The Poisson sampling and the torch noise run on generators seeded from the source (the OS
+        # CSPRNG by default): per-record Bernoulli draws one by one from secrets would dominate the run.
+        np_gen = src.generator if src.generator is not None else np.random.default_rng(src.randbits(128))
+        gen = torch.Generator().manual_seed(int(src.randbelow(2**63)))
+        B = int(self.batch_size)
+        trainer = mt.Trainer(enc, latent=int(self.latent_dim), hidden=int(self.hidden), lr=float(self.lr),
+                             gp_weight=float(self.gp_weight), mask_weight=float(self.mask_weight), generator=gen)
+        logger.info("DP-MisGAN: %d rows, %d columns, q=%.4g, %d critic steps, sigma=%.4f, epsilon=%.4g, delta=%.3g",
+                    x.shape[0], x.shape[1], q, steps, sigma, run_eps, delta)
+        diag = mt.train(trainer, x, m, q=q, steps=steps, steps_per_epoch=max(n // B, 1),
+                        n_critic=int(self.n_critic), clip=float(self.clip), sigma=sigma, expected_batch=B,
+                        np_gen=np_gen, progress=self.progress)
+
+        self.encoding_ = enc
+        self.data_generator_ = trainer.data_generator.eval()
+        self.mask_generator_ = trainer.mask_generator.eval()
+        self.noise_multiplier_ = float(sigma)
+        self.sampling_rate_ = float(q)
+        self.steps_ = int(steps)
+        self.generator_steps_ = int(diag["generator_steps"])
+        self.epsilon_ = float(run_eps)
+        self.delta_ = float(delta)
+        self.generator_losses_ = list(diag["generator_losses"])
+        self.curator_ = CuratorDiagnostics({"rows": int(x.shape[0]), "batch_sizes": diag["batch_sizes"],
+                                            "clipped_share": diag["clipped_share"]})
+        self.n_features_in_ = len(enc.attributes)
+        return self
+
+    def sample(self, n, *, rng=None, missing=False):
+        """``n`` synthetic rows (a DataFrame with the attribute columns in declared order).
+
+        Post-processing of the released generators. Categories are drawn from the data
+        generator's softmax, numerics scaled back from public bounds (domain-valid). With
+        ``missing=True`` a cell is left missing with probability 1 − G_m's mask value, so the
+        rows carry the learnt missingness pattern.
+        """
+        if not hasattr(self, "data_generator_"):
+            raise RuntimeError("DPMisGAN is not fitted; call fit(X) first.")
+        n = check_positive_int(n, "n", minimum=0)
+        mt = _torch()
+        import torch
+
+        gen = check_rng(rng)
+        tgen = torch.Generator().manual_seed(int(gen.integers(2**63)))
+        x, mprob = mt.generate(self.data_generator_, self.mask_generator_, n, latent=int(self.latent_dim),
+                               generator=tgen)
+        mask = (gen.random(mprob.shape) < mprob).astype(np.float32) if missing else None
+        return self.encoding_.decode(x, mask, rng=gen)

@@ -1,0 +1,303 @@
+"""dpknn.synth.misgan: DP-MisGAN with DP-SGD on both critics (skipped without torch)."""
+
+import math
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dpknn import BudgetAccountant, Categorical, Continuous, Ordinal
+from dpknn.accounting import rdp_epsilon, sgm_sigma
+from dpknn.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dpknn.synth.misgan import DPMisGAN, default_delta, paper_sigma
+
+ATTRS = [Ordinal("AGE", 0, 99), Categorical("SEX", [1, 2]), Categorical("RACE", ["a", "b", "c"]),
+         Continuous("WAGE", 0.0, 5000.0)]
+
+
+def _frame(n, seed=0, p_missing=0.2):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"AGE": rng.integers(0, 100, n).astype(float), "SEX": rng.choice([1, 2], n).astype(float),
+                       "RACE": rng.choice(["a", "b", "c"], n).astype(object), "WAGE": rng.uniform(0, 5000, n)})
+    for c in df.columns:
+        df.loc[rng.random(n) < p_missing, c] = None
+    return df
+
+
+# --- without torch ------------------------------------------------------------------------------
+def test_official_configuration_sigma_valid_and_paper():
+    """n = 32,561, B = 16, 300 epochs, 5 critic steps, ε = 3, δ = 1e-6 (SYNTHESIS oracles)."""
+    gan = DPMisGAN(ATTRS, epsilon=3.0, delta=1e-6, epochs=300, batch_size=16, n_critic=5)
+    q, steps, sigma, delta, eps = gan.privacy_parameters(32_561)
+    assert steps == 610_500 and q == 16 / 32_561 and delta == 1e-6
+    assert sigma == pytest.approx(0.8963, abs=5e-4)
+    assert eps <= 3.0 and eps == pytest.approx(3.0, abs=1e-4)
+    gan.set_params(accounting="paper")
+    _, _, sigma_p, _, eps_p = gan.privacy_parameters(32_561)
+    assert sigma_p == pytest.approx(0.7355, abs=5e-4)
+    assert sigma_p == paper_sigma(q=q, steps=steps, n_critic=5, epsilon=3.0, delta=1e-6)
+    assert sigma_p == sgm_sigma(q=q, steps=244_200, epsilon=3.0, delta=1e-6)
+    # The paper's σ on the valid mechanism: ε well above the target.
+    assert eps_p == pytest.approx(rdp_epsilon(q=q, sigma=sigma_p, steps=610_500, delta=1e-6).epsilon)
+    assert 4 < eps_p < 5.5
+
+
+def test_default_delta_and_validation():
+    assert default_delta(32_561) == 1e-6 and default_delta(9_999) == 1e-5
+    with pytest.raises(ValueError, match="batch_size=64 exceeds"):
+        DPMisGAN(ATTRS, epsilon=1.0).privacy_parameters(10)
+    for kw, err, msg in [(dict(epsilon=0), ValueError, "epsilon"), (dict(epochs=0), ValueError, "epochs"),
+                         (dict(batch_size=2.0), TypeError, "batch_size"), (dict(clip=-1), ValueError, "clip"),
+                         (dict(delta=1.5), ValueError, "delta"), (dict(accounting="gs"), ValueError, "accounting"),
+                         (dict(mask_weight=-0.1), ValueError, "mask_weight"), (dict(n_rows=0), ValueError, "n_rows")]:
+        params = {"epsilon": 1.0, **kw}
+        with pytest.raises(err, match=msg):
+            DPMisGAN(ATTRS, **params).privacy_parameters(1000)
+
+
+def test_importing_dpknn_synth_never_needs_torch():
+    code = ("import sys, importlib.abc\n"
+            "class Block(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            "        if name.split('.')[0] == 'torch':\n"
+            "            raise ImportError('No module named torch')\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "import dpknn.synth\n"
+            "assert 'torch' not in sys.modules\n"
+            "from dpknn.synth import DPMisGAN\n"
+            "from dpknn import Categorical\n"
+            "import pandas as pd\n"
+            "g = DPMisGAN([Categorical('A', [0, 1])], epsilon=1.0, n_rows=100, batch_size=10)\n"
+            "try:\n"
+            "    g.fit(pd.DataFrame({'A': [0, 1] * 50}))\n"
+            "except ImportError as e:\n"
+            "    print('IMPORTERROR', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "IMPORTERROR" in out and "pip install torch==2.13.0" in out
+
+
+# --- with torch ---------------------------------------------------------------------------------
+torch = pytest.importorskip("torch", reason="DPMisGAN needs torch: pip install torch==2.13.0 (the 'gan' extra)")
+from dpknn.synth import _misgan_torch as mt  # noqa: E402
+from dpknn.synth.tabular import TabularEncoding  # noqa: E402
+
+
+def _trainer(seed=0, hidden=16):
+    enc = TabularEncoding(ATTRS)
+    return enc, mt.Trainer(enc, latent=8, hidden=hidden, lr=1e-3, gp_weight=10.0, mask_weight=0.2,
+                           generator=torch.Generator().manual_seed(seed))
+
+
+def _batch(tr, enc, df, seed=1):
+    x, m = enc.encode(df)
+    x, m = torch.as_tensor(x), torch.as_tensor(m)
+    g = torch.Generator().manual_seed(seed)
+    tr.gen = g
+    with torch.no_grad():
+        fake_in, fake_m = tr.fakes(len(df))
+    u = torch.rand((len(df), 2), generator=g)
+    return mt.critic_input(x, m, tr.column_attribute), m, fake_in, fake_m, u
+
+
+def _reference_gradients(tr, real_in, real_m, fake_in, fake_m, u, lam):
+    """Obviously correct per-example gradients: plain autograd, one record at a time."""
+    params = [*tr.critic_x.parameters(), *tr.critic_m.parameters()]
+    out = []
+    for i in range(real_in.shape[0]):
+        loss = 0.0
+        for net, r, f, w in ((tr.critic_x, real_in[i], fake_in[i], u[i, 0]), (tr.critic_m, real_m[i], fake_m[i],
+                                                                                u[i, 1])):
+            xi = (w * r + (1 - w) * f).detach().requires_grad_(True)
+            (g,) = torch.autograd.grad(net(xi[None]).sum(), xi, create_graph=True)
+            gp = max(torch.sqrt((g * g).sum() + 1e-12) - 1, 0) ** 2
+            loss = loss + net(f[None]).sum() - net(r[None]).sum() + lam * gp
+        out.append(torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, params)]))
+    return torch.stack(out)
+
+
+def _flat(grads):
+    return torch.cat([g.reshape(g.shape[0], -1) for d in grads for g in d.values()], dim=1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_per_example_gradients_match_autograd_one_record_at_a_time(seed):
+    enc, tr = _trainer(seed)
+    args = _batch(tr, enc, _frame(7, seed=seed, p_missing=0.3), seed=seed + 10)
+    got = _flat(mt.per_example_gradients(tr.critic_x, tr.critic_m, *args, gp_weight=10.0))
+    want = _reference_gradients(tr, *args, lam=10.0)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_joint_clipping_bounds_every_record_and_keeps_small_ones():
+    enc, tr = _trainer(3)
+    args = _batch(tr, enc, _frame(40, seed=3), seed=4)
+    grads = mt.per_example_gradients(tr.critic_x, tr.critic_m, *args, gp_weight=10.0)
+    raw = _flat(grads)
+    norms = raw.norm(dim=1)
+    clip = float(norms.median())  # half the records above, half below
+    clipped, reported = mt.clip_jointly(grads, clip)
+    after = _flat(clipped)
+    torch.testing.assert_close(reported, norms)
+    assert (after.norm(dim=1) <= clip).all()
+    big = norms > clip
+    assert big.any() and (~big).any()
+    torch.testing.assert_close(after[~big], raw[~big])
+    # Clipped records keep their direction and lie on the sphere of radius C (jointly over both critics).
+    torch.testing.assert_close(after[big].norm(dim=1), torch.full((int(big.sum()),), clip), rtol=1e-5, atol=0)
+    cos = (after[big] * raw[big]).sum(1) / (after[big].norm(dim=1) * norms[big])
+    torch.testing.assert_close(cos, torch.ones_like(cos))
+    # The mask critic's part is clipped by the joint factor, not on its own.
+    n_x = sum(p.numel() for p in tr.critic_x.parameters())
+    ratio = after[big, n_x:].norm(dim=1) / raw[big, n_x:].norm(dim=1)
+    torch.testing.assert_close(ratio, clip * (1 - 2.0**-20) / norms[big], rtol=1e-4, atol=0)
+
+
+def test_poisson_batches_are_binomial_and_uniform_over_records():
+    gen = np.random.default_rng(5)
+    n, q, draws = 400, 0.05, 6000
+    counts = np.zeros(n)
+    sizes = np.empty(draws, dtype=int)
+    for t in range(draws):
+        idx = mt.poisson_batch(gen, n, q)
+        sizes[t] = len(idx)
+        counts[idx] += 1
+    # Batch sizes against Binomial(n, q): chi-square over the central values, tails pooled.
+    lo, hi = 10, 30
+    obs = [np.sum(sizes < lo), *[np.sum(sizes == k) for k in range(lo, hi)], np.sum(sizes >= hi)]
+    b = stats.binom(n, q)
+    exp = np.array([b.cdf(lo - 1), *[b.pmf(k) for k in range(lo, hi)], b.sf(hi - 1)]) * draws
+    assert stats.chisquare(obs, exp).pvalue > 1e-3
+    # Every record is included with probability q.
+    assert stats.chisquare(counts).pvalue > 1e-3
+    assert counts.mean() / draws == pytest.approx(q, rel=0.02)
+
+
+def _noisy_projection(s_d, s_dp, std, reps, seed):
+    gen = torch.Generator().manual_seed(seed)
+    diff = torch.cat([(s_dp[k] - s_d[k]).reshape(-1) for k in s_d])
+    e = diff / diff.norm()
+
+    def project(s):
+        rep = {k: v.expand(reps, *v.shape).clone() for k, v in s.items()}
+        noisy = mt.add_noise(rep, std=std, generator=gen)
+        flat = torch.cat([(noisy[k] - s_d[k]).reshape(reps, -1) for k in s_d], dim=1)
+        return (flat @ e).numpy().astype(np.float64)
+
+    return project(s_d), project(s_dp), float(diff.norm())
+
+
+def _mu_lower_bound(y0, y1):
+    """4-SE lower bound on the Gaussian-DP parameter μ = |mean shift| / std of two samples."""
+    s = np.sqrt((y0.var() + y1.var()) / 2)
+    se = np.sqrt(y0.var() / len(y0) + y1.var() / len(y1))
+    return (abs(y1.mean() - y0.mean()) - 4 * se) / s
+
+
+def test_empirical_privacy_of_one_critic_step_on_worst_case_neighbours():
+    """D' = D + an outlier record whose gradient is far above C; the released noisy sum is
+    μ-GDP with μ = 1/σ (sensitivity C, std σC). The negative control skips the clipping."""
+    enc, tr = _trainer(7)
+    df = _frame(20, seed=7)
+    outlier = pd.DataFrame({"AGE": [99.0], "SEX": [2.0], "RACE": ["c"], "WAGE": [5000.0]})
+    args = _batch(tr, enc, pd.concat([df, outlier], ignore_index=True), seed=8)
+    grads = mt.per_example_gradients(tr.critic_x, tr.critic_m, *args, gp_weight=10.0)
+    clip, sigma = 0.05, 1.0
+    assert float(_flat(grads)[-1].norm()) > 5 * clip
+    clipped, _ = mt.clip_jointly(grads, clip)
+    merged = [{**{f"x.{k}": v for k, v in clipped[0].items()}, **{f"m.{k}": v for k, v in clipped[1].items()}}]
+    s_d = {k: v[:-1].sum(0) for k, v in merged[0].items()}
+    s_dp = {k: v.sum(0) for k, v in merged[0].items()}
+    y0, y1, dist = _noisy_projection(s_d, s_dp, sigma * clip, 40_000, seed=9)
+    assert dist <= clip
+    mu = _mu_lower_bound(y0, y1)
+    assert mu <= 1 / sigma
+    # Negative control: without clipping the outlier moves the sum by its full norm; caught.
+    raw = [{**{f"x.{k}": v for k, v in grads[0].items()}, **{f"m.{k}": v for k, v in grads[1].items()}}]
+    r_d = {k: v[:-1].sum(0) for k, v in raw[0].items()}
+    r_dp = {k: v.sum(0) for k, v in raw[0].items()}
+    z0, z1, _ = _noisy_projection(r_d, r_dp, sigma * clip, 40_000, seed=10)
+    assert _mu_lower_bound(z0, z1) > 1 / sigma
+
+
+def _small_gan(**kw):
+    params = dict(epsilon=3.0, delta=1e-5, epochs=2, batch_size=32, n_rows=600, hidden=16, latent_dim=8, rng=0)
+    params.update(kw)
+    return DPMisGAN(ATTRS, **params)
+
+
+def test_accountant_epsilon_equals_rdp_epsilon_of_the_run():
+    df = _frame(600, seed=1)
+    acc = BudgetAccountant(3.0, 1e-5)
+    gan = _small_gan().fit(df, accountant=acc)
+    want = rdp_epsilon(q=gan.sampling_rate_, sigma=gan.noise_multiplier_, steps=gan.steps_, delta=1e-5).epsilon
+    assert gan.steps_ == 2 * (600 // 32) and gan.sampling_rate_ == 32 / 600
+    assert acc.spent()[0] == pytest.approx(want, rel=1e-12) and gan.epsilon_ == pytest.approx(want, rel=1e-12)
+    assert want <= 3.0
+    assert [e.kind for e in acc.ledger] == ["rdp"]
+    # Poisson batch sizes of the run (curator only): mean q·n.
+    sizes = gan.curator_.values["batch_sizes"]
+    assert len(sizes) == gan.steps_
+    assert abs(sizes.mean() - 32) < 4 * math.sqrt(32 * (1 - 32 / 600) / len(sizes))
+
+
+def test_budget_is_refused_before_the_data_are_read():
+    bad = _frame(600, seed=1)
+    bad.loc[0, "AGE"] = 500  # would fail encoding, which comes after the budget check
+    acc = BudgetAccountant(1.0, 1e-5)
+    with pytest.raises(BudgetExceededError):
+        _small_gan().fit(bad, accountant=acc)
+    assert acc.spent() == (0.0, 0.0) and not acc.ledger
+
+
+def test_seeded_runs_are_reproducible_and_inputs_untouched():
+    df = _frame(600, seed=2)
+    before = df.copy()
+    a = _small_gan(rng=11).fit(df)
+    b = _small_gan(rng=11).fit(df)
+    c = _small_gan(rng=12).fit(df)
+    pd.testing.assert_frame_equal(df, before)
+    sa, sb, sc = a.sample(200, rng=3), b.sample(200, rng=3), c.sample(200, rng=3)
+    pd.testing.assert_frame_equal(sa, sb)
+    assert not sa.equals(sc)
+    np.testing.assert_array_equal(a.curator_.values["batch_sizes"], b.curator_.values["batch_sizes"])
+    for p, r in zip(a.data_generator_.parameters(), b.data_generator_.parameters()):
+        assert torch.equal(p, r)
+    # Domain-valid rows in declared order; gaps only when asked.
+    assert list(sa.columns) == [x.name for x in ATTRS] and not sa.isna().any().any()
+    assert sa["AGE"].between(0, 99).all() and sa["WAGE"].between(0, 5000).all()
+    assert set(sa["SEX"]) <= {1, 2} and set(sa["RACE"]) <= {"a", "b", "c"}
+    assert a.sample(500, rng=4, missing=True).isna().any().any()
+
+
+def test_warnings_paper_mode_and_unfitted():
+    df = _frame(600, seed=2)
+    with pytest.warns(PrivacyLeakWarning, match="n_rows is None"):
+        gan = _small_gan(n_rows=None).fit(df)
+    assert gan.sampling_rate_ == 32 / 600
+    with pytest.warns(PrivacyLeakWarning, match="NOT"):
+        paper = _small_gan(accounting="paper").fit(df)
+    assert paper.epsilon_ > 3.0
+    with pytest.raises(RuntimeError, match="not fitted"):
+        _small_gan().sample(3)
+
+
+def test_training_learns_a_skewed_marginal_and_its_missingness():
+    """With a large ε the GAN must move from its initial state to the data's law: a binary
+    attribute that is 1 in 90% of rows, observed in 70%."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    a = np.where(rng.random(n) < 0.9, 1.0, 0.0)
+    a[rng.random(n) < 0.3] = np.nan
+    df = pd.DataFrame({"A": a})
+    gan = DPMisGAN([Categorical("A", [0, 1])], epsilon=1e4, delta=1e-5, epochs=15, batch_size=64, n_critic=1,
+                   hidden=32, latent_dim=8, lr=1e-3, n_rows=n, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gan.fit(df)
+    s = gan.sample(4000, rng=2, missing=True)
+    assert s["A"].isna().mean() == pytest.approx(0.3, abs=0.1)
+    assert (s["A"].dropna() == 1).mean() == pytest.approx(0.9, abs=0.08)
