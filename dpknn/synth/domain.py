@@ -42,6 +42,15 @@ def _check_attributes(attributes):
     return attrs
 
 
+def check_frame(df, names):
+    """Raise unless ``df`` is a DataFrame holding every attribute column in ``names``."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"X must be a pandas DataFrame, got {type(df).__name__}.")
+    absent = [n for n in names if n not in df.columns]
+    if absent:
+        raise ValueError(f"X lacks the attribute columns {absent}.")
+
+
 @dataclass(frozen=True)
 class Discretization:
     """The public codes of a list of attributes.
@@ -88,11 +97,7 @@ class Discretization:
         Raises :class:`~dpknn.exceptions.DomainError` for a value outside its declared domain and
         ``ValueError`` for an absent column. ``df`` is not modified.
         """
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"X must be a pandas DataFrame, got {type(df).__name__}.")
-        absent = [n for n in self.names if n not in df.columns]
-        if absent:
-            raise ValueError(f"X lacks the attribute columns {absent}.")
+        check_frame(df, self.names)
         if max(self.sizes) >= 2**15 - 1:
             raise ValueError(f"an attribute has {max(self.sizes)} codes; at most 32766 are supported.")
         out = np.empty((len(self.attributes), len(df)), dtype=np.int16)

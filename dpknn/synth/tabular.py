@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..schema import Categorical, Ordinal
-from .domain import _check_attributes
+from .domain import _check_attributes, check_frame
 
 __all__ = ["TabularEncoding"]
 
@@ -79,11 +79,7 @@ class TabularEncoding:
         Raises :class:`~dpknn.exceptions.DomainError` for a value outside its declared domain and
         ``ValueError`` for an absent column. ``df`` is not modified.
         """
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"X must be a pandas DataFrame, got {type(df).__name__}.")
-        absent = [n for n in self.names if n not in df.columns]
-        if absent:
-            raise ValueError(f"X lacks the attribute columns {absent}.")
+        check_frame(df, self.names)
         n = len(df)
         x = np.zeros((n, self.n_columns), dtype=np.float32)
         m = np.zeros((n, len(self.attributes)), dtype=np.float32)
