@@ -59,7 +59,7 @@ def test_default_delta_and_validation():
             DPMisGAN(ATTRS, **params).privacy_parameters(1000)
 
 
-def test_importing_dpknn_synth_never_needs_torch():
+def test_importing_dpknn_synth_never_needs_torch(tmp_path):
     code = ("import sys, importlib.abc\n"
             "class Block(importlib.abc.MetaPathFinder):\n"
             "    def find_spec(self, name, path, target=None):\n"
@@ -76,8 +76,10 @@ def test_importing_dpknn_synth_never_needs_torch():
             "    g.fit(pd.DataFrame({'A': [0, 1] * 50}))\n"
             "except ImportError as e:\n"
             "    print('IMPORTERROR', e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "IMPORTERROR" in out and "pip install torch==2.13.0" in out
+    # From an empty folder: in a clone, "-c" would import the unbuilt source tree instead of the install.
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "IMPORTERROR" in res.stdout and "pip install torch==2.13.0" in res.stdout
 
 
 # --- with torch ---------------------------------------------------------------------------------
