@@ -281,18 +281,19 @@ def _cmd_synth(args):
                 "--batch-size": args.batch_size, "--gaps": args.gaps or None}
     if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
         raise CLIError(f"{', '.join(k for k, v in gan_only.items() if v is not None)} apply to --method dpmisgan only.")
+    if args.method in ("dpmisgan", "columnwise") and (args.max_rows is not None or args.degree != 2):
+        raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
+    sample_options = {}
     if args.method == "dpmisgan":
-        if args.max_rows is not None or args.degree != 2:
-            raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
         if args.input_rows is None:
             raise CLIError("--method dpmisgan needs --input-rows, the public number of input rows that sets the "
                            "sampling rate batch/rows and the step count (derived from the data they would reveal n).")
-        model = DPMisGAN(attrs, epsilon=args.epsilon, delta=args.delta, epochs=args.epochs or 20,
-                         batch_size=args.batch_size or 64, n_rows=args.input_rows, progress=args.progress,
-                         rng=args.seed)
+        # Only the options given: the estimator's defaults hold otherwise, and it validates what was given.
+        given = {k: v for k, v in (("epochs", args.epochs), ("batch_size", args.batch_size)) if v is not None}
+        model = DPMisGAN(attrs, epsilon=args.epsilon, delta=args.delta, n_rows=args.input_rows,
+                         progress=args.progress, rng=args.seed, **given)
+        sample_options["missing"] = args.gaps
     elif args.method == "columnwise":
-        if args.max_rows is not None or args.degree != 2:
-            raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=args.bins, progress=args.progress,
                                       rng=args.seed)
     else:
@@ -300,24 +301,20 @@ def _cmd_synth(args):
                           max_rows=args.max_rows, progress=args.progress, rng=args.seed)
     df = read_table(args.input)
     model.fit(df)
-    seed = None if args.seed is None else args.seed + 1
-    out = model.sample(args.rows, rng=seed, missing=args.gaps) if args.method == "dpmisgan" else \
-        model.sample(args.rows, rng=seed)
+    out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1, **sample_options)
     public = {"method": args.method, "description": what, "epsilon": model.epsilon_, "delta": model.delta_,
               "neighbours": "add/remove one record", "rows": args.rows, "attributes": [a.to_dict() for a in attrs]}
-    if args.method != "dpmisgan":
-        public["bins"] = args.bins
     if args.method == "dpmisgan":
         public.update(input_rows=args.input_rows, input_rows_is="public input", epochs=model.epochs,
                       batch_size=model.batch_size, clip=model.clip, sampling_rate=model.sampling_rate_,
                       critic_steps=model.steps_, noise_multiplier=model.noise_multiplier_, gaps=args.gaps,
                       accounting="RDP of the sampled Gaussian mechanism, improved conversion")
     elif args.method == "columnwise":
-        public["order"] = list(model.order_)
+        public.update(bins=args.bins, order=list(model.order_))
         if model.noisy_missing_counts_ is not None:
             public["noisy_missing_counts"] = model.noisy_missing_counts_
     else:
-        public.update(degree=args.degree, network=[[c, list(p)] for c, p in model.network_],
+        public.update(bins=args.bins, degree=args.degree, network=[[c, list(p)] for c, p in model.network_],
                       max_rows=model.max_rows_,
                       max_rows_is=("public input" if args.max_rows is not None else "released (noisy count + margin)"))
     write_files([(args.output, table_writer(out, args.output)),

@@ -59,13 +59,13 @@ def check_positive_int(value, name, *, minimum=1):
     return int(value)
 
 
-def check_positive_real(value, name):
-    """Return ``value`` as float if it is a finite real number > 0, else raise naming ``name``."""
+def check_positive_real(value, name, *, allow_zero=False):
+    """``value`` as float if it is a finite real > 0 (>= 0 with ``allow_zero``); else raise naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}.")
     value = float(value)
-    if not (value > 0 and np.isfinite(value)):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+    if not ((value >= 0 if allow_zero else value > 0) and np.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, got {value!r}.")
     return value
 
 

@@ -317,6 +317,8 @@ def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
               "--method", "dpmisgan", "--seed", "1"]
     res = run(*common, "--output", "out.csv", cwd=tmp_path)
     assert res.returncode == 2 and "--input-rows" in res.stderr and not (tmp_path / "out.csv").exists()
+    res = run(*common, "--output", "out.csv", "--input-rows", "1000", "--epochs", "0", cwd=tmp_path)
+    assert res.returncode == 2 and "epochs" in res.stderr and not (tmp_path / "out.csv").exists()
     res = run(*common, "--output", "out.csv", "--input-rows", "1000", "--epochs", "1", "--batch-size", "50",
               "--gaps", cwd=tmp_path)
     assert res.returncode == 0, res.stderr

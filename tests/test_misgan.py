@@ -253,6 +253,11 @@ def test_budget_is_refused_before_the_data_are_read():
     with pytest.raises(BudgetExceededError):
         _small_gan().fit(bad, accountant=acc)
     assert acc.spent() == (0.0, 0.0) and not acc.ledger
+    # An empty table is refused before anything is charged.
+    acc = BudgetAccountant(3.0, 1e-5)
+    with pytest.raises(ValueError, match="no rows"):
+        _small_gan().fit(_frame(0), accountant=acc)
+    assert not acc.ledger
 
 
 def test_seeded_runs_are_reproducible_and_inputs_untouched():

@@ -35,3 +35,8 @@ def test_positive_int_and_finite_real():
         check_positive_real(0, "eps")
     with pytest.raises(TypeError, match="eps must be a real number"):
         check_positive_real("1", "eps")
+    assert check_positive_real(0, "w", allow_zero=True) == 0.0
+    with pytest.raises(ValueError, match="w must be a finite number >= 0, got -0.1"):
+        check_positive_real(-0.1, "w", allow_zero=True)
+    with pytest.raises(ValueError, match="w must be a finite number >= 0"):
+        check_positive_real(float("nan"), "w", allow_zero=True)

@@ -170,12 +170,9 @@ class Trainer:
     def clipped_gradient_sum(self, x, m, clip):
         """Σ_i clip(∇ℓ_i) over the records (x, m) of a batch, and their gradient norms before clipping."""
         b = x.shape[0]
-        params_x = dict(self.critic_x.named_parameters())
-        params_m = dict(self.critic_m.named_parameters())
-        zeros = ({k: torch.zeros_like(v) for k, v in params_x.items()},
-                 {k: torch.zeros_like(v) for k, v in params_m.items()})
         if b == 0:
-            return zeros, torch.zeros(0)
+            return tuple({k: torch.zeros_like(v) for k, v in c.named_parameters()}
+                         for c in (self.critic_x, self.critic_m)), torch.zeros(0)
         with torch.no_grad():
             fake_in, fake_m = self.fakes(b)
         u = torch.rand((b, 2), generator=self.gen)

@@ -64,7 +64,6 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -211,9 +210,7 @@ class DPMisGAN(BaseEstimator):
             check_positive_int(getattr(self, name), name)
         for name in ("clip", "gp_weight", "lr"):
             check_positive_real(getattr(self, name), name)
-        if (isinstance(self.mask_weight, bool) or not isinstance(self.mask_weight, numbers.Real)
-                or not (self.mask_weight >= 0 and math.isfinite(self.mask_weight))):
-            raise ValueError(f"mask_weight must be a finite number >= 0, got {self.mask_weight!r}.")
+        check_positive_real(self.mask_weight, "mask_weight", allow_zero=True)
         if self.accounting not in ACCOUNTING:
             raise ValueError(f"accounting must be one of {ACCOUNTING}, got {self.accounting!r}.")
         if self.n_rows is not None:
@@ -225,6 +222,9 @@ class DPMisGAN(BaseEstimator):
     def privacy_parameters(self, n):
         """(q, T, σ, δ, ε of the run) for ``n`` rows: what :meth:`fit` uses, without the data."""
         _, eps = self._validate()
+        return self._privacy(n, eps)
+
+    def _privacy(self, n, eps):
         n = check_positive_int(n, "n")
         B = int(self.batch_size)
         if B > n:
@@ -250,7 +250,7 @@ class DPMisGAN(BaseEstimator):
             Charged T sampled-Gaussian steps (q, σ) in its RDP part before the data are read;
             refused, with nothing trained, when they do not fit.
         """
-        enc, _ = self._validate()
+        enc, eps = self._validate()
         mt = _torch()
         import torch
 
@@ -261,7 +261,9 @@ class DPMisGAN(BaseEstimator):
                           "curator. Pass a public n_rows to make them public.", PrivacyLeakWarning, stacklevel=2)
         else:
             n = int(self.n_rows)
-        q, steps, sigma, delta, run_eps = self.privacy_parameters(n)
+        if len(X) == 0:
+            raise ValueError("X has no rows.")
+        q, steps, sigma, delta, run_eps = self._privacy(n, eps)
         if self.accounting == "paper":
             warnings.warn(f"DPMisGAN(accounting='paper'): sigma={sigma:.4g} comes from the paper's Theorem 4.7, which "
                           f"is not a valid bound; this run is NOT ({float(self.epsilon):g}, {delta:g})-DP. Its valid "
@@ -270,8 +272,6 @@ class DPMisGAN(BaseEstimator):
             accountant.spend_sgm(q=q, sigma=sigma, steps=steps, label=f"DPMisGAN({steps} critic steps)")
 
         x, m = enc.encode(X)
-        if x.shape[0] == 0:
-            raise ValueError("X has no rows.")
         src = as_source(self.rng)
         # The Poisson sampling and the torch noise run on generators seeded from the source (the OS
         # CSPRNG by default): per-record Bernoulli draws one by one from secrets would dominate the run.
@@ -282,7 +282,7 @@ class DPMisGAN(BaseEstimator):
                              gp_weight=float(self.gp_weight), mask_weight=float(self.mask_weight), generator=gen)
         logger.info("DP-MisGAN: %d rows, %d columns, q=%.4g, %d critic steps, sigma=%.4f, epsilon=%.4g, delta=%.3g",
                     x.shape[0], x.shape[1], q, steps, sigma, run_eps, delta)
-        diag = mt.train(trainer, x, m, q=q, steps=steps, steps_per_epoch=max(n // B, 1),
+        diag = mt.train(trainer, x, m, q=q, steps=steps, steps_per_epoch=n // B,
                         n_critic=int(self.n_critic), clip=float(self.clip), sigma=sigma, expected_batch=B,
                         np_gen=np_gen, progress=self.progress)
 
