@@ -12,12 +12,15 @@ from . import _core  # noqa: F401  (fails early with build instructions when not
 from .accounting import BudgetAccountant
 from .exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning, WorkLimitError
 from .imputation import KNNImputer, L1Case
+from .kmeans import DPKMeans
 from .mechanisms import CuratorDiagnostics, Gaussian, Geometric, Laplace, Release, SmoothCauchy
 from .queries import PrivateImputation, estimate_size
+from .randomized_response import RandomizedResponse
 from .randomness import RandomSource
 from .report import CuratorReport, curator_report
 from .rwn import RWN
 from .schema import Categorical, Continuous, EncodedData, Ordinal, Schema
+from .selection import ExponentialMechanism, PermuteAndFlip
 from .validation import check_rng
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
@@ -32,17 +35,21 @@ __all__ = [
     "Continuous",
     "CuratorDiagnostics",
     "CuratorReport",
+    "DPKMeans",
     "DomainError",
     "EncodedData",
+    "ExponentialMechanism",
     "Gaussian",
     "Geometric",
     "KNNImputer",
     "L1Case",
     "Laplace",
     "Ordinal",
+    "PermuteAndFlip",
     "PrivacyLeakWarning",
     "PrivateImputation",
     "RandomSource",
+    "RandomizedResponse",
     "Release",
     "Schema",
     "SmoothCauchy",

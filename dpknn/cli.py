@@ -324,6 +324,29 @@ def _cmd_synth(args):
     return 0
 
 
+def _cmd_evaluate(args):
+    from .evaluation import FIGURES, evaluate
+    from .synth.domain import read_attributes
+
+    names = ("evaluation.md", "evaluation.json", *FIGURES.values())
+    check_outputs([args.out / n for n in names], [args.real, args.released, args.attributes])
+    attrs = read_attributes(args.attributes)
+    keys = None if args.keys is None else [k.strip() for k in args.keys.split(",") if k.strip()]
+    real, released = read_table(args.real), read_table(args.released)
+    report = evaluate(real, released, attrs, label=args.label, same_order=args.same_order,
+                      regressions=args.regression or (), keys=keys,
+                      target=args.target, bins=args.bins, max_rows=args.max_rows, rng=args.seed)
+    # A figure a measure did not produce this time must not survive from an earlier run.
+    for name in FIGURES.values():
+        stale = args.out / name
+        if stale.exists() and name not in dict(report.figures()):
+            stale.unlink()
+    written = report.write(args.out)
+    print(f"evaluated {len(released)} released rows against {len(real)} real rows; wrote "
+          f"{', '.join(p.name for p in written)} to {args.out} (CONFIDENTIAL: computed from the real data)")
+    return 0
+
+
 def _sidecar(path):
     return Path(str(path) + ".json")
 
@@ -596,6 +619,34 @@ def build_parser():
     p.add_argument("--progress", action="store_true", help="show progress")
     _add_seed(p)
     p.set_defaults(func=_cmd_synth)
+
+    p = sub.add_parser("evaluate", help="utility and disclosure risk of a released table against the real one",
+                       description="Compare a released table (RWN output, imputed or synthetic data) with the real "
+                                   "one: marginals, correlations, pMSE, regressions (CI overlap), and disclosure "
+                                   "risk (closest records, linkage, attribution, uniques). The report is computed "
+                                   "from the real data: it is confidential, not a release.")
+    p.add_argument("--real", type=Path, required=True, help="the real table (.csv or .parquet)")
+    p.add_argument("--released", type=Path, required=True, help="the released table (.csv or .parquet)")
+    p.add_argument("--attributes", type=Path, required=True,
+                   help="TOML file of the public attributes (as for synth; a schema file also works)")
+    p.add_argument("--out", type=Path, required=True, help="folder for evaluation.md, evaluation.json and PNGs")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--label", default=None,
+                       help="column of record labels in both tables; record-level releases are then tested for "
+                            "linkage")
+    which.add_argument("--same-order", action="store_true",
+                       help="the released rows are the real records in the same order (dpknn rwn and dpknn impute "
+                            "output): test linkage by row position")
+    p.add_argument("--regression", action="append", default=None, metavar="'Y ~ X1 + X2'",
+                   help="a regression to compare (repeatable); logit for a two-category response, else OLS")
+    p.add_argument("--keys", default=None, help="comma-separated quasi-identifiers (default: every attribute but "
+                                                "--target)")
+    p.add_argument("--target", default=None, help="sensitive attribute for the correct attribution probability")
+    p.add_argument("--bins", type=int, default=10, help="public bins of wide numeric attributes (default 10)")
+    p.add_argument("--max-rows", type=int, default=100_000,
+                   help="rows of each table the pMSE fits use at most (uniform sample; default 100000)")
+    _add_seed(p)
+    p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("schema", help="draft a schema from a data file (domains read from the data: NOT public)",
                        description="Draft a TOML schema from a table: columns with missing values become imputed "

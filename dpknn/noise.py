@@ -125,13 +125,16 @@ class _LazyUniform:
         return Fraction(self.a, 1 << self.k), Fraction(self.a + 1, 1 << self.k)
 
 
-def _bernoulli_real(bounds, src):
+def _bernoulli_real(bounds, src, *, head=None):
     """Bernoulli(p) for a real p given by ``bounds(prec) -> (lo, hi)``, lo <= p <= hi.
 
     The uniform is drawn lazily and compared with ever tighter bounds; the answer is exact
-    (the undecided event has probability 0, so this ends with probability 1).
+    (the undecided event has probability 0, so this ends with probability 1). ``head``, a pair
+    (a, k), continues a uniform whose first k bits a were already drawn (and did not decide).
     """
     u = _LazyUniform(src)
+    if head is not None:
+        u.a, u.k = head
     while True:
         u.refine()
         lo, hi = bounds(u.k)

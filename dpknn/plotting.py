@@ -8,7 +8,8 @@ import math
 import numpy as np
 
 __all__ = ["amplification_figure", "census_boxplots", "closest_distances_figure", "correlation_figure",
-           "demo_figure", "donee_count_figure", "imputed_observed_figure", "planned_errors_figure"]
+           "demo_figure", "donee_count_figure", "evaluation_risk_figure", "imputed_observed_figure",
+           "marginals_figure", "planned_errors_figure", "regression_intervals_figure"]
 
 _COLORS = {"smooth": "#1b9e77", "ignore_missing": "#d95f02", "global": "#7570b3"}
 
@@ -159,29 +160,32 @@ def _annotated_heatmap(ax, values, names, *, limit, fmt):
     return im
 
 
-def correlation_figure(change, *, path=None, title=None):
+def correlation_figure(change, *, names=("before", "after"), path=None, title=None):
     """Correlations before and after perturbation, and their difference, as heatmaps.
 
     Parameters
     ----------
     change : dict
-        The result of :func:`dpknn.metrics.correlation_change`.
+        The result of :func:`dpknn.metrics.correlation_change` (keys ``before``, ``after``,
+        ``difference``).
+    names : (str, str)
+        What the two tables are called in the panel titles.
 
     The two correlation panels share the scale [-1, 1]; the difference panel has its own
     diverging scale centred on 0 and reaching the largest absolute difference, so that a shift
     of 0.14 is not drawn as white. Every cell shows its number (up to 20 columns).
     """
     plt = _pyplot()
-    names = list(change["before"].columns)
+    columns = list(change["before"].columns)
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.4))
-    for ax, key in zip(axes[:2], ("before", "after")):
-        im = _annotated_heatmap(ax, change[key].to_numpy(), names, limit=1.0, fmt=".2f")
-        ax.set_title(f"correlation {key}", fontsize=9)
+    for ax, key, name in zip(axes[:2], ("before", "after"), names):
+        im = _annotated_heatmap(ax, change[key].to_numpy(), columns, limit=1.0, fmt=".2f")
+        ax.set_title(f"correlation {name}", fontsize=9)
     fig.colorbar(im, ax=axes[:2], shrink=0.8)
     diff = change["difference"].to_numpy()
-    largest = float(np.nanmax(np.abs(diff))) if diff.size else 0.0
-    im = _annotated_heatmap(axes[2], diff, names, limit=largest if largest > 0 else 1.0, fmt="+.2f")
-    axes[2].set_title(f"difference (after - before), scale ±{largest:.2g}", fontsize=9)
+    largest = float(np.nanmax(np.abs(diff))) if np.isfinite(diff).any() else 0.0
+    im = _annotated_heatmap(axes[2], diff, columns, limit=largest if largest > 0 else 1.0, fmt="+.2f")
+    axes[2].set_title(f"difference ({names[1]} - {names[0]}), scale ±{largest:.2g}", fontsize=9)
     fig.colorbar(im, ax=axes[2], shrink=0.8)
     if title:
         fig.suptitle(title, fontsize=10)
@@ -328,4 +332,104 @@ def planned_errors_figure(planned, *, path=None, title=None):
     ax.grid(alpha=0.3, axis="x")
     if title:
         ax.set_title(title, fontsize=9)
+    return _saved(fig, path)
+
+
+def marginals_figure(marginals, *, path=None, title=None):
+    """Bar charts of each attribute's shares on its public bins, real beside released.
+
+    ``marginals`` maps attribute names to DataFrames with columns ``real`` and ``released``
+    indexed by bin (as :attr:`dpknn.evaluation.EvaluationReport.marginals`).
+    """
+    plt = _pyplot()
+    names = list(marginals)
+    cols = min(3, len(names))
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.2 * rows), squeeze=False)
+    for ax, name in zip(axes.flat, names):
+        t = marginals[name]
+        pos = np.arange(len(t))
+        ax.bar(pos - 0.2, t["real"], width=0.4, color="#1b9e77", label="real")
+        ax.bar(pos + 0.2, t["released"], width=0.4, color="#d95f02", label="released")
+        tvd = 0.5 * float(np.abs(t["real"] - t["released"]).sum())
+        ax.set_title(f"{name} (TVD {tvd:.3f})", fontsize=9)
+        ax.set_xticks(pos, [str(i) for i in t.index], rotation=60, fontsize=6, ha="right")
+        ax.set_ylabel("share of rows", fontsize=8)
+    for ax in list(axes.flat)[len(names):]:
+        ax.set_visible(False)
+    axes[0][0].legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return _saved(fig, path)
+
+
+def regression_intervals_figure(comparisons, *, path=None, title=None):
+    """Coefficient intervals of the released data on the real data's scale, one panel per model.
+
+    ``comparisons`` is a list of :class:`dpknn.metrics.RegressionComparison`. Each coefficient
+    is drawn as (β − β̂_real) / SE_real, so the real interval is ±z around 0 for every
+    coefficient and the released one shows its shift (the standardised difference) and width;
+    the labels give the CI overlap.
+    """
+    plt = _pyplot()
+    height = 1.6 + 0.45 * max(len(c.table) for c in comparisons)
+    fig, axes = plt.subplots(1, len(comparisons), figsize=(max(7.0, 6 * len(comparisons)), height), squeeze=False)
+    for ax, comp in zip(axes[0], comparisons):
+        t = comp.table
+        pos = np.arange(len(t))[::-1]
+        centre, scale = t["coef_real"], t["se_real"]
+        for off, which, color in ((0.15, "real", "#1b9e77"), (-0.15, "released", "#d95f02")):
+            mid = (t[f"coef_{which}"] - centre) / scale
+            lo = (t[f"lower_{which}"] - centre) / scale
+            hi = (t[f"upper_{which}"] - centre) / scale
+            ax.errorbar(mid, pos + off, xerr=[mid - lo, hi - mid], fmt="o", ms=3, color=color, label=which, capsize=2)
+        ax.set_yticks(pos, [f"{i} (overlap {v:.2f})" for i, v in zip(t.index, t["ci_overlap"])], fontsize=7)
+        ax.axvline(0, color="grey", lw=0.5)
+        ax.set_xlabel("(coefficient − real estimate) / real standard error", fontsize=8)
+        ax.set_title(f"{comp.formula} ({comp.family}, {100 * comp.level:.0f}% intervals)", fontsize=9)
+        ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    return _saved(fig, path)
+
+
+def evaluation_risk_figure(report, *, path=None, title=None):
+    """The distributions behind the report's risk measures.
+
+    Panels: distance to the closest real record (released rows against real rows' own nearest
+    neighbours), and, when measured, the per-record linkage probability and the correct
+    attribution probability.
+    """
+    plt = _pyplot()
+    panels = 1 + (report.linkage is not None) + (report.attribution is not None)
+    fig, axes = plt.subplots(1, panels, figsize=(4.8 * panels, 3.8), squeeze=False)
+    ax = axes[0][0]
+    c = report.closest
+    hi = float(np.nanquantile(np.r_[c.released, c.original], 0.99)) or 1.0
+    bins = np.linspace(0, hi, 40)
+    ax.hist(np.clip(c.original, 0, hi), bins=bins, alpha=0.5, density=True, color="#1b9e77",
+            label="real → nearest other real")
+    ax.hist(np.clip(c.released, 0, hi), bins=bins, alpha=0.5, density=True, color="#d95f02",
+            label="released → nearest real")
+    ax.set_xlabel("distance (standardised units, clipped at the 99th percentile)", fontsize=8)
+    ax.set_title("distance to the closest record", fontsize=9)
+    ax.legend(fontsize=7)
+    k = 1
+    if report.linkage is not None:
+        ax = axes[0][k]
+        k += 1
+        ax.hist(report.linkage.probabilities, bins=np.linspace(0, 1, 21), color="#7570b3")
+        ax.set_yscale("log")
+        ax.set_xlabel("P(intruder links the released row to its source)", fontsize=8)
+        ax.set_title(f"linkage: mean {report.linkage.rate:.3f}, chance {report.linkage.chance:.1g}", fontsize=9)
+    if report.attribution is not None:
+        ax = axes[0][k]
+        a = report.attribution
+        ax.hist(a.probabilities.dropna(), bins=np.linspace(0, 1, 21), color="#e7298a")
+        ax.axvline(a.baseline, color="black", ls="--", lw=1, label=f"baseline {a.baseline:.2f}")
+        ax.set_xlabel(f"correct attribution probability of {report.target}", fontsize=8)
+        ax.set_title(f"attribution: mean {a.cap:.3f} on matched records", fontsize=9)
+        ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
     return _saved(fig, path)

@@ -68,6 +68,12 @@ class RandomSource:
             value = (value << 64) | self._word()
         return value >> (64 * words - k)
 
+    def words(self, n):
+        """``n`` uniform 64-bit words as a numpy uint64 array (for vectorised exact samplers)."""
+        if self._gen is None:
+            return np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64).copy()
+        return self._gen.integers(0, 2**64, size=n, dtype=np.uint64)
+
     def randbelow(self, n):
         """A uniform integer in [0, n), n >= 1 (rejection sampling: exact)."""
         if n <= 0:

@@ -1,8 +1,9 @@
-"""Private selection of a high-scoring candidate: permute-and-flip, sampled exactly.
+"""Private selection of a high-scoring candidate, sampled exactly: permute-and-flip and the
+exponential mechanism.
 
 PrivBayes chooses each attribute's parents by a private selection over candidate (attribute,
 parents) pairs scored by mutual information. The textbook tool is the exponential mechanism;
-dpknn uses **permute-and-flip** (McKenna & Sheldon 2020) instead, for two reasons:
+dpknn's synthesisers use **permute-and-flip** (McKenna & Sheldon 2020) instead, for two reasons:
 
 - it is ε-DP under the same condition (every score moves by at most Δ between neighbours) and
   its expected score is never worse than the exponential mechanism's (their Theorem 2);
@@ -10,18 +11,27 @@ dpknn uses **permute-and-flip** (McKenna & Sheldon 2020) instead, for two reason
   :mod:`dpknn.noise` samples exactly, so no floating-point normalisation of exp(·) weights can
   break the guarantee (Ilvento 2020 shows how a float exponential mechanism can).
 
-Candidates are visited in a uniformly random order; candidate r is accepted with probability
-exp(-ε (s* - s_r) / (2Δ)), s* the largest score, and the first accepted one is returned (the
-best one is always accepted, so the loop ends within one pass).
+Permute-and-flip visits the candidates in a uniformly random order; candidate r is accepted with
+probability exp(-ε (s* - s_r) / (2Δ)), s* the largest score, and the first accepted one is
+returned (the best one is always accepted, so the loop ends within one pass).
+
+:class:`ExponentialMechanism` is the course's Algorithm 1, P(r) ∝ exp(ε s_r / (2Δ)), sampled
+exactly by the same trials *with replacement*: draw a candidate uniformly, accept it with
+probability exp(-ε (s* - s_r) / (2Δ)), else draw again. A round accepts candidate r with
+probability exp(ε (s_r - s*) / (2Δ)) / R, so the accepted one has exactly the exponential
+mechanism's distribution; the expected number of rounds is R / Σ_r exp(ε (s_r - s*) / (2Δ)) ≤ R.
 
 References
 ----------
 .. [1] McKenna, Sheldon (2020). "Permute-and-flip: a new mechanism for differentially private
    selection", NeurIPS, Algorithm 1 and Theorems 1-2.
-.. [2] Ilvento (2020). "Implementing the exponential mechanism with base-2 differential
+.. [2] McSherry, Talwar (2007). "Mechanism design via differential privacy", FOCS, Theorem 6.
+.. [3] Dwork, Roth (2014). "The algorithmic foundations of differential privacy", Theorem 3.10.
+.. [4] Ilvento (2020). "Implementing the exponential mechanism with base-2 differential
    privacy", CCS.
-.. [3] Canonne, Kamath, Steinke (2020). "The discrete Gaussian for differential privacy",
+.. [5] Canonne, Kamath, Steinke (2020). "The discrete Gaussian for differential privacy",
    Algorithm 1 (Bernoulli(exp(-γ))).
+.. [6] Jiang (2025). Short course on data privacy (the exponential mechanism, Algorithm 1).
 """
 
 from __future__ import annotations
@@ -35,26 +45,12 @@ from .noise import _bernoulli_exp
 from .randomness import as_source
 from .validation import check_positive_real
 
-__all__ = ["PermuteAndFlip"]
+__all__ = ["ExponentialMechanism", "PermuteAndFlip"]
 
 
-class PermuteAndFlip:
-    """ε-DP choice of the index of a high score (permute-and-flip, exact sampler).
+class _ScoreSelection:
+    """Validation and acceptance probabilities shared by the two selection mechanisms."""
 
-    ε-DP under add/remove one record when each score changes by at most ``sensitivity`` between
-    neighbouring data sets (McKenna & Sheldon 2020, Theorem 1). The sensitivity must bound the
-    scores *as computed*: a caller computing scores in floating point adds a margin for their
-    rounding. The scores themselves are data and stay with the curator; the released value is
-    the chosen index only.
-
-    Parameters
-    ----------
-    epsilon : float
-    sensitivity : float
-        Δ, a public bound on how much any score moves between neighbours.
-    """
-
-    name = "permute_and_flip"
     delta = 0.0
 
     def __init__(self, *, epsilon, sensitivity):
@@ -78,6 +74,25 @@ class PermuteAndFlip:
             raise ValueError("scores must be finite.")
         return s
 
+
+class PermuteAndFlip(_ScoreSelection):
+    """ε-DP choice of the index of a high score (permute-and-flip, exact sampler).
+
+    ε-DP under add/remove one record when each score changes by at most ``sensitivity`` between
+    neighbouring data sets (McKenna & Sheldon 2020, Theorem 1). The sensitivity must bound the
+    scores *as computed*: a caller computing scores in floating point adds a margin for their
+    rounding. The scores themselves are data and stay with the curator; the released value is
+    the chosen index only.
+
+    Parameters
+    ----------
+    epsilon : float
+    sensitivity : float
+        Δ, a public bound on how much any score moves between neighbours.
+    """
+
+    name = "permute_and_flip"
+
     def select(self, scores, *, rng=None):
         """The index of the selected candidate.
 
@@ -100,3 +115,46 @@ class PermuteAndFlip:
             if _bernoulli_exp(self._rate * (best - Fraction(float(s[r]))), src):
                 return r
         raise AssertionError("unreachable: the best candidate is accepted with probability 1")  # pragma: no cover
+
+
+class ExponentialMechanism(_ScoreSelection):
+    """ε-DP choice of an index with P(r) ∝ exp(ε s_r / (2Δ)) (the exponential mechanism, exact sampler).
+
+    ε-DP under add/remove one record when each score changes by at most ``sensitivity`` between
+    neighbouring data sets (McSherry & Talwar 2007, Theorem 6; Dwork & Roth 2014, Theorem 3.10):
+    each weight moves by a factor e^{ε/2} at most, and so does their sum. As for
+    :class:`PermuteAndFlip`, ``sensitivity`` must bound the scores as computed, the scores stay
+    with the curator, and the released value is the index. Sampled by rejection with exact
+    Bernoulli(exp(-γ)) trials (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+    sensitivity : float
+        Δ, a public bound on how much any score moves between neighbours.
+    """
+
+    name = "exponential"
+
+    def probabilities(self, scores):
+        """P(r) = exp(ε s_r/(2Δ)) / Σ exp(ε s_r'/(2Δ)) as floats (for checks)."""
+        w = self.acceptance(scores)
+        return w / w.sum()
+
+    def select(self, scores, *, rng=None):
+        """The index of the selected candidate.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            One score per candidate (higher is better).
+        rng : numpy.random.Generator, int or None
+            None: the operating system's CSPRNG.
+        """
+        s = self._scores(scores)
+        src = as_source(rng)
+        best = Fraction(float(s.max()))
+        while True:
+            r = src.randbelow(s.size)
+            if _bernoulli_exp(self._rate * (best - Fraction(float(s[r]))), src):
+                return r

@@ -1,0 +1,104 @@
+"""CI overlap and standardised difference against the course's tables, and the regression
+comparison against independent fits (numpy least squares, scikit-learn's unpenalised logit)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpknn.metrics import ci_overlap, regression_comparison, standardized_difference
+
+
+def test_ci_overlap_hand_cases():
+    assert ci_overlap((0, 1), (0, 1)) == pytest.approx(1.0)
+    assert ci_overlap((0, 4), (1, 2)) == pytest.approx(0.5 * (1 / 4 + 1 / 1))   # nested
+    assert ci_overlap((0, 1), (2, 4)) == pytest.approx(0.5 * (-1 / 1 + -1 / 2))  # disjoint: negative
+    assert ci_overlap((0, 1), (1, 2)) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("orig, syn, overlap", [
+    # Jiang (2025), "Utility of synthetic datasets: predict work disability" (rounded to 3 places there)
+    ((0.071, 0.564), (0.065, 0.556), 0.986),     # Diffuse, risk-based DA-MI
+    ((0.071, 0.564), (-0.138, 0.33), 0.539),     # Diffuse, CART
+    ((-2.457, -0.138), (-2.449, -0.15), 0.996),  # FVC, DA-MI
+    ((-2.457, -0.138), (-0.895, 1.244), 0.34),   # FVC, CART
+    ((0.965, 1.684), (-0.255, 0.313), -1.026),   # HAQ, CART: disjoint
+])
+def test_ci_overlap_reproduces_the_course_table(orig, syn, overlap):
+    # The table's intervals are themselves rounded, so 3e-3 is the agreement to expect.
+    assert ci_overlap(orig, syn) == pytest.approx(overlap, abs=3e-3)
+
+
+def test_standardized_difference_reproduces_the_course_table():
+    se = (0.564 - 0.071) / (2 * 1.959964)   # SE recovered from the original 95% interval
+    assert standardized_difference(0.318, 0.096, se) == pytest.approx(1.762, abs=5e-3)   # Diffuse, CART
+    assert standardized_difference([1.0, 2.0], [1.5, 1.0], [0.5, 2.0]) == pytest.approx([1.0, 0.5])
+    with pytest.raises(ValueError, match="real_standard_error"):
+        standardized_difference(1.0, 2.0, 0.0)
+
+
+def test_ci_overlap_validates():
+    with pytest.raises(ValueError, match="lower < upper"):
+        ci_overlap((1, 0), (0, 1))
+    with pytest.raises(ValueError, match="same shape"):
+        ci_overlap([(0, 1), (0, 1)], (0, 1))
+
+
+def _frame(rng, n):
+    x = rng.normal(size=n)
+    g = rng.choice(["a", "b", "c"], size=n)
+    y = 1 + 2 * x + (g == "b") * 0.5 + rng.normal(size=n)
+    z = (rng.random(n) < 1 / (1 + np.exp(-(0.5 * x - (g == "c"))))).astype(int)
+    return pd.DataFrame({"y": y, "x": x, "g": g, "z": z})
+
+
+def test_ols_matches_least_squares():
+    rng = np.random.default_rng(0)
+    real, rel = _frame(rng, 400), _frame(rng, 300)
+    real.loc[:9, "x"] = np.nan   # complete cases only
+    res = regression_comparison(real, rel, y="y", X=["x", "g"])
+    assert res.family == "ols" and (res.n_real, res.n_released) == (390, 300)
+    for name, df in (("real", real.dropna()), ("released", rel)):
+        design = np.column_stack([np.ones(len(df)), df["x"], df["g"] == "b", df["g"] == "c"]).astype(float)
+        coef, *_ = np.linalg.lstsq(design, df["y"].to_numpy(), rcond=None)
+        resid = df["y"].to_numpy() - design @ coef
+        cov = resid @ resid / (len(df) - 4) * np.linalg.inv(design.T @ design)
+        assert res.table[f"coef_{name}"].to_numpy() == pytest.approx(coef, rel=1e-8)
+        assert res.table[f"se_{name}"].to_numpy() == pytest.approx(np.sqrt(np.diag(cov)), rel=1e-8)
+    assert list(res.table.index) == ["intercept", "x", "g[b]", "g[c]"]
+    row = res.table.loc["x"]
+    assert row["ci_overlap"] == pytest.approx(ci_overlap((row["lower_real"], row["upper_real"]),
+                                                         (row["lower_released"], row["upper_released"])))
+
+
+def test_logit_matches_unpenalised_sklearn():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(1)
+    real, rel = _frame(rng, 2000), _frame(rng, 1500)
+    res = regression_comparison(real, rel, y="z", X=["x", "g"])
+    assert res.family == "logit"
+    for name, df in (("real", real), ("released", rel)):
+        design = np.column_stack([df["x"], df["g"] == "b", df["g"] == "c"]).astype(float)
+        fit = LogisticRegression(C=np.inf, max_iter=1000, tol=1e-10).fit(design, df["z"])
+        assert res.table[f"coef_{name}"].to_numpy() == pytest.approx(np.r_[fit.intercept_, fit.coef_[0]], abs=1e-4)
+
+
+def test_identical_tables_agree_perfectly():
+    df = _frame(np.random.default_rng(2), 300)
+    before = df.copy()
+    res = regression_comparison(df, df.copy(), y="y", X=["x", "g"])
+    assert res.table["ci_overlap"].to_numpy() == pytest.approx(1.0)
+    assert res.table["standardized_difference"].to_numpy() == pytest.approx(0.0)
+    pd.testing.assert_frame_equal(df, before)
+
+
+def test_regression_validation_names_the_problem():
+    df = _frame(np.random.default_rng(3), 50)
+    with pytest.raises(ValueError, match="also a predictor"):
+        regression_comparison(df, df, y="y", X=["y"])
+    with pytest.raises(ValueError, match="lacks the columns"):
+        regression_comparison(df, df, y="y", X=["nope"])
+    with pytest.raises(ValueError, match="binary"):
+        regression_comparison(df, df, y="y", X=["x"], family="logit")
+    with pytest.raises(ValueError, match="family"):
+        regression_comparison(df, df, y="y", X=["x"], family="probit")
