@@ -65,6 +65,21 @@ class _ScoreSelection:
         s = self._scores(scores)
         return np.exp(-float(self._rate) * (s.max() - s))
 
+    def select(self, scores, *, rng=None):
+        """The index of the selected candidate.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            One score per candidate (higher is better).
+        rng : numpy.random.Generator, int or None
+            None: the operating system's CSPRNG.
+        """
+        s = self._scores(scores)
+        src = as_source(rng)
+        best = Fraction(float(s.max()))
+        return self._pick(s, src, best)
+
     @staticmethod
     def _scores(scores):
         s = np.asarray(scores, dtype=np.float64)
@@ -93,19 +108,7 @@ class PermuteAndFlip(_ScoreSelection):
 
     name = "permute_and_flip"
 
-    def select(self, scores, *, rng=None):
-        """The index of the selected candidate.
-
-        Parameters
-        ----------
-        scores : array-like of float
-            One score per candidate (higher is better).
-        rng : numpy.random.Generator, int or None
-            None: the operating system's CSPRNG.
-        """
-        s = self._scores(scores)
-        src = as_source(rng)
-        best = Fraction(float(s.max()))
+    def _pick(self, s, src, best):
         order = list(range(s.size))
         for i in range(s.size):
             # Fisher-Yates, one step at a time: the visit order is a uniform permutation.
@@ -141,19 +144,7 @@ class ExponentialMechanism(_ScoreSelection):
         w = self.acceptance(scores)
         return w / w.sum()
 
-    def select(self, scores, *, rng=None):
-        """The index of the selected candidate.
-
-        Parameters
-        ----------
-        scores : array-like of float
-            One score per candidate (higher is better).
-        rng : numpy.random.Generator, int or None
-            None: the operating system's CSPRNG.
-        """
-        s = self._scores(scores)
-        src = as_source(rng)
-        best = Fraction(float(s.max()))
+    def _pick(self, s, src, best):
         while True:
             r = src.randbelow(s.size)
             if _bernoulli_exp(self._rate * (best - Fraction(float(s[r]))), src):
