@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ._io import markdown_table, text_writer, write_with_figures
+from .metrics._tables import check_tables
 from .metrics.disclosure import (
     correct_attribution_probability,
     distance_to_closest_record,
@@ -316,11 +317,7 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
     disc = Discretization(attributes, bins)
     names = disc.names
     max_rows = check_positive_int(max_rows, "max_rows")
-    for df, which in ((real, "real"), (released, "released")):
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"{which} must be a pandas DataFrame, got {type(df).__name__}.")
-        if len(df) == 0:
-            raise ValueError(f"{which} has no rows.")
+    check_tables(real=real, released=released)
     if target is not None and target not in names:
         raise ValueError(f"target={target!r} is not an attribute; attributes are {names}.")
     keys = [n for n in names if n != target] if keys is None else list(keys)

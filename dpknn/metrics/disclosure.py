@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
 
+from ._tables import check_tables, is_numeric, shared_columns
+
 __all__ = [
     "AttributionRisk",
     "ClosestRecords",
@@ -94,28 +96,6 @@ def closest_distances(original, perturbed, *, columns=None, standardize=True):
 
 
 # --- risk of released data against the original: linkage, closest records, attribution, uniques -----------------
-def _frames(original, released):
-    for df, name in ((original, "original"), (released, "released")):
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"{name} must be a pandas DataFrame, got {type(df).__name__}.")
-        if len(df) == 0:
-            raise ValueError(f"{name} has no rows.")
-
-
-def _columns(original, released, columns, name="columns"):
-    cols = list(original.columns) if columns is None else ([columns] if isinstance(columns, str) else list(columns))
-    if not cols:
-        raise ValueError(f"{name} must not be empty.")
-    absent = [c for c in cols if c not in original.columns or c not in released.columns]
-    if absent:
-        raise ValueError(f"{name}: both tables must hold the columns {absent}.")
-    return cols
-
-
-def _numeric(s):
-    return pd.api.types.is_numeric_dtype(s) and not isinstance(s.dtype, pd.CategoricalDtype)
-
-
 def risk_space(original, released, *, columns=None):
     """Both tables as points of one Euclidean space, for nearest-record measures.
 
@@ -129,12 +109,12 @@ def risk_space(original, released, *, columns=None):
     (ndarray, ndarray)
         The original's and the released table's points.
     """
-    _frames(original, released)
-    cols = _columns(original, released, columns)
+    check_tables(original=original, released=released)
+    cols = shared_columns(original, released, columns)
     a_parts, b_parts = [], []
     for c in cols:
         a, b = original[c], released[c]
-        if _numeric(a) and _numeric(b):
+        if is_numeric(a) and is_numeric(b):
             av = a.to_numpy(dtype=np.float64, na_value=np.nan)
             bv = b.to_numpy(dtype=np.float64, na_value=np.nan)
             mean = np.nanmean(av) if np.isfinite(av).any() else 0.0
@@ -221,7 +201,7 @@ def linkage(original, released, *, columns=None, label=None):
     -------
     Linkage
     """
-    _frames(original, released)
+    check_tables(original=original, released=released)
     src, rel = _labels(original, released, label)
     if not src.is_unique:
         raise ValueError("the original's record labels must be unique.")
@@ -234,13 +214,16 @@ def linkage(original, released, *, columns=None, label=None):
     a, b = risk_space(original, released, columns=columns)
     points, _, counts = _distinct(a)
     tree = cKDTree(points)
-    d, nearest = tree.query(b, k=1, workers=-1)
+    k = min(2, len(points))
+    d, nearest = tree.query(b, k=k, workers=-1)
+    d, nearest = d.reshape(len(b), k), nearest.reshape(len(b), k)
     own = np.sqrt(((b - a[where]) ** 2).sum(axis=1))
-    radius = d * (1 + 1e-9) + 1e-12
+    radius = d[:, 0] * (1 + 1e-9) + 1e-12
     # Records tied nearest: the nearest distinct point's multiplicity, plus the other distinct
-    # points at the same distance (rare: only rows equidistant from several distinct points).
-    tied = counts[nearest].astype(np.float64)
-    several = np.flatnonzero(tree.query_ball_point(b, radius, return_length=True, workers=-1) > 1)
+    # points at the same distance. The second-nearest distinct point shows which rows have any
+    # (rare: rows equidistant from several distinct points); only those need a ball query.
+    tied = counts[nearest[:, 0]].astype(np.float64)
+    several = np.flatnonzero(d[:, -1] <= radius) if k == 2 else np.empty(0, dtype=np.int64)
     if several.size:
         for i, near in zip(several, tree.query_ball_point(b[several], radius[several], workers=-1)):
             tied[i] = counts[near].sum()
@@ -318,7 +301,7 @@ def _keys(original, released, keys, attributes, bins):
     Numeric keys named among ``attributes`` are coded by their public bins
     (:class:`~dpknn.synth.domain.Discretization`); other keys by their values.
     """
-    keys = _columns(original, released, keys, "keys")
+    keys = shared_columns(original, released, keys, "keys")
     coded = {}
     if attributes is not None:
         from ..synth.domain import Discretization
@@ -391,8 +374,8 @@ def correct_attribution_probability(original, released, *, keys, target, attribu
     -------
     AttributionRisk
     """
-    _frames(original, released)
-    key_cols = _columns(original, released, keys, "keys")
+    check_tables(original=original, released=released)
+    key_cols = shared_columns(original, released, keys, "keys")
     if target in key_cols:
         raise ValueError(f"target={target!r} is also a key.")
     ko, kr = _keys(original, released, key_cols, attributes, bins)
@@ -455,7 +438,7 @@ def sample_uniques(original, released, *, keys, attributes=None, bins=10):
     -------
     SampleUniques
     """
-    _frames(original, released)
+    check_tables(original=original, released=released)
     ko, kr = _keys(original, released, keys, attributes, bins)
     co = np.bincount(ko, minlength=max(ko.max(), kr.max()) + 1)
     cr = np.bincount(kr, minlength=co.size)

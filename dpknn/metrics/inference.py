@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..validation import check_unit_interval
+from ._tables import check_tables, is_numeric
 
 __all__ = ["RegressionComparison", "ci_overlap", "regression_comparison", "standardized_difference"]
 
@@ -113,10 +114,6 @@ class RegressionComparison:
         return float(self.table["ci_overlap"].mean())
 
 
-def _is_numeric(s):
-    return pd.api.types.is_numeric_dtype(s) and not isinstance(s.dtype, pd.CategoricalDtype)
-
-
 def _levels(real, released, col):
     """Categories of a non-numeric column: the declared ones of a Categorical, else the sorted union."""
     for s in (real[col], released[col]):
@@ -196,9 +193,8 @@ def regression_comparison(real, released, *, y, X, family="auto", categorical=()
     X = [X] if isinstance(X, str) else list(X)
     if not X:
         raise ValueError("X must name at least one predictor.")
+    check_tables(real=real, released=released)
     for df, which in ((real, "real"), (released, "released")):
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"{which} must be a pandas DataFrame, got {type(df).__name__}.")
         absent = [c for c in [y, *X] if c not in df.columns]
         if absent:
             raise ValueError(f"{which} lacks the columns {absent}.")
@@ -206,7 +202,7 @@ def regression_comparison(real, released, *, y, X, family="auto", categorical=()
         raise ValueError(f"y={y!r} is also a predictor in X.")
     categorical = set(categorical)
     levels = {c: _levels(real, released, c) for c in [y, *X]
-              if c in categorical or not (_is_numeric(real[c]) and _is_numeric(released[c]))}
+              if c in categorical or not (is_numeric(real[c]) and is_numeric(released[c]))}
     if family == "auto":
         if y in levels:
             family = "logit"

@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ..validation import check_positive_int, check_rng
+from ._tables import check_tables, is_numeric, shared_columns
 
 __all__ = ["PMSE", "pmse", "propensity_features"]
 
@@ -92,21 +93,14 @@ def propensity_features(real, released, *, columns=None):
     See the module docstring for the coding. Columns default to those of ``real`` (all must be
     in ``released``).
     """
-    for df, name in ((real, "real"), (released, "released")):
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"{name} must be a pandas DataFrame, got {type(df).__name__}.")
-    cols = list(real.columns) if columns is None else list(columns)
-    absent = [c for c in cols if c not in released.columns or c not in real.columns]
-    if absent:
-        raise ValueError(f"both tables must hold the columns {absent}.")
-    if not cols:
-        raise ValueError("columns must not be empty.")
+    check_tables(real=real, released=released)
+    cols = shared_columns(real, released, columns)
     both = pd.concat([real[cols], released[cols]], ignore_index=True)
     parts, names = [], []
     for c in cols:
         s = both[c]
         miss = s.isna().to_numpy()
-        if pd.api.types.is_numeric_dtype(s) and not isinstance(s.dtype, pd.CategoricalDtype):
+        if is_numeric(s):
             v = s.to_numpy(dtype=np.float64, na_value=np.nan)
             sd = np.nanstd(v) if (~miss).any() else 0.0
             z = (v - np.nanmean(v)) / sd if sd > 0 else np.zeros_like(v)
@@ -174,8 +168,6 @@ def pmse(real, released, *, model="logistic", null=None, columns=None, n_permuta
     gen = check_rng(rng)
     x, _ = propensity_features(real, released, columns=columns)
     n_real, n_rel = len(real), len(released)
-    if n_real == 0 or n_rel == 0:
-        raise ValueError(f"both tables need rows, got {n_real} real and {n_rel} released.")
     big_n = n_real + n_rel
     c = n_rel / big_n
     t = np.r_[np.zeros(n_real, dtype=np.int8), np.ones(n_rel, dtype=np.int8)]
