@@ -544,10 +544,6 @@ class KNNImputer(TransformerMixin, BaseEstimator):
             cases["add_complete"] = L1Case("add_complete", 0)
             return cases
 
-        def decode(cell):
-            return {k: (v.item() if hasattr(v, "item") else v)
-                    for k, v in schema.decode(np.asarray(cell)[None, :]).iloc[0].items()}
-
         # Label arcs at the k-th donor's cell, grouped by that cell's class: the bonus of a new
         # record in that cell whose label falls in the best gap.
         rank = np.empty(n, dtype=np.int64)
@@ -562,30 +558,45 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         stab, stab_gap = _donors.max_stabbing(group_ptr, np.ascontiguousarray(a), np.ascontiguousarray(b))
         has_arc = np.flatnonzero(stab > 0)
 
-        # The deepest cell of the domain (strict balls plus label arcs), searched above the floor
-        # that the deletions give: a cell that cannot beat it does not change L1(D).
-        floor_value = max(cases["delete_complete"].value, 1) if _L1_USE_FLOOR else -1
-        found = _depth.max_depth(
-            np.ascontiguousarray(balls["center"]), np.ascontiguousarray(balls["r"]),
-            np.ascontiguousarray(balls["ck"]), np.ascontiguousarray(balls["m"]),
-            np.ascontiguousarray(class_cells[bounds[has_arc]]), np.ascontiguousarray(stab[has_arc]),
-            schema.weights, schema.is_categorical, n_codes, floor_value, self.max_work, _L1_SEARCH_MODE)
-        self.l1_work_ = int(found["work"])
-        logger.debug("L1 search: %d balls, %d arc cells, %d boxes, work %d, floor %d", balls["cls"].size,
-                     has_arc.size, found["boxes"], found["work"], floor_value)
-        if found["exceeded"]:
-            self._raise_work_limit(found, balls)
-        if found["cell"] is not None:
-            value, cell, point = found["value"], found["cell"], found["point"]
-        else:
-            value, cell, point = found["seen_value"], found["seen_cell"], found["seen_point"]
+        value, cell, point = self._deepest_addition(balls, class_cells[bounds[has_arc]], stab[has_arc],
+                                                    cases["delete_complete"].value)
         gap = None
         if point >= 0:
             g = int(stab_gap[has_arc[point]])
             sorted_labels = labels[order]
             gap = (int(sorted_labels[g]), int(sorted_labels[(g + 1) % labels.size]))
-        cases["add_complete"] = L1Case("add_complete", int(value), cell=decode(cell), gap=gap)
+        cases["add_complete"] = L1Case("add_complete", int(value), cell=self._decode_cell(cell), gap=gap)
         return cases
+
+    def _deepest_addition(self, balls, arc_cells, arc_stab, delete_value):
+        """The added complete record that changes the most donor sets: ``(value, cell, point)``.
+
+        Class-level, so :mod:`dpknn.distributed` calls it too. ``arc_cells``/``arc_stab`` are the
+        k-th-donor cells with label arcs and their best arc counts, in class order; ``point`` is
+        the index of the arc cell whose gap the worst addition takes, or -1. Sets ``l1_work_``.
+        """
+        schema = self.schema
+        # The deepest cell of the domain (strict balls plus label arcs), searched above the floor
+        # that the deletions give: a cell that cannot beat it does not change L1(D).
+        floor_value = max(delete_value, 1) if _L1_USE_FLOOR else -1
+        found = _depth.max_depth(
+            np.ascontiguousarray(balls["center"]), np.ascontiguousarray(balls["r"]),
+            np.ascontiguousarray(balls["ck"]), np.ascontiguousarray(balls["m"]),
+            np.ascontiguousarray(arc_cells), np.ascontiguousarray(arc_stab),
+            schema.weights, schema.is_categorical, schema.n_codes, floor_value, self.max_work, _L1_SEARCH_MODE)
+        self.l1_work_ = int(found["work"])
+        logger.debug("L1 search: %d balls, %d arc cells, %d boxes, work %d, floor %d", balls["cls"].size,
+                     len(arc_stab), found["boxes"], found["work"], floor_value)
+        if found["exceeded"]:
+            self._raise_work_limit(found, balls)
+        if found["cell"] is not None:
+            return found["value"], found["cell"], found["point"]
+        return found["seen_value"], found["seen_cell"], found["seen_point"]
+
+    def _decode_cell(self, cell):
+        """The known attributes of ``cell`` as a dict of Python scalars (an L1Case's ``cell``)."""
+        return {k: (v.item() if hasattr(v, "item") else v)
+                for k, v in self.schema.decode(np.asarray(cell)[None, :]).iloc[0].items()}
 
     def _raise_work_limit(self, found, balls):
         """WorkLimitError naming the ordinal attribute the search had to split most often."""
@@ -657,12 +668,15 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         """Fill attribute ``a`` of ``out`` at the incomplete ``rows`` from their ``donors``."""
         col = df[a.name]
         missing = col.isna().to_numpy()[rows]
-        if not missing.any():
+        self._put(out, a, rows[missing], col.to_numpy()[donors[missing]])
+
+    def _put(self, out, a, targets, values):
+        """Set attribute ``a`` of ``out`` at row positions ``targets`` from their donors' ``values``
+        (rows: records, columns: donors in order); also used by :mod:`dpknn.distributed`, which
+        brings the donors' values from other partitions."""
+        if targets.size == 0:
             out[a.name] = self._integer_ordinal(a, out[a.name])
             return
-        targets = rows[missing]
-        donor_rows = donors[missing]
-        values = col.to_numpy()[donor_rows]
         filled = self._aggregate(a, values)
         out_col = out[a.name]
         if not isinstance(out_col.dtype, pd.CategoricalDtype) and out_col.dtype.kind in "iub":

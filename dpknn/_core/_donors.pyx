@@ -137,3 +137,25 @@ def max_stabbing(const int64_t[::1] group_ptr, const int64_t[::1] starts, const 
         free(sa)
         free(ea)
     return best_a, gap_a
+
+
+def cyclic_take(const int64_t[::1] donor_ptr, const int64_t[::1] donor_labels,
+                const int64_t[::1] q_class, const int64_t[::1] q_label, const int64_t[::1] q_take,
+                const int64_t[::1] out_ptr, int64_t[::1] out):
+    """The first ``q_take[i]`` donors of class ``q_class[i]`` after label ``q_label[i]``, cyclically.
+
+    The same walk as :func:`assign_donors`, one donor class at a time: query i writes the
+    positions (into the donor arrays, ``donor_ptr[c] <= pos < donor_ptr[c + 1]``) of its donors,
+    first donor first, to ``out[out_ptr[i]:out_ptr[i] + q_take[i]]``. ``q_take[i]`` must not
+    exceed the number of donors of its class.
+    """
+    cdef Py_ssize_t i, base, d, start, s
+    with nogil:
+        for i in range(q_class.shape[0]):
+            base = donor_ptr[q_class[i]]
+            d = donor_ptr[q_class[i] + 1] - base
+            start = upper_bound(&donor_labels[0], base, base + d, q_label[i]) - base
+            if start == d:
+                start = 0
+            for s in range(q_take[i]):
+                out[out_ptr[i] + s] = base + (start + s) % d

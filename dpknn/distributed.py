@@ -1,0 +1,687 @@
+"""Exact k-NN imputation of a partitioned Parquet data set on Dask, out of core.
+
+Everything the imputation scheme computes is per equivalence class (records with equal cells),
+so the table never has to sit in one process. :func:`impute_parquet` runs in three passes:
+
+1. **Stage** (one task per input partition): encode the partition against the schema, write
+   its records' class keys, labels, global row numbers, incomplete flags and observed values
+   of A to a staging file sorted by class key, and return the partition's class counts. The
+   client merges them into the class table (one row per class, however many records).
+2. **Donors** (one task per bucket of consecutive classes, sized to hold about one partition
+   of records): the client finds the donor classes of every class without k donors of its own
+   (the same code as :class:`~dpknn.imputation.KNNImputer`); each bucket task reads its key
+   range from every staging file (memory-mapped, by binary search) and walks the donors of
+   each incomplete record by the fixed order, with the Cython kernel shared with the
+   in-memory fit. It counts donees, finds the label arcs of the L1 search and sends every
+   donor (row number, label, values of A) to the partition of its donee.
+3. **Write** (one task per input partition): fill the missing values of A from the donors,
+   exactly as the in-memory imputer does, and write the partition.
+
+The client then holds only class-level state; it runs the exact L1 search
+(:meth:`KNNImputer._deepest_addition`) between passes 2 and 3. The result is the in-memory
+one: the same donors in the same order, the same L1(D) and worst cases, every row written
+once with its index. ``docs/distributed.md`` describes the scheme, its memory and its speed.
+
+References
+----------
+.. [1] Clifton, Hanson, Kifer, Shamis, et al. (2022). "Differentially private k-nearest
+   neighbor missing data imputation". §4 (imputation scheme and L1(D)).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._core import _donors, _grouping
+from ._io import IMPUTED_MARKER
+from .exceptions import DomainError
+from .imputation import _AGGREGATES, _MAX_KEY, DEFAULT_MAX_WORK, KNNImputer, L1Case, _csr_positions
+from .progress import progress_bar
+from .schema import Categorical, Schema
+from .validation import check_positive_int
+
+__all__ = ["DistributedImputation", "dask_client", "impute_parquet", "parquet_partitions"]
+
+logger = logging.getLogger(__name__)
+
+_INBOX = "donors-{:05d}.arrow"
+_STAGED = "staged-{:05d}.arrow"
+_LABELS = "labels-{:05d}.npy"
+# Labels sampled per partition to cut the label range for the duplicate check.
+_LABEL_SAMPLE = 64
+
+
+@dataclass(frozen=True)
+class DistributedImputation:
+    """CONFIDENTIAL: what :func:`impute_parquet` found (the attributes of a fitted
+    :class:`~dpknn.imputation.KNNImputer` that make sense at this scale).
+
+    Every number here depends on the data: it is for the curator and never published.
+
+    Attributes
+    ----------
+    schema : Schema
+    k : int
+    aggregate : str
+    output_dir : str
+        The folder of imputed partitions (confidential microdata).
+    l1_ : int
+        Exact L1(D), equal to the in-memory ``KNNImputer.l1_``.
+    l1_cases_ : dict of str to L1Case
+        The worst change of each kind; ``row`` is the record's position in the whole data set
+        (partitions in order), as the in-memory imputer numbers rows.
+    n_records_, n_incomplete_ : int
+    n_classes_, n_donorless_classes_, n_donorless_records_ : int
+        As the in-memory imputer's.
+    max_donee_count_ : int
+        Most donees of one complete record.
+    l1_work_ : int
+        Ball-box tests the L1 search spent.
+    n_partitions_, n_buckets_ : int
+        Input partitions and donor buckets.
+    seconds_ : dict
+        Wall time of each pass.
+    """
+
+    schema: Schema
+    k: int
+    aggregate: str
+    output_dir: str
+    l1_: int
+    l1_cases_: dict
+    n_records_: int
+    n_incomplete_: int
+    n_classes_: int
+    n_donorless_classes_: int
+    n_donorless_records_: int
+    max_donee_count_: int
+    l1_work_: int
+    n_partitions_: int
+    n_buckets_: int
+    seconds_: dict = field(default_factory=dict)
+
+    def l1_for(self, columns):
+        """CONFIDENTIAL: L1(D) when ``columns`` name an imputed attribute, else 0 (as
+        :meth:`KNNImputer.l1_for` without universes)."""
+        return self.l1_ if set(columns) & set(self.schema.imputed_names) else 0
+
+    def curator_dict(self):
+        """CONFIDENTIAL: the curator diagnostics as plain data (JSON-ready)."""
+        return {"confidential": True, "l1": self.l1_, "n_records": self.n_records_,
+                "n_incomplete": self.n_incomplete_, "n_classes": self.n_classes_,
+                "n_donorless_classes": self.n_donorless_classes_,
+                "n_donorless_records": self.n_donorless_records_, "max_donee_count": self.max_donee_count_,
+                "l1_work": self.l1_work_, "l1_cases": {kind: dict(vars(c)) for kind, c in self.l1_cases_.items()},
+                "partitions": self.n_partitions_, "buckets": self.n_buckets_, "seconds": self.seconds_}
+
+
+# ----------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def dask_client(client=None):
+    """``client`` itself, or a LocalCluster with one single-threaded worker process per core that
+    is closed on exit (single-threaded: the kernels hold the GIL only briefly, and one process
+    per core bounds each worker's memory by its own task)."""
+    if client is not None:
+        yield client
+        return
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("Dask execution needs dask.distributed: pip install 'dpknn[distributed,parquet]'") from exc
+    with LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as own:
+        yield own
+
+
+def parquet_partitions(input_dir):
+    """The Parquet files of a folder in the order that defines row positions (natural sort of
+    their paths, as Dask reads them), skipping names that start with '.' or '_'."""
+    from dask.utils import natural_sort_key
+
+    root = Path(input_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"input_dir {str(input_dir)!r} is not a folder of Parquet files.")
+    files = [p for p in root.rglob("*.parquet")
+             if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts)]
+    if not files:
+        raise ValueError(f"input_dir {str(input_dir)!r} holds no .parquet file.")
+    return sorted(files, key=lambda p: natural_sort_key(str(p.relative_to(root))))
+
+
+def _as_progress(futures, progress, desc):
+    """The futures' results in completion order, with a progress bar."""
+    from dask.distributed import as_completed
+
+    bar = progress_bar(total=len(futures), desc=desc, unit="task", progress=progress)
+    try:
+        for future, result in as_completed(futures, with_results=True):
+            bar.update()
+            yield future, result
+    finally:
+        bar.close()
+
+
+def _write_arrow(path, columns):
+    """Numeric columns as one uncompressed Arrow record batch, so that reading maps them."""
+    import pyarrow as pa
+
+    batch = pa.record_batch({name: np.ascontiguousarray(col) for name, col in columns.items()})
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+
+
+def _read_arrow(path):
+    """A file of :func:`_write_arrow` as a dict of numpy arrays, memory-mapped (zero copy: pages
+    are read when used, so a binary search touches a few of them)."""
+    import pyarrow as pa
+
+    batch = pa.ipc.open_file(pa.memory_map(str(path))).get_batch(0)
+    return {name: batch.column(i).to_numpy(zero_copy_only=True) for i, name in enumerate(batch.schema.names)}
+
+
+def _slice(columns, lo, hi):
+    return {name: col[lo:hi] for name, col in columns.items()}
+
+
+def _concat(parts, names):
+    return {name: np.concatenate([p[name] for p in parts]) for name in names}
+
+
+# ----------------------------------------------------------------------------------------------
+# Pass 1: stage every partition.
+def _observed_values(attr, df):
+    """The values of imputed attribute ``attr`` as numbers: category codes (-1 missing) for a
+    categorical attribute, float64 (NaN missing) otherwise."""
+    values, missing = attr._check(df)
+    if isinstance(attr, Categorical):
+        return np.where(missing, -1, values).astype(np.int64)
+    out = np.asarray(values, dtype=np.float64).copy()
+    out[missing] = np.nan
+    return out
+
+
+def _stage(path, number, offset, schema, staging):
+    """Encode one partition and write its records sorted by class key; return its class counts."""
+    cols = [*schema.known_names, *schema.imputed_names, *([] if schema.label is None else [schema.label])]
+    df = pd.read_parquet(path, columns=cols)
+    try:
+        enc = schema.encode(df)
+    except DomainError as err:
+        raise DomainError(f"partition {str(path)!r}: {err}") from None
+    n = len(df)
+    gid = offset + np.arange(n, dtype=np.int64)
+    labels = gid if schema.label is None else enc.labels
+    keys = _grouping.pack_cells(np.ascontiguousarray(enc.cells), schema.n_codes)
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    inc = enc.incomplete[order]
+    staged = {"key": sk, "label": labels[order], "gid": gid[order], "inc": inc.view(np.int8)}
+    for j, attr in enumerate(schema.imputed):
+        staged[f"v{j}"] = _observed_values(attr, df)[order]
+    _write_arrow(Path(staging) / _STAGED.format(number), staged)
+    starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    size = np.diff(np.r_[starts, n])
+    n_inc = np.add.reduceat(inc.astype(np.int64), starts) if n else np.zeros(0, dtype=np.int64)
+    out = {"number": number, "rows": n, "keys": sk[starts], "n_donors": size - n_inc, "n_inc": n_inc}
+    first = np.flatnonzero(enc.incomplete)
+    out["first_incomplete"] = None if first.size == 0 else (int(gid[first[0]]), int(labels[first[0]]))
+    if n:
+        sorted_labels = np.sort(labels)
+        out["label_range"] = (int(sorted_labels[0]), int(sorted_labels[-1]))
+        if schema.label is not None:
+            np.save(Path(staging) / _LABELS.format(number), sorted_labels)
+            out["label_sample"] = sorted_labels[np.linspace(0, n - 1, min(n, _LABEL_SAMPLE)).astype(np.int64)]
+    return out
+
+
+def _merge_counts(table, part):
+    """The class table (sorted keys, donors, incomplete) with one partition's counts added."""
+    if table is None:
+        return part["keys"], part["n_donors"], part["n_inc"]
+    keys, inverse = np.unique(np.concatenate([table[0], part["keys"]]), return_inverse=True)
+    n_donors = np.bincount(inverse, np.concatenate([table[1], part["n_donors"]]), minlength=keys.size)
+    n_inc = np.bincount(inverse, np.concatenate([table[2], part["n_inc"]]), minlength=keys.size)
+    return keys, n_donors.astype(np.int64), n_inc.astype(np.int64)
+
+
+def _duplicate_labels(staging, numbers, low, high):
+    """Labels in [low, high) held by more than one record, from the sorted label files."""
+    pieces = []
+    for number in numbers:
+        labels = np.load(Path(staging) / _LABELS.format(number), mmap_mode="r")
+        a, b = np.searchsorted(labels, [low, high])
+        pieces.append(np.asarray(labels[a:b]))
+    merged = np.sort(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.int64)
+    return merged[1:][merged[1:] == merged[:-1]][:5].tolist()
+
+
+def _check_unique_labels(client, schema, stats, staging, progress):
+    """Refuse labels that repeat across partitions (each partition was checked when encoded).
+
+    Disjoint label ranges, the usual layout, need nothing more; otherwise the label range is
+    cut at sampled quantiles and each piece is checked from the partitions' sorted labels.
+    """
+    ranges = sorted(s["label_range"] for s in stats if s["rows"])
+    if all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])):
+        return
+    numbers = [s["number"] for s in stats if s["rows"]]
+    sample = np.unique(np.concatenate([s["label_sample"] for s in stats if s["rows"]]))
+    cuts = np.unique(sample[np.linspace(0, sample.size - 1, min(sample.size, len(numbers) + 1)).astype(np.int64)])
+    edges = [ranges[0][0], *cuts[1:].tolist(), max(r[1] for r in ranges) + 1]
+    futures = [client.submit(_duplicate_labels, str(staging), numbers, lo, hi, pure=False)
+               for lo, hi in zip(edges[:-1], edges[1:])]
+    dup = [d for _, found in _as_progress(futures, progress, "label check") for d in found]
+    if dup:
+        raise DomainError(f"label column {schema.label!r} has duplicate labels across partitions: {sorted(dup)[:5]}.")
+
+
+# ----------------------------------------------------------------------------------------------
+# Pass 2: donors, one bucket of consecutive classes at a time.
+def _donor_plan(imp, keys, n_donors, n_inc, k):
+    """Donor classes of every class with incomplete records and fewer than k donors of its own.
+
+    Returns the deficient classes and one row per (deficient class, donor class) in the order
+    of the scheme, with how many donors that class gives (all of its own but the last, which
+    gives the rest of k) and the slot of the first of them; plus the balls of the L1 search.
+    """
+    schema = imp.schema
+    class_cells = _grouping.unpack_keys(keys, schema.n_codes)
+    inc_classes = np.flatnonzero(n_inc > 0).astype(np.int64)
+    deficient = inc_classes[n_donors[inc_classes] < k]
+    lengths, flat, radius, boundary = imp._ordered_donor_classes(
+        deficient, class_cells, keys, n_donors, k, schema.weights, schema.is_categorical)
+    owner = np.repeat(deficient, lengths)
+    given = n_donors[flat]
+    before = np.cumsum(given) - given
+    first = np.cumsum(lengths) - lengths
+    slot = before - np.repeat(before[first] if flat.size else before, lengths)
+    take = np.minimum(given, k - slot)
+    last = np.zeros(flat.size, dtype=bool)
+    last[np.cumsum(lengths) - 1] = True
+    plan = {"owner": owner, "donor": flat, "take": take, "slot": slot, "last": last}
+    balls = {"cls": deficient, "center": class_cells[deficient], "r": radius, "ck": class_cells[boundary],
+             "m": n_inc[deficient].astype(np.int64)}
+    return plan, balls, class_cells
+
+
+def _solve_bucket(number, staging, n_staged, lo, hi, class_keys, class_donors, plan, foreign, k, min_label,
+                  offsets, n_values):
+    """Donors of every (incomplete record, donor class in keys [lo, hi]) pair; see the module doc.
+
+    ``plan`` holds the keys of the deficient classes (owner) and donor classes (donor) of the
+    pairs whose donor class lies in this bucket; ``foreign`` the owner keys outside it, whose
+    incomplete records are read from the staging files too.
+    """
+    names = ["key", "label", "gid", "inc", *[f"v{j}" for j in range(n_values)]]
+    own_parts, far_parts = [], []
+    for p in range(n_staged):
+        cols = _read_arrow(Path(staging) / _STAGED.format(p))
+        key = cols["key"]
+        own_parts.append(_slice(cols, np.searchsorted(key, lo, "left"), np.searchsorted(key, hi, "right")))
+        if foreign.size:
+            s = np.searchsorted(key, foreign, "left")
+            idx = _csr_positions(s, np.searchsorted(key, foreign, "right") - s)
+            far_parts.append({n: c[idx[cols["inc"][idx] != 0]] for n, c in cols.items()})
+    own = _concat(own_parts, names)
+    far = _concat(far_parts, names) if far_parts else {n: own[n][:0] for n in names}
+    own["inc"] = own["inc"].view(bool)
+    n_cls = class_keys.size
+    cls = np.searchsorted(class_keys, own["key"])
+    if not np.array_equal(np.bincount(cls[~own["inc"]], minlength=n_cls), class_donors):
+        raise RuntimeError("staging files disagree with the class table; a partition changed during the run.")
+    order = np.argsort(own["label"], kind="stable").astype(np.int64)
+    donor_ptr, donor_rows, _, _ = _grouping.group_rows(cls.astype(np.int64), own["inc"], order, n_cls)
+    donor_labels = np.ascontiguousarray(own["label"][donor_rows])
+
+    # Queries: (record, donor class, how many, first slot, is it the k-th donor's class).
+    inc_rows = np.flatnonzero(own["inc"])
+    sufficient = inc_rows[class_donors[cls[inc_rows]] >= k]
+    q_label = [own["label"][sufficient]]
+    q_gid = [own["gid"][sufficient]]
+    q_cls = [cls[sufficient]]
+    q_take = [np.full(sufficient.size, k, dtype=np.int64)]
+    q_slot = [np.zeros(sufficient.size, dtype=np.int64)]
+    q_last = [np.ones(sufficient.size, dtype=bool)]
+    if plan["owner"].size:
+        porder = np.argsort(plan["owner"], kind="stable")
+        owners = plan["owner"][porder]
+        for table, rows in ((own, inc_rows), (far, np.arange(far["key"].size))):
+            rk = table["key"][rows]
+            s, e = np.searchsorted(owners, rk, "left"), np.searchsorted(owners, rk, "right")
+            hit = e > s
+            rows, s, reps = rows[hit], s[hit], (e - s)[hit]
+            entry = porder[_csr_positions(s, reps)]
+            q_label.append(np.repeat(table["label"][rows], reps))
+            q_gid.append(np.repeat(table["gid"][rows], reps))
+            q_cls.append(np.searchsorted(class_keys, plan["donor"][entry]))
+            q_take.append(plan["take"][entry])
+            q_slot.append(plan["slot"][entry])
+            q_last.append(plan["last"][entry])
+    q_label, q_gid, q_cls, q_take, q_slot, q_last = (np.concatenate(x) for x in
+                                                      (q_label, q_gid, q_cls, q_take, q_slot, q_last))
+    out_ptr = np.zeros(q_label.size + 1, dtype=np.int64)
+    np.cumsum(q_take, out=out_ptr[1:])
+    pos = np.empty(int(out_ptr[-1]), dtype=np.int64)
+    if q_label.size:
+        _donors.cyclic_take(donor_ptr, donor_labels, q_cls.astype(np.int64), q_label.astype(np.int64),
+                            q_take.astype(np.int64), out_ptr, pos)
+    rows = donor_rows[pos]
+
+    # Deleting a complete record changes as many donor sets as it has donees.
+    donee = np.bincount(pos, minlength=donor_rows.size)
+    best = int(donee.max()) if donee.size else 0
+    tied = donor_rows[donee == best] if best else np.zeros(0, dtype=np.int64)
+    at = int(np.argmin(own["gid"][tied])) if tied.size else -1
+    delete = (best, int(own["gid"][tied[at]]), int(own["label"][tied[at]])) if tied.size else None
+
+    # Label arcs at the k-th donor's class: from the record to its k-th donor. Ranks among these
+    # labels and the smallest label of the data give the same covers as ranks among all labels.
+    last = np.flatnonzero(q_last)
+    kth = donor_labels[pos[out_ptr[last + 1] - 1]]
+    arc_cls = q_cls[last]
+    grid = np.unique(np.concatenate([[min_label], q_label[last], kth]))
+    grp = np.argsort(arc_cls, kind="stable")
+    bounds, first = np.unique(arc_cls[grp], return_index=True)
+    stab, gap = _donors.max_stabbing(np.append(first, grp.size).astype(np.int64),
+                                     np.searchsorted(grid, q_label[last][grp]).astype(np.int64),
+                                     np.searchsorted(grid, kth[grp]).astype(np.int64))
+
+    # Every donor goes to its donee's partition, in slot order.
+    q_of = np.repeat(np.arange(q_label.size), q_take)
+    x_gid = q_gid[q_of]
+    inbox = {"x": x_gid, "slot": q_slot[q_of] + np.arange(pos.size) - out_ptr[q_of],
+             "gid": own["gid"][rows], "label": own["label"][rows]}
+    for j in range(n_values):
+        inbox[f"v{j}"] = own[f"v{j}"][rows]
+    dest = np.searchsorted(offsets, x_gid, side="right") - 1
+    srt = np.lexsort((inbox["slot"], x_gid, dest))
+    _write_arrow(Path(staging) / _INBOX.format(number), {n: c[srt] for n, c in inbox.items()})
+    return {"number": number, "per_partition": np.bincount(dest, minlength=offsets.size - 1),
+            "delete": delete, "arc_keys": class_keys[bounds], "stab": stab, "gap_label": grid[gap]}
+
+
+# ----------------------------------------------------------------------------------------------
+# Pass 3: write every partition.
+def _write_partition(path, rel, offset, schema, k, aggregate, staging, slices, n_values, out_dir, donors_dir,
+                     gap_label):
+    """Fill A in one partition from its donors and write it; return the label after ``gap_label``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    df = pd.read_parquet(path)
+    names = ["x", "slot", "gid", "label", *[f"v{j}" for j in range(n_values)]]
+    parts = [{n: np.asarray(c) for n, c in _slice(_read_arrow(Path(staging) / _INBOX.format(b)), a, e).items()}
+             for b, a, e in slices]
+    got = _concat(parts, names) if parts else None
+    incomplete = schema.incomplete_mask(df)
+    x_rows = np.flatnonzero(incomplete)
+    n_x = x_rows.size
+    if got is not None and got["x"].size:
+        srt = np.lexsort((got["slot"], got["x"]))
+        got = {n: c[srt] for n, c in got.items()}
+    size = 0 if got is None else got["x"].size
+    if size != n_x * k or (n_x and not (np.array_equal(got["x"][::k] - offset, x_rows)
+                                        and np.array_equal(got["slot"].reshape(n_x, k),
+                                                           np.broadcast_to(np.arange(k), (n_x, k))))):
+        raise RuntimeError(f"partition {str(path)!r}: the donors found do not match its incomplete records "
+                           "(did the input change during the run?).")
+    imp = KNNImputer(schema, k=k, aggregate=aggregate)
+    out = df.copy()
+    for j, attr in enumerate(schema.imputed):
+        missing = df[attr.name].isna().to_numpy()[x_rows]
+        values = got[f"v{j}"].reshape(n_x, k) if n_x else np.zeros((0, k))
+        if isinstance(attr, Categorical):
+            values = np.asarray(attr.categories, dtype=object)[values]
+        imp._put(out, attr, x_rows[missing], values[missing])
+    table = pa.Table.from_pandas(out)
+    meta = dict(table.schema.metadata or {})
+    meta[IMPUTED_MARKER.encode()] = b"1"
+    target = Path(out_dir) / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table.replace_schema_metadata(meta), target)
+    labels = offset + np.arange(len(df), dtype=np.int64) if schema.label is None else schema.labels(df)
+    if donors_dir is not None:
+        donor_table = {"label": labels[x_rows]}
+        for s in range(k):
+            donor_table[f"donor_{s + 1}"] = got["label"][s::k] if n_x else np.zeros(0, dtype=np.int64)
+        target = Path(donors_dir) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table(donor_table), target)
+    after = None
+    if gap_label is not None:
+        above = labels[labels > gap_label]
+        after = int(above.min()) if above.size else None
+    return {"rows": len(df), "imputed": n_x, "after_gap": after}
+
+
+# ----------------------------------------------------------------------------------------------
+def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_work=DEFAULT_MAX_WORK,
+                   client=None, buckets=None, donors_dir=None, staging_dir=None, progress=False):
+    """Impute a folder of Parquet partitions exactly as :class:`~dpknn.imputation.KNNImputer`
+    would impute their concatenation, on Dask, with memory per worker bounded by a partition.
+
+    The partitions, in the natural order of their paths (:func:`parquet_partitions`), form the
+    data set; without a label column, labels are row positions in it. The output folder gets
+    one file per input file, same relative path, same rows in the same order with the same
+    index and all columns, A filled from the donors; it is written under a temporary name and
+    moved into place when complete. Each file carries the ``dpknn:imputed`` marker, so
+    ``dpknn release`` refuses it.
+
+    Parameters
+    ----------
+    input_dir, output_dir : str or Path
+        ``output_dir`` must not exist.
+    schema : Schema
+        As for :class:`KNNImputer`; universes are not supported here (use the in-memory
+        imputer). The known attributes' domain must pack into int64 keys (product of the
+        numbers of codes at most 2^62).
+    k, aggregate, max_work
+        As for :class:`KNNImputer`.
+    client : dask.distributed.Client or None
+        None: a LocalCluster with one single-threaded worker per core, closed afterwards. Its
+        workers must see ``input_dir``, ``output_dir`` and the staging folder (a shared file
+        system on a cluster).
+    buckets : int or None
+        Number of donor buckets (tasks of pass 2); None: as many as partitions.
+    donors_dir : str or Path or None
+        If given (must not exist), a folder with one Parquet file per partition listing each
+        incomplete record's label and its donors' labels in order (confidential).
+    staging_dir : str or Path or None
+        Where the intermediate files go (about 33 bytes per record plus the values of A);
+        None: a temporary folder beside ``output_dir``. Removed at the end.
+    progress : bool, default False
+        Progress bars for each pass.
+
+    Returns
+    -------
+    DistributedImputation
+        CONFIDENTIAL: L1(D) and the curator diagnostics.
+
+    Raises
+    ------
+    DomainError
+        A value outside its public domain (naming the partition), or duplicate labels.
+    WorkLimitError
+        As :meth:`KNNImputer.fit`.
+
+    References
+    ----------
+    .. [1] Clifton et al. (2022), §4.
+    """
+    if not isinstance(schema, Schema):
+        raise TypeError(f"schema must be a dpknn.Schema, got {type(schema).__name__}.")
+    k = check_positive_int(k, "k")
+    if aggregate not in _AGGREGATES:
+        raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {aggregate!r}.")
+    check_positive_int(max_work, "max_work")
+    if buckets is not None:
+        buckets = check_positive_int(buckets, "buckets")
+    if schema.has_universes:
+        raise ValueError("impute_parquet does not support schemas with universes; impute them in memory "
+                         "(KNNImputer) or split the data by universe.")
+    if math.prod(int(v) for v in schema.n_codes) > _MAX_KEY:
+        raise ValueError("the known attributes' domain has more than 2^62 cells, which impute_parquet cannot key; "
+                         "bin an ordinal attribute (bin_width) or impute in memory.")
+    files = parquet_partitions(input_dir)
+    output_dir = Path(output_dir)
+    for name, target in (("output_dir", output_dir), ("donors_dir", donors_dir)):
+        if target is not None and Path(target).exists():
+            raise FileExistsError(f"{name} {str(target)!r} exists; choose a new folder.")
+    import pyarrow.parquet as pq
+
+    root = Path(input_dir)
+    rows = np.array([pq.ParquetFile(f).metadata.num_rows for f in files], dtype=np.int64)
+    offsets = np.r_[0, np.cumsum(rows)].astype(np.int64)
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.staging-", dir=staging_dir or output_dir.parent))
+    partial = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
+    donors_partial = None if donors_dir is None else Path(
+        tempfile.mkdtemp(prefix=f".{Path(donors_dir).name}.partial-", dir=Path(donors_dir).parent))
+    seconds = {}
+    try:
+        with dask_client(client) as dc:
+            t0 = time.perf_counter()
+            futures = [dc.submit(_stage, str(f), i, int(offsets[i]), schema, str(staging), pure=False)
+                       for i, f in enumerate(files)]
+            table, stats = None, []
+            for _, part in _as_progress(futures, progress, "stage partitions"):
+                table = _merge_counts(table, part)
+                stats.append({key: v for key, v in part.items() if key not in ("keys", "n_donors", "n_inc")})
+            del futures
+            stats.sort(key=lambda s: s["number"])
+            if schema.label is not None:
+                _check_unique_labels(dc, schema, stats, staging, progress)
+            seconds["stage"] = time.perf_counter() - t0
+            result = _solve(dc, schema, k, aggregate, max_work, table, stats, offsets, staging, buckets, progress,
+                            seconds)
+            t0 = time.perf_counter()
+            gap_lower = result.pop("gap_lower")
+            futures = [dc.submit(_write_partition, str(f), f.relative_to(root), int(offsets[i]), schema,
+                                 result["k_eff"], aggregate, str(staging), result["slices"][i],
+                                 len(schema.imputed), str(partial),
+                                 None if donors_partial is None else str(donors_partial), gap_lower, pure=False)
+                       for i, f in enumerate(files)]
+            written = [r for _, r in _as_progress(futures, progress, "write partitions")]
+            seconds["write"] = time.perf_counter() - t0
+        cases = result["cases"]
+        if gap_lower is not None:
+            after = [w["after_gap"] for w in written if w["after_gap"] is not None]
+            upper = min(after) if after else result["min_label"]
+            cases["add_complete"] = L1Case("add_complete", cases["add_complete"].value,
+                                           cell=cases["add_complete"].cell, gap=(int(gap_lower), int(upper)))
+        if sum(w["rows"] for w in written) != int(offsets[-1]):
+            raise RuntimeError("rows written differ from rows read; the input changed during the run.")
+        os.replace(partial, output_dir)
+        if donors_partial is not None:
+            os.replace(donors_partial, donors_dir)
+    finally:
+        for tmp in (staging, partial, donors_partial):
+            if tmp is not None and tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    fit = DistributedImputation(
+        schema=schema, k=k, aggregate=aggregate, output_dir=str(output_dir),
+        l1_=int(max(c.value for c in cases.values())), l1_cases_=cases, n_records_=int(offsets[-1]),
+        n_incomplete_=int(sum(w["imputed"] for w in written)), n_classes_=result["n_classes"],
+        n_donorless_classes_=result["n_donorless_classes"], n_donorless_records_=result["n_donorless_records"],
+        max_donee_count_=result["max_donee"], l1_work_=result["l1_work"], n_partitions_=len(files),
+        n_buckets_=result["n_buckets"], seconds_=seconds)
+    logger.info("impute_parquet: %d rows in %d partitions, %d classes, L1=%d; %s", fit.n_records_, len(files),
+                fit.n_classes_, fit.l1_, {s: round(v, 2) for s, v in seconds.items()})
+    return fit
+
+
+def _bucket_ranges(sizes, n_buckets):
+    """Consecutive runs of classes holding about equal numbers of records: (first, stop) pairs."""
+    total = int(sizes.sum())
+    before = np.cumsum(sizes) - sizes
+    bucket = np.minimum(before * n_buckets // max(total, 1), n_buckets - 1)
+    starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+    return list(zip(starts.tolist(), np.r_[starts[1:], sizes.size].tolist()))
+
+
+def _solve(client, schema, k, aggregate, max_work, table, stats, offsets, staging, buckets, progress, seconds):
+    """Pass 2 and the L1 search: the class table in, the L1 cases and the donors' places out."""
+    t0 = time.perf_counter()
+    keys, n_donors, n_inc = table if table is not None else (np.zeros(0, np.int64),) * 3
+    n_complete = int(n_donors.sum())
+    n_incomplete = int(n_inc.sum())
+    if n_complete == 0:
+        raise ValueError(
+            "no complete records: the data have no record with every imputed attribute "
+            f"{list(schema.imputed_names)} observed, so there is no donor." if offsets[-1] else
+            "no complete records: the data are empty.")
+    short = k > n_complete
+    k_eff = n_complete if short else k
+    imp = KNNImputer(schema, k=k, aggregate=aggregate, max_work=max_work)
+    plan, balls, class_cells = _donor_plan(imp, keys, n_donors, n_inc, k_eff)
+    seconds["plan"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    ranges = _bucket_ranges(n_donors + n_inc, buckets or len(stats))
+    where = np.zeros(keys.size, dtype=np.int64)
+    for b, (lo, hi) in enumerate(ranges):
+        where[lo:hi] = b
+    donor_bucket = where[plan["donor"]]
+    owner_bucket = where[plan["owner"]]
+    min_label = min((s["label_range"][0] for s in stats if s["rows"]), default=0)
+    futures = []
+    for b, (lo, hi) in enumerate(ranges):
+        mine = donor_bucket == b
+        sub = {name: (keys[v[mine]] if name in ("owner", "donor") else v[mine]) for name, v in plan.items()}
+        foreign = np.unique(keys[plan["owner"][mine & (owner_bucket != b)]])
+        futures.append(client.submit(
+            _solve_bucket, b, str(staging), len(stats), int(keys[lo]), int(keys[hi - 1]), keys[lo:hi],
+            n_donors[lo:hi], sub, foreign, k_eff, min_label, offsets, len(schema.imputed), pure=False))
+    solved = sorted((r for _, r in _as_progress(futures, progress, "donors")), key=lambda r: r["number"])
+    seconds["donors"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    cases = {"add_incomplete": L1Case("add_incomplete", 1)}
+    first = [s["first_incomplete"] for s in stats if s["first_incomplete"] is not None]
+    deletes = [r["delete"] for r in solved if r["delete"] is not None]
+    max_donee, gap_lower = 0, None
+    imp.l1_work_ = 0
+    if n_incomplete:
+        gid, label = min(first)
+        cases["delete_incomplete"] = L1Case("delete_incomplete", 1, row=gid, label=label)
+        max_donee = max(d[0] for d in deletes)
+        _, gid, label = min((d for d in deletes if d[0] == max_donee), key=lambda d: d[1])
+        cases["delete_complete"] = L1Case("delete_complete", max_donee, row=gid, label=label)
+        arc_keys = np.concatenate([r["arc_keys"] for r in solved])
+        stab = np.concatenate([r["stab"] for r in solved])
+        gap_labels = np.concatenate([r["gap_label"] for r in solved])
+        has_arc = np.flatnonzero(stab > 0)
+        arc_cells = class_cells[np.searchsorted(keys, arc_keys[has_arc])]
+        value, cell, point = imp._deepest_addition(balls, arc_cells, stab[has_arc], max_donee)
+        if point >= 0:
+            gap_lower = int(gap_labels[has_arc[point]])
+        cases["add_complete"] = L1Case("add_complete", int(value), cell=imp._decode_cell(cell))
+        if short:
+            cases["add_complete"] = L1Case("add_complete", n_incomplete)
+            gap_lower = None
+    else:
+        cases["add_complete"] = L1Case("add_complete", 0)
+    seconds["l1"] = time.perf_counter() - t0
+
+    # Where each partition's donors lie in each bucket's file: (bucket, start, stop).
+    counts = np.array([r["per_partition"] for r in solved]).reshape(len(solved), offsets.size - 1)
+    starts = np.cumsum(counts, axis=1) - counts
+    slices = [[(b, int(starts[b, p]), int(starts[b, p] + counts[b, p])) for b in range(len(solved))
+               if counts[b, p]] for p in range(offsets.size - 1)]
+    inc_classes = n_inc > 0
+    donorless = inc_classes & (n_donors == 0)
+    return {"cases": cases, "k_eff": k_eff, "slices": slices, "gap_lower": gap_lower, "min_label": min_label,
+            "n_classes": int(keys.size), "n_donorless_classes": int(donorless.sum()),
+            "n_donorless_records": int(n_inc[donorless].sum()), "max_donee": int(max_donee),
+            "l1_work": int(imp.l1_work_), "n_buckets": len(ranges)}
