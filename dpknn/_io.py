@@ -49,10 +49,13 @@ def check_outputs(outputs, inputs):
 
 
 def is_marked_imputed(path):
-    """True when ``path`` was written by ``dpknn impute`` (Parquet metadata or JSON sidecar)."""
+    """True when ``path`` was written by ``dpknn impute`` (Parquet metadata or JSON sidecar; for a
+    folder of Parquet partitions, when any partition is marked)."""
     import json
 
     path = Path(path)
+    if path.is_dir():
+        return any(is_marked_imputed(f) for f in path.rglob("*.parquet"))
     side = Path(str(path) + ".json")
     if side.exists():
         try:

@@ -160,7 +160,8 @@ def parquet_partitions(input_dir):
 
 
 def _as_progress(futures, progress, desc):
-    """The futures' results in completion order, with a progress bar."""
+    """The futures' results in completion order, with a progress bar; on the first failure the
+    others are cancelled (their files are about to be removed) and the error is raised."""
     from dask.distributed import as_completed
 
     bar = progress_bar(total=len(futures), desc=desc, unit="task", progress=progress)
@@ -168,6 +169,10 @@ def _as_progress(futures, progress, desc):
         for future, result in as_completed(futures, with_results=True):
             bar.update()
             yield future, result
+    except BaseException:
+        if futures:
+            futures[0].client.cancel(futures)
+        raise
     finally:
         bar.close()
 
@@ -440,7 +445,7 @@ def _write_partition(path, rel, offset, schema, k, aggregate, staging, slices, n
     out = df.copy()
     for j, attr in enumerate(schema.imputed):
         missing = df[attr.name].isna().to_numpy()[x_rows]
-        values = got[f"v{j}"].reshape(n_x, k) if n_x else np.zeros((0, k))
+        values = got[f"v{j}"].reshape(n_x, k) if n_x else np.zeros((0, k), dtype=np.int64)
         if isinstance(attr, Categorical):
             values = np.asarray(attr.categories, dtype=object)[values]
         imp._put(out, attr, x_rows[missing], values[missing])

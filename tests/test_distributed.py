@@ -1,0 +1,189 @@
+"""dpknn.distributed.impute_parquet against the in-memory KNNImputer on the same rows."""
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema
+from dpknn.datasets import census_schema, make_census
+from dpknn.distributed import impute_parquet, parquet_partitions
+from dpknn.imputation import KNNImputer
+
+distributed = pytest.importorskip("dask.distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as c:
+        yield c
+
+
+def write_partitions(df, folder, sizes):
+    """``df`` cut into consecutive partitions of ``sizes`` rows (names sort naturally, not
+    lexicographically: part.10 comes after part.9)."""
+    folder.mkdir(parents=True)
+    assert sum(sizes) == len(df)
+    start = 0
+    for i, size in enumerate(sizes):
+        df.iloc[start:start + size].to_parquet(folder / f"part.{i}.parquet")
+        start += size
+
+
+def read_folder(folder):
+    return pd.concat([pd.read_parquet(f) for f in parquet_partitions(folder)])
+
+
+def random_problem(seed):
+    """Small domains (many ties), three kinds of imputed attribute, shuffled labels or none."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 1500))
+    known = [Ordinal("o0", 0, int(rng.integers(0, 6)), weight=int(rng.integers(1, 3))),
+             Categorical("c1", list(range(int(rng.integers(1, 4)))), weight=int(rng.integers(1, 3)))]
+    if rng.random() < 0.5:
+        known.append(Ordinal("o2", 0, 20, bin_width=int(rng.integers(1, 8))))
+    cols = {a.name: rng.integers(0, (a.upper if isinstance(a, Ordinal) else a.n_codes - 1) + 1, n) for a in known}
+    # Clustered missingness: some cells have no donor, some have no incomplete record.
+    skew = rng.random(n) < rng.uniform(0.05, 0.7) * (cols["o0"] % 2 + 0.3)
+    cols["y"] = np.where(skew, np.nan, rng.uniform(0, 100, n))
+    cols["g"] = pd.Categorical(np.where(skew & (rng.random(n) < 0.9), None, rng.choice(["a", "b", "c"], n)))
+    cols["m"] = pd.array(np.where(skew & (rng.random(n) < 0.5), None, rng.integers(0, 9, n)), dtype="Int64")
+    cols["other"] = rng.normal(size=n)
+    label = None
+    if rng.random() < 0.6:
+        cols["id"] = rng.permutation(10 * n)[:n] - 5 * n
+        label = "id"
+    df = pd.DataFrame(cols)
+    df.index = rng.permutation(n) + 1000
+    imputed = [Continuous("y", 0, 100), Categorical("g", ["a", "b", "c"]), Ordinal("m", 0, 8)]
+    schema = Schema(known=known, imputed=imputed, label=label)
+    k = int(rng.choice([1, 2, 3, 5]))
+    return schema, df, k, rng
+
+
+def random_sizes(rng, n):
+    parts = int(rng.integers(1, 25))
+    cuts = np.sort(rng.integers(0, n + 1, parts - 1))
+    return np.diff(np.r_[0, cuts, n]).tolist()
+
+
+def check_same_as_in_memory(fit, schema, df, k, out_dir, donors_dir, aggregate="auto"):
+    imp = KNNImputer(schema, k=k, aggregate=aggregate)
+    expected = imp.fit_transform(df)
+    assert fit.l1_ == imp.l1_
+    assert fit.l1_cases_ == imp.l1_cases_
+    assert fit.n_classes_ == imp.n_classes_
+    assert fit.n_donorless_classes_ == imp.n_donorless_classes_
+    assert fit.n_donorless_records_ == imp.n_donorless_records_
+    assert fit.n_incomplete_ == imp.incomplete_index_.size
+    assert fit.max_donee_count_ == imp.donee_counts_.max(initial=0)
+    assert fit.l1_work_ == imp.l1_work_
+    got = read_folder(out_dir)
+    assert list(got.index) == list(df.index) and list(got.columns) == list(df.columns)
+    for c in df.columns:
+        assert np.array_equal(got[c].astype(object).to_numpy(), expected[c].astype(object).to_numpy()), c
+    labels = schema.encode(df).labels
+    donors = read_folder(donors_dir)
+    assert np.array_equal(donors["label"].to_numpy(), labels[imp.incomplete_index_])
+    kk = imp.donors_.shape[1]
+    assert np.array_equal(donors[[f"donor_{s + 1}" for s in range(kk)]].to_numpy(), labels[imp.donors_])
+    return imp
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_problems_match_the_in_memory_imputer(seed, tmp_path, client):
+    schema, df, k, rng = random_problem(seed)
+    # Sort a stretch by missingness: partitions with no complete and no incomplete record.
+    head = int(rng.integers(0, len(df)))
+    df = pd.concat([df.iloc[:head].sort_values("y", na_position="first"), df.iloc[head:]])
+    write_partitions(df, tmp_path / "in", random_sizes(rng, len(df)))
+    fit = impute_parquet(tmp_path / "in", tmp_path / "out", schema, k=k, client=client,
+                         buckets=int(rng.integers(1, 9)), donors_dir=tmp_path / "donors")
+    check_same_as_in_memory(fit, schema, df, k, tmp_path / "out", tmp_path / "donors")
+
+
+def test_census_300k_rows_several_partitionings(tmp_path, client):
+    schema, df = census_schema(), make_census(300_000, rng=3)
+    for i, (sizes, k, buckets) in enumerate([([300_000], 1, None), ([1, 99_999, 0, 120_000, 80_000], 1, 3),
+                                             ([30_000] * 10, 3, 17)]):
+        src, out, don = tmp_path / f"in{i}", tmp_path / f"out{i}", tmp_path / f"don{i}"
+        write_partitions(df, src, sizes)
+        fit = impute_parquet(src, out, schema, k=k, client=client, buckets=buckets, donors_dir=don)
+        check_same_as_in_memory(fit, schema, df, k, out, don)
+        assert fit.n_partitions_ == len(sizes) and fit.n_records_ == len(df)
+
+
+def test_more_partitions_than_classes_and_fewer_complete_records_than_k(tmp_path, client):
+    rng = np.random.default_rng(0)
+    n = 120
+    df = pd.DataFrame({"a": rng.integers(0, 2, n), "y": np.nan})
+    df.loc[[5, 70, 71], "y"] = [1.0, 2.0, 3.0]
+    schema = Schema(known=[Ordinal("a", 0, 1)], imputed=[Continuous("y", 0, 10)])
+    write_partitions(df, tmp_path / "in", [4] * 30)
+    fit = impute_parquet(tmp_path / "in", tmp_path / "out", schema, k=5, client=client, buckets=40,
+                         donors_dir=tmp_path / "donors")
+    assert fit.n_classes_ == 2 < fit.n_partitions_
+    imp = check_same_as_in_memory(fit, schema, df, 5, tmp_path / "out", tmp_path / "donors")
+    assert imp.l1_ == n - 3  # every added complete record joins every donor set
+
+
+def test_mean_and_median_aggregates(tmp_path, client):
+    schema, df, _, rng = random_problem(3)
+    write_partitions(df, tmp_path / "in", random_sizes(rng, len(df)))
+    fit = impute_parquet(tmp_path / "in", tmp_path / "out", schema, k=4, aggregate="mean", client=client,
+                         donors_dir=tmp_path / "donors")
+    check_same_as_in_memory(fit, schema, df, 4, tmp_path / "out", tmp_path / "donors", aggregate="mean")
+
+
+def test_refusals_leave_nothing_behind(tmp_path, client):
+    schema, df, _, _ = random_problem(1)
+    schema = Schema(known=schema.known, imputed=schema.imputed, label="id")
+    df = df.assign(id=np.arange(len(df)))
+    bad = df.copy()
+    bad.loc[bad.index[-1], "id"] = 0           # a label repeated in another partition
+    write_partitions(bad, tmp_path / "dup", [len(df) // 2, len(df) - len(df) // 2])
+    with pytest.raises(DomainError, match="duplicate labels across partitions"):
+        impute_parquet(tmp_path / "dup", tmp_path / "out", schema, client=client)
+    outside = df.copy()
+    outside.loc[outside.index[-1], "o0"] = 99
+    write_partitions(outside, tmp_path / "dom", [len(df) - 3, 3])
+    with pytest.raises(DomainError, match=r"part\.1\.parquet"):
+        impute_parquet(tmp_path / "dom", tmp_path / "out", schema, client=client)
+    assert sorted(os.listdir(tmp_path)) == ["dom", "dup"]   # no output, no staging, no partial folder
+    (tmp_path / "out").mkdir()
+    with pytest.raises(FileExistsError, match="output_dir"):
+        impute_parquet(tmp_path / "dup", tmp_path / "out", schema, client=client)
+    with pytest.raises(ValueError, match="no .parquet"):
+        impute_parquet(tmp_path / "out", tmp_path / "out2", schema, client=client)
+    with pytest.raises(ValueError, match="aggregate"):
+        impute_parquet(tmp_path / "dup", tmp_path / "out2", schema, aggregate="mode", client=client)
+    with pytest.raises(ValueError, match="k must"):
+        impute_parquet(tmp_path / "dup", tmp_path / "out2", schema, k=0, client=client)
+    empty = df.assign(y=np.nan, g=None, m=pd.NA)
+    write_partitions(empty, tmp_path / "none", [len(df)])
+    with pytest.raises(ValueError, match="no complete records"):
+        impute_parquet(tmp_path / "none", tmp_path / "out2", schema, client=client)
+
+
+def test_overlapping_label_ranges_are_checked_and_accepted(tmp_path, client):
+    schema, df, k, rng = random_problem(2)
+    schema = Schema(known=schema.known, imputed=schema.imputed, label="id")
+    df = df.assign(id=rng.permutation(len(df)))       # every partition spans the whole range
+    write_partitions(df, tmp_path / "in", [len(df) // 3, len(df) // 3, len(df) - 2 * (len(df) // 3)])
+    fit = impute_parquet(tmp_path / "in", tmp_path / "out", schema, k=k, client=client,
+                         donors_dir=tmp_path / "donors")
+    check_same_as_in_memory(fit, schema, df, k, tmp_path / "out", tmp_path / "donors")
+
+
+def test_outputs_are_marked_imputed_and_diagnostics_are_confidential(tmp_path, client):
+    from dpknn._io import is_marked_imputed
+
+    schema, df = census_schema(), make_census(2000, rng=1)
+    write_partitions(df, tmp_path / "in", [1000, 1000])
+    fit = impute_parquet(tmp_path / "in", tmp_path / "out", schema, client=client)
+    assert all(is_marked_imputed(f) for f in parquet_partitions(tmp_path / "out"))
+    assert is_marked_imputed(tmp_path / "out")
+    diag = fit.curator_dict()
+    assert diag["confidential"] is True and diag["l1"] == fit.l1_
+    assert fit.l1_for(["INCWAGE"]) == fit.l1_ and fit.l1_for(["AGE"]) == 0
