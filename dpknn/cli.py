@@ -13,6 +13,7 @@ to a separate file marked confidential. The query-file format is documented in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
@@ -116,6 +117,10 @@ def _cmd_impute(args):
     if args.draws < 20:
         raise CLIError(f"--draws must be at least 20, got {args.draws}.")
     schema = _schema(args.schema)
+    if Path(args.input).is_dir():
+        return _impute_folder(args, schema, side)
+    if args.scheduler is not None:
+        raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
     queries = None if args.queries is None else read_queries(args.queries, schema)[0]
     table_writer(None, args.output)  # refuse a bad output name before any work
     df = read_table(args.input)
@@ -126,18 +131,8 @@ def _cmd_impute(args):
         if not args.suggest_bins:
             raise
         raise CLIError(f"{err}\n{_bin_advice(schema, df, args, err)}") from err
-    # The sidecar holds the marker and public parameters only; the imputed file itself is
-    # confidential microdata, and L1(D) with its worst cases goes to --diagnostics.
-    sidecar = {
-        IMPUTED_MARKER: True,
-        "note": "written by dpknn impute: imputed values are not observed values; dpknn release refuses this "
-                "file. The table is confidential microdata.",
-        "k": args.k, "aggregate": args.aggregate,
-        "order": "(d2(cell x, cell y), cell y lexicographic, (label y - label x) mod circle)",
-        "label": schema.label or "row position", "schema": schema.to_dict(),
-    }
     files = [(args.output, table_writer(out, args.output, metadata={IMPUTED_MARKER: "1"})),
-             (side, text_writer(_json(sidecar)))]
+             (side, text_writer(_json(_impute_sidecar(args, schema))))]
     if args.diagnostics:
         diag = {"confidential": True, "input": str(args.input), "rows": len(df), **curator_stats(imp)}
         files.append((args.diagnostics, text_writer(_json(diag))))
@@ -157,12 +152,61 @@ def _cmd_impute(args):
     return 0
 
 
+def _impute_sidecar(args, schema):
+    """The sidecar of ``dpknn impute``: the marker and public parameters only. The imputed data
+    are confidential microdata, and L1(D) with its worst cases goes to --diagnostics."""
+    return {
+        IMPUTED_MARKER: True,
+        "note": "written by dpknn impute: imputed values are not observed values; dpknn release refuses this "
+                "file. The table is confidential microdata.",
+        "k": args.k, "aggregate": args.aggregate,
+        "order": "(d2(cell x, cell y), cell y lexicographic, (label y - label x) mod circle)",
+        "label": schema.label or "row position", "schema": schema.to_dict(),
+    }
+
+
+def _scheduler_client(args):
+    """A client of the Dask scheduler at --scheduler, or None (a LocalCluster is started)."""
+    import dask.distributed  # noqa: F401 - sets Dask's loggers, which the next line quiets
+
+    if not args.verbose:
+        # Dask logs at INFO; a local cluster's start and stop are not news here.
+        logging.getLogger("distributed").setLevel(logging.WARNING)
+    if args.scheduler is None:
+        return contextlib.nullcontext(None)
+    from dask.distributed import Client
+
+    return Client(args.scheduler)
+
+
+def _impute_folder(args, schema, side):
+    """``dpknn impute`` on a folder of Parquet partitions, on Dask (dpknn.distributed)."""
+    from .distributed import impute_parquet
+
+    for option in ("report", "queries", "suggest_bins"):
+        if getattr(args, option):
+            raise CLIError(f"--{option.replace('_', '-')} needs the data in memory; it does not apply to a folder "
+                           "of Parquet partitions.")
+    if Path(args.output).exists():
+        raise CLIError(f"output {str(args.output)!r} exists; choose a new folder.")
+    with _scheduler_client(args) as client:
+        fit = impute_parquet(args.input, args.output, schema, k=args.k, aggregate=args.aggregate,
+                             max_work=args.max_work, client=client, progress=args.progress)
+    files = [(side, text_writer(_json({**_impute_sidecar(args, schema), "partitions": fit.n_partitions_})))]
+    if args.diagnostics:
+        files.append((args.diagnostics, text_writer(_json({"input": str(args.input), **fit.curator_dict()}))))
+    write_files(files)
+    print(f"imputed {fit.n_incomplete_} of {fit.n_records_} records in {fit.n_partitions_} Parquet partitions "
+          f"(k={args.k}); wrote {args.output} and {side}"
+          + (f"; curator diagnostics (confidential) in {args.diagnostics}" if args.diagnostics else ""))
+    return 0
+
+
 def _cmd_release(args):
     from .accounting import BudgetAccountant
     from .exceptions import BudgetExceededError
-    from .experiments.baseline import NOT_DP, global_baseline
     from .queries import PrivateImputation
-    from .queryfile import ask, read_queries
+    from .queryfile import read_queries
 
     check_outputs([args.output, args.diagnostics], [args.input, args.schema, args.queries])
     schema = _schema(args.schema)
@@ -179,9 +223,32 @@ def _cmd_release(args):
     if args.seed is not None:
         logger.warning("--seed makes the noise reproducible: anyone who knows the seed can remove it, and the same "
                        "seed on neighbouring files gives the same noise. Do not publish seeded releases.")
-    df = read_table(args.input)
     acc = BudgetAccountant(args.epsilon)
-    private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed, max_work=args.max_work)
+    with contextlib.ExitStack() as stack:
+        if Path(args.input).is_dir():
+            from .distributed import ParquetPrivateImputation
+
+            if any(q.get("method") == "global" for q in queries):
+                raise CLIError('method = "global" (NOT DP) needs the data in memory; it does not apply to a folder '
+                               "of Parquet partitions.")
+            client = stack.enter_context(_scheduler_client(args))
+            private = stack.enter_context(ParquetPrivateImputation(
+                args.input, schema, k=args.k, accountant=acc, rng=args.seed, max_work=args.max_work, client=client))
+            rows = private.imputer.n_records_
+        else:
+            if args.scheduler is not None:
+                raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
+            df = read_table(args.input)
+            rows = len(df)
+            private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed, max_work=args.max_work)
+        return _release(args, private, queries, acc, rows)
+
+
+def _release(args, private, queries, acc, rows):
+    """Ask every query of the file and write the releases (and the curator's diagnostics)."""
+    from .experiments.baseline import NOT_DP, global_baseline
+    from .queryfile import ask
+
     out, curator, non_dp = [], [], False
     for q in queries:
         kwargs = {k: v for k, v in q.items() if k not in ("name", "type")}
@@ -204,7 +271,7 @@ def _cmd_release(args):
                    "ledger": [vars(e) for e in acc.ledger], "releases": out})
     files = [(args.output, text_writer(_json(result)))]
     if args.diagnostics:
-        diag = {"confidential": True, "input": str(args.input), "rows": len(df), "l1": private.l1,
+        diag = {"confidential": True, "input": str(args.input), "rows": rows, "l1": private.l1,
                 "releases": curator}
         files.append((args.diagnostics, text_writer(_json(diag))))
     write_files(files)
@@ -465,6 +532,12 @@ def _add_diagnostics(p):
                         "JSON file; never publish it")
 
 
+def _add_scheduler(p):
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="for a folder of Parquet partitions: address of a running Dask scheduler (default: a local "
+                        "cluster with one single-threaded worker per core); its workers must see the folders")
+
+
 def _add_max_work(p):
     from .imputation import DEFAULT_MAX_WORK
 
@@ -566,10 +639,14 @@ def build_parser():
                        "order, and write the data (CSV or Parquet, confidential microdata) and OUTPUT.json with the "
                        "order's public parameters and a marker that makes dpknn release refuse the file. L1(D) and "
                        "class statistics go to --diagnostics; --report writes the curator's report (confidential), "
-                       "with plots and, for a --queries file, the planned releases' noise and 90%% intervals.")
+                       "with plots and, for a --queries file, the planned releases' noise and 90%% intervals. A "
+                       "folder of Parquet partitions is imputed on Dask into a folder of partitions "
+                       "(docs/distributed.md).")
     p.add_argument("--schema", type=Path, required=True, help="TOML schema (see dpknn.Schema.from_file)")
-    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
-    p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
+    p.add_argument("--input", type=Path, required=True,
+                   help=".csv or .parquet, or a folder of Parquet partitions (imputed on Dask, out of core)")
+    p.add_argument("--output", type=Path, required=True,
+                   help=".csv or .parquet; a new folder for a folder of partitions")
     p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
     p.add_argument("--aggregate", default="auto", choices=["auto", "mean", "median"],
                    help="how k > 1 numeric donor values are combined (default auto)")
@@ -587,6 +664,7 @@ def build_parser():
                         "90%% interval (needs --report)")
     p.add_argument("--draws", type=int, default=1000,
                    help="rehearsals per planned release in the report (default 1000)")
+    _add_scheduler(p)
     _add_seed(p)
     p.set_defaults(func=_cmd_impute)
 
@@ -703,7 +781,8 @@ def build_parser():
                        "to more than --epsilon. The output holds only publishable fields.")
     p.add_argument("--schema", type=Path, required=True)
     p.add_argument("--queries", type=Path, required=True)
-    p.add_argument("--input", type=Path, required=True)
+    p.add_argument("--input", type=Path, required=True,
+                   help=".csv or .parquet, or a folder of Parquet partitions (imputed and summed on Dask)")
     p.add_argument("--output", type=Path, required=True, help="JSON file of the releases")
     p.add_argument("--epsilon", type=float, required=True, help="total privacy budget")
     p.add_argument("--k", type=int, default=1)
@@ -711,6 +790,7 @@ def build_parser():
                    help='allow method = "global" (the paper\'s comparison, NOT differentially private)')
     _add_max_work(p)
     _add_diagnostics(p)
+    _add_scheduler(p)
     _add_seed(p)
     p.set_defaults(func=_cmd_release)
     return parser

@@ -31,6 +31,7 @@ References
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import math
 import os
@@ -48,10 +49,12 @@ from ._io import IMPUTED_MARKER
 from .exceptions import DomainError
 from .imputation import _AGGREGATES, _MAX_KEY, DEFAULT_MAX_WORK, KNNImputer, L1Case, _csr_positions
 from .progress import progress_bar
+from .queries import PrivateImputation
 from .schema import Categorical, Schema
 from .validation import check_positive_int
 
-__all__ = ["DistributedImputation", "dask_client", "impute_parquet", "parquet_partitions"]
+__all__ = ["DistributedImputation", "ParquetPrivateImputation", "dask_client", "impute_parquet",
+           "parquet_partitions"]
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +143,7 @@ def dask_client(client=None):
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("Dask execution needs dask.distributed: pip install 'dpknn[distributed,parquet]'") from exc
     with LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as own:
+                      dashboard_address=":0") as cluster, Client(cluster) as own:
         yield own
 
 
@@ -278,14 +281,14 @@ def _check_unique_labels(client, schema, stats, staging, progress):
     cut at sampled quantiles and each piece is checked from the partitions' sorted labels.
     """
     ranges = sorted(s["label_range"] for s in stats if s["rows"])
-    if all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])):
+    if all(a[1] < b[0] for a, b in itertools.pairwise(ranges)):
         return
     numbers = [s["number"] for s in stats if s["rows"]]
     sample = np.unique(np.concatenate([s["label_sample"] for s in stats if s["rows"]]))
     cuts = np.unique(sample[np.linspace(0, sample.size - 1, min(sample.size, len(numbers) + 1)).astype(np.int64)])
     edges = [ranges[0][0], *cuts[1:].tolist(), max(r[1] for r in ranges) + 1]
     futures = [client.submit(_duplicate_labels, str(staging), numbers, lo, hi, pure=False)
-               for lo, hi in zip(edges[:-1], edges[1:])]
+               for lo, hi in itertools.pairwise(edges)]
     dup = [d for _, found in _as_progress(futures, progress, "label check") for d in found]
     if dup:
         raise DomainError(f"label column {schema.label!r} has duplicate labels across partitions: {sorted(dup)[:5]}.")
@@ -690,3 +693,113 @@ def _solve(client, schema, k, aggregate, max_work, table, stats, offsets, stagin
             "n_classes": int(keys.size), "n_donorless_classes": int(donorless.sum()),
             "n_donorless_records": int(n_inc[donorless].sum()), "max_donee": int(max_donee),
             "l1_work": int(imp.l1_work_), "n_buckets": len(ranges)}
+
+
+# ----------------------------------------------------------------------------------------------
+# Releases: the counts and sums of PrivateImputation, partition by partition.
+def _partition_statistic(path, schema, where, universe, complete_only, column, bounds, center):
+    """CONFIDENTIAL: ``(count, sum)`` of one partition for :class:`ParquetPrivateImputation`."""
+    from .conditions import condition_mask
+
+    names = {*where, *universe}
+    if column is not None:
+        names.add(column)
+    if complete_only:
+        names.update(schema.imputed_names)
+        for a in schema.imputed:
+            if a.universe is not None:
+                names.update(a.universe.where)
+    df = pd.read_parquet(path, columns=sorted(names))
+    mask = ~schema.incomplete_mask(df) if complete_only else np.ones(len(df), dtype=bool)
+    for col, spec in [*where.items(), *universe.items()]:
+        mask &= condition_mask(df[col].to_numpy(), spec)
+    if column is None:
+        return int(mask.sum()), 0.0
+    values = np.clip(df[column].to_numpy()[mask].astype(np.float64), bounds[0], bounds[1])
+    if center is not None:
+        values = (values - center) ** 2
+    return int(values.size), math.fsum(values)
+
+
+class ParquetPrivateImputation(PrivateImputation):
+    """Private counts, proportions, means and variances of a folder of Parquet partitions.
+
+    The same releases, mechanisms and theorems as :class:`~dpknn.queries.PrivateImputation`
+    (Clifton et al. 2022, §5; add/remove one record), with the imputation done by
+    :func:`impute_parquet` and every count and sum computed on Dask, one task per partition;
+    only those totals reach the client. Sums are added with ``math.fsum`` per partition and
+    over partitions, so they may differ from the in-memory sums in the last bits.
+
+    The budget is checked before any work, as in memory. Use it as a context manager (or call
+    :meth:`close`): the imputed partitions are confidential microdata and are removed on exit
+    unless ``imputed_dir`` was given, and a LocalCluster started here is closed.
+
+    Parameters
+    ----------
+    input_dir : str or Path
+        The original data (never an output of ``dpknn impute``).
+    schema : Schema
+    k, accountant, rng, gamma, max_work
+        As for :class:`~dpknn.queries.PrivateImputation`.
+    client : dask.distributed.Client or None
+        None: a LocalCluster with one single-threaded worker per core.
+    imputed_dir : str or Path or None
+        Where to keep the imputed partitions (must not exist); None: a temporary folder beside
+        ``input_dir``, removed by :meth:`close`.
+    progress : bool, default False
+
+    Attributes
+    ----------
+    imputer : DistributedImputation
+        CONFIDENTIAL: L1(D) and the curator diagnostics.
+
+    References
+    ----------
+    .. [1] Clifton et al. (2022), §5.
+    """
+
+    def __init__(self, input_dir, schema, *, k=1, accountant=None, rng=None, gamma="optimal", client=None,
+                 imputed_dir=None, max_work=DEFAULT_MAX_WORK, progress=False):
+        accountant = self._check_accountant(accountant)
+        files = parquet_partitions(input_dir)
+        self._stack = contextlib.ExitStack()
+        try:
+            self.client = self._stack.enter_context(dask_client(client))
+            if imputed_dir is None:
+                tmp = Path(tempfile.mkdtemp(prefix=".dpknn-imputed-", dir=Path(input_dir).parent))
+                self._stack.callback(shutil.rmtree, tmp, ignore_errors=True)
+                imputed_dir = tmp / "imputed"
+            imputer = impute_parquet(input_dir, imputed_dir, schema, k=k, max_work=max_work, client=self.client,
+                                     progress=progress)
+            self._setup_releases(imputer, accountant, rng, gamma)
+        except BaseException:
+            self._stack.close()
+            raise
+        root = Path(input_dir)
+        self.input_files = [str(f) for f in files]
+        self.imputed_files = [str(Path(imputed_dir) / f.relative_to(root)) for f in files]
+
+    def close(self):
+        """Remove the temporary imputed partitions and close a cluster started here."""
+        self._stack.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _statistic(self, where, universe, complete_only, column=None, bounds=None, center=None):
+        files = self.input_files if complete_only else self.imputed_files
+        futures = self.client.map(_partition_statistic, files, schema=self.schema, where=where,
+                                  universe={} if universe is None else universe.where, complete_only=complete_only,
+                                  column=column, bounds=bounds, center=center, pure=False)
+        parts = self.client.gather(futures)
+        return sum(p[0] for p in parts), math.fsum(p[1] for p in parts)
+
+    def _count_of(self, where, complete_only, universe=None):
+        return self._statistic(where, universe, complete_only)[0]
+
+    def _sum_of(self, column, where, bounds, method, center=None):
+        n, total = self._statistic(where, self._universe(column), method == "ignore_missing", column, bounds, center)
+        return total, n

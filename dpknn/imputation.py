@@ -524,10 +524,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------------------------------
     def _l1_cases(self, enc, order, kth_row, kth_class, class_cells, balls):
-        schema = self.schema
         n = enc.n_records
         labels = enc.labels
-        n_codes = schema.n_codes
         inc_rows = self.incomplete_index_
         cases = {}
         self.l1_work_ = 0

@@ -151,7 +151,8 @@ class PrivateImputation:
             raise TypeError(f"accountant must be a BudgetAccountant or None, got {accountant!r}.")
         return accountant
 
-    def _setup(self, imputer, df, accountant, rng, gamma, imputed=None):
+    def _setup_releases(self, imputer, accountant, rng, gamma):
+        """What every release needs besides the data: the fit, the budget, the noise, γ."""
         self.imputer = imputer
         self.schema: Schema = imputer.schema
         self.accountant = accountant
@@ -161,6 +162,10 @@ class PrivateImputation:
                 raise ValueError(f"gamma must be 'optimal', 'paper' or a number > 1, got {gamma!r}.")
             gamma_fraction(gamma)   # a multiple of 1/4 > 1; admissibility is checked per release
         self.gamma = gamma
+        self.releases = []
+
+    def _setup(self, imputer, df, accountant, rng, gamma, imputed=None):
+        self._setup_releases(imputer, accountant, rng, gamma)
         # transform() refuses data other than the data the imputer was fitted on.
         self.imputed = imputer.transform(df) if imputed is None else imputed
         names = self.schema.known_names + self.schema.imputed_names
@@ -169,7 +174,6 @@ class PrivateImputation:
         complete[imputer.incomplete_index_] = False
         self._complete = complete
         self._complete_cols = {c: df[c].to_numpy()[complete] for c in names}
-        self.releases = []
 
     @property
     def l1(self):
@@ -259,7 +263,7 @@ class PrivateImputation:
     def _count_release(self, where, epsilon, method, gamma, label, universe=None):
         involves = self._involves_imputed(where)
         mech = self._count_mechanism(epsilon, where, method, gamma)
-        true = int(self._mask(where, method == "ignore_missing", universe).sum())
+        true = self._count_of(where, method == "ignore_missing", universe)
         rel = mech.release(true, rng=self.rng)
         diag = dict(rel.diagnostics.values)
         if method == "smooth" and involves:
@@ -338,6 +342,19 @@ class PrivateImputation:
         cols = self._complete_cols if complete_only else self._imputed_cols
         return np.clip(cols[column][mask].astype(np.float64), bounds[0], bounds[1])
 
+    # The two statistics every release reads; dpknn.distributed computes them partition by partition.
+    def _count_of(self, where, complete_only, universe=None):
+        """CONFIDENTIAL: number of records (imputed data, or complete records only) in ``where``."""
+        return int(self._mask(where, complete_only, universe).sum())
+
+    def _sum_of(self, column, where, bounds, method, center=None):
+        """CONFIDENTIAL: ``(sum, n)`` over the records of ``where`` (in ``column``'s universe) of
+        ``column`` clamped to ``bounds``, or of its squared deviation from ``center`` if given."""
+        values = self._values(column, where, bounds, method)
+        if center is not None:
+            values = (values - center) ** 2
+        return float(values.sum()), int(values.size)
+
     def _mean_mechanism(self, epsilon, s, bounds, involves_where, involves_col, method, gamma, l1):
         # The grid comes from the public bounds only (fine enough for any count s < 2^40).
         grid = public_grid(max(abs(bounds[0]), abs(bounds[1])), bits=_FINE_BITS)
@@ -373,10 +390,10 @@ class PrivateImputation:
                                     universe=universe)
         s = max(float(count.value), 1.0)
         mech, variant = self._mean_mechanism(epsilon, s, bounds, involves_where, involves_col, method, gamma, l1)
-        values = self._values(column, where, bounds, method)
-        rel = self._record(mech.release(float(values.sum()) / s, rng=self.rng), f"mean of {column} {where}")
+        total, n_records = self._sum_of(column, where, bounds, method)
+        rel = self._record(mech.release(total / s, rng=self.rng), f"mean of {column} {where}")
         rel, diag = _split_count_derived(rel)
-        diag.update(s=s, n_records=int(values.size))
+        diag.update(s=s, n_records=n_records)
         if variant.startswith("5.4"):
             diag["l1"] = l1
         return self._finish(Release(
@@ -412,9 +429,8 @@ class PrivateImputation:
         s = max(float(count.value), 2.0)
         mech, variant = self._mean_mechanism(mean_epsilon, s, bounds, involves_where, involves_col, method,
                                              gamma, l1)
-        values = self._values(column, where, bounds, method)
-        mean_rel = self._record(mech.release(float(values.sum()) / s, rng=self.rng),
-                                f"mean for variance of {column}")
+        total, n_records = self._sum_of(column, where, bounds, method)
+        mean_rel = self._record(mech.release(total / s, rng=self.rng), f"mean for variance of {column}")
         mean_rel, mean_diag = _split_count_derived(mean_rel)
         ybar = _clip(float(mean_rel.value), *bounds)
         mean_rel = dataclasses.replace(mean_rel, value=ybar, diagnostics=CuratorDiagnostics(mean_diag),
@@ -426,10 +442,10 @@ class PrivateImputation:
             var_mech = SmoothCauchy(epsilon=epsilon, smooth_bound=bound, grid=grid, gamma=gamma)
         else:
             var_mech = Laplace(epsilon=epsilon, sensitivity=sens.variance_global(bounds, s, ybar, 0), grid=grid)
-        rel = self._record(var_mech.release(float(((values - ybar) ** 2).sum()) / (s - 1.0), rng=self.rng),
-                           f"variance of {column} {where}")
+        squares, _ = self._sum_of(column, where, bounds, method, center=ybar)
+        rel = self._record(var_mech.release(squares / (s - 1.0), rng=self.rng), f"variance of {column} {where}")
         rel, diag = _split_count_derived(rel)
-        diag.update(s=s, n_records=int(values.size))
+        diag.update(s=s, n_records=n_records)
         if method == "smooth" and involves:
             diag["l1"] = l1
         return self._finish(Release(

@@ -332,3 +332,51 @@ def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
     res = run("synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "1", "--rows", "5",
               "--output", "o.csv", "--epochs", "3", cwd=tmp_path)
     assert res.returncode == 2 and "dpmisgan only" in res.stderr
+
+
+def test_impute_and_release_on_a_folder_of_parquet_partitions(tmp_path):
+    """The folder path (Dask, a local cluster) gives the in-memory imputation and the same
+    seeded releases; a folder written by impute is refused by release."""
+    from dpknn.datasets import census_schema, make_census
+    from dpknn.distributed import parquet_partitions
+    from dpknn.imputation import KNNImputer
+
+    df = make_census(20_000, rng=4)
+    (tmp_path / "in").mkdir()
+    for i, (a, b) in enumerate([(0, 7000), (7000, 7000), (7000, 20_000)]):
+        df.iloc[a:b].to_parquet(tmp_path / "in" / f"part.{i}.parquet")
+    df.to_parquet(tmp_path / "all.parquet")
+    (tmp_path / "s.toml").write_text(census_schema().to_toml())
+    (tmp_path / "q.toml").write_text(
+        '[[query]]\nname = "wage"\ntype = "mean"\ncolumn = "INCWAGE"\nwhere = { AGE = [20, 59] }\n'
+        'epsilon = 2.0\ncount_epsilon = 1.0\n\n[[query]]\nname = "adults"\ntype = "count"\n'
+        'where = { AGE = [20, 59] }\nepsilon = 1.0\nmethod = "ignore_missing"\n')
+    res = run("impute", "--schema", "s.toml", "--input", "in", "--output", "out", "--k", "2",
+              "--diagnostics", "d.json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "INFO" not in res.stderr
+    got = pd.concat([pd.read_parquet(f) for f in parquet_partitions(tmp_path / "out")])
+    imp = KNNImputer(census_schema(), k=2)
+    pd.testing.assert_frame_equal(got, imp.fit_transform(df))
+    diag = json.loads((tmp_path / "d.json").read_text())
+    assert diag["confidential"] and diag["l1"] == imp.l1_ and diag["n_classes"] == imp.n_classes_
+    assert json.loads((tmp_path / "out.json").read_text())["dpknn:imputed"] is True
+    assert run("impute", "--schema", "s.toml", "--input", "in", "--output", "out", cwd=tmp_path).returncode == 2
+    res = run("impute", "--schema", "s.toml", "--input", "in", "--output", "o2", "--report", "r", cwd=tmp_path)
+    assert res.returncode == 2 and "--report needs the data in memory" in res.stderr
+
+    releases = {}
+    for source in ("in", "all.parquet"):
+        res = run("release", "--schema", "s.toml", "--queries", "q.toml", "--input", source, "--output",
+                  f"{source}.json", "--epsilon", "4", "--seed", "3", "--diagnostics", f"{source}.diag.json",
+                  cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        releases[source] = json.loads((tmp_path / f"{source}.json").read_text())["releases"]
+        diag = json.loads((tmp_path / f"{source}.diag.json").read_text())
+        assert diag["rows"] == len(df) and diag["l1"] == KNNImputer(census_schema()).fit(df).l1_
+    assert [r["value"] for r in releases["in"]] == pytest.approx([r["value"] for r in releases["all.parquet"]],
+                                                                 rel=1e-12)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []   # nothing left behind
+    res = run("release", "--schema", "s.toml", "--queries", "q.toml", "--input", "out", "--output", "x.json",
+              "--epsilon", "4", cwd=tmp_path)
+    assert res.returncode == 2 and "written by dpknn impute" in res.stderr
