@@ -58,8 +58,8 @@ __all__ = ["DistributedImputation", "ParquetPrivateImputation", "dask_client", "
 
 logger = logging.getLogger(__name__)
 
-_INBOX = "donors-{:05d}.arrow"
-_STAGED = "staged-{:05d}.arrow"
+_INBOX = "donors-{:05d}"
+_STAGED = "staged-{:05d}"
 _LABELS = "labels-{:05d}.npy"
 # Labels sampled per partition to cut the label range for the duplicate check.
 _LABEL_SAMPLE = 64
@@ -180,26 +180,23 @@ def _as_progress(futures, progress, desc):
         bar.close()
 
 
-def _write_arrow(path, columns):
-    """Numeric columns as one uncompressed Arrow record batch, so that reading maps them."""
-    import pyarrow as pa
+def _write_columns(folder, columns):
+    """Numeric columns as one .npy file each in ``folder``, so that readers can map them."""
+    folder = Path(folder)
+    folder.mkdir(exist_ok=True)  # a task Dask runs again after losing a worker writes the same files
+    for name, col in columns.items():
+        np.save(folder / f"{name}.npy", np.ascontiguousarray(col))
 
-    batch = pa.record_batch({name: np.ascontiguousarray(col) for name, col in columns.items()})
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
-        writer.write_batch(batch)
 
-
-def _read_arrow(path):
-    """A file of :func:`_write_arrow` as a dict of numpy arrays, memory-mapped (zero copy: pages
-    are read when used, so a binary search touches a few of them)."""
-    import pyarrow as pa
-
-    batch = pa.ipc.open_file(pa.memory_map(str(path))).get_batch(0)
-    return {name: batch.column(i).to_numpy(zero_copy_only=True) for i, name in enumerate(batch.schema.names)}
+def _map_columns(folder):
+    """The columns of :func:`_write_columns`, memory-mapped: pages are read when used, so a binary
+    search or a slice reads only what it touches."""
+    return {f.stem: np.load(f, mmap_mode="r") for f in sorted(Path(folder).glob("*.npy"))}
 
 
 def _slice(columns, lo, hi):
-    return {name: col[lo:hi] for name, col in columns.items()}
+    """Rows [lo, hi) of mapped columns, copied (so that the mapping can be dropped)."""
+    return {name: np.array(col[lo:hi]) for name, col in columns.items()}
 
 
 def _concat(parts, names):
@@ -237,7 +234,7 @@ def _stage(path, number, offset, schema, staging):
     staged = {"key": sk, "label": labels[order], "gid": gid[order], "inc": inc.view(np.int8)}
     for j, attr in enumerate(schema.imputed):
         staged[f"v{j}"] = _observed_values(attr, df)[order]
-    _write_arrow(Path(staging) / _STAGED.format(number), staged)
+    _write_columns(Path(staging) / _STAGED.format(number), staged)
     starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]]) if n else np.zeros(0, dtype=np.int64)
     size = np.diff(np.r_[starts, n])
     n_inc = np.add.reduceat(inc.astype(np.int64), starts) if n else np.zeros(0, dtype=np.int64)
@@ -334,13 +331,14 @@ def _solve_bucket(number, staging, n_staged, lo, hi, class_keys, class_donors, p
     names = ["key", "label", "gid", "inc", *[f"v{j}" for j in range(n_values)]]
     own_parts, far_parts = [], []
     for p in range(n_staged):
-        cols = _read_arrow(Path(staging) / _STAGED.format(p))
+        cols = _map_columns(Path(staging) / _STAGED.format(p))
         key = cols["key"]
         own_parts.append(_slice(cols, np.searchsorted(key, lo, "left"), np.searchsorted(key, hi, "right")))
         if foreign.size:
             s = np.searchsorted(key, foreign, "left")
             idx = _csr_positions(s, np.searchsorted(key, foreign, "right") - s)
-            far_parts.append({n: c[idx[cols["inc"][idx] != 0]] for n, c in cols.items()})
+            idx = idx[cols["inc"][idx] != 0]
+            far_parts.append({n: np.asarray(c[idx]) for n, c in cols.items()})
     own = _concat(own_parts, names)
     far = _concat(far_parts, names) if far_parts else {n: own[n][:0] for n in names}
     own["inc"] = own["inc"].view(bool)
@@ -414,7 +412,7 @@ def _solve_bucket(number, staging, n_staged, lo, hi, class_keys, class_donors, p
         inbox[f"v{j}"] = own[f"v{j}"][rows]
     dest = np.searchsorted(offsets, x_gid, side="right") - 1
     srt = np.lexsort((inbox["slot"], x_gid, dest))
-    _write_arrow(Path(staging) / _INBOX.format(number), {n: c[srt] for n, c in inbox.items()})
+    _write_columns(Path(staging) / _INBOX.format(number), {n: c[srt] for n, c in inbox.items()})
     return {"number": number, "per_partition": np.bincount(dest, minlength=offsets.size - 1),
             "delete": delete, "arc_keys": class_keys[bounds], "stab": stab, "gap_label": grid[gap]}
 
@@ -429,8 +427,7 @@ def _write_partition(path, rel, offset, schema, k, aggregate, staging, slices, n
 
     df = pd.read_parquet(path)
     names = ["x", "slot", "gid", "label", *[f"v{j}" for j in range(n_values)]]
-    parts = [{n: np.asarray(c) for n, c in _slice(_read_arrow(Path(staging) / _INBOX.format(b)), a, e).items()}
-             for b, a, e in slices]
+    parts = [_slice(_map_columns(Path(staging) / _INBOX.format(b)), a, e) for b, a, e in slices]
     got = _concat(parts, names) if parts else None
     incomplete = schema.incomplete_mask(df)
     x_rows = np.flatnonzero(incomplete)

@@ -576,9 +576,10 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     """
     try:
         import dask.dataframe as dd
-        from dask.distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("perturb_parquet needs Dask: pip install 'dpknn[distributed,parquet]'") from exc
+    from .distributed import dask_client
+
     if not isinstance(rwn, RWN):
         raise TypeError(f"rwn must be a dpknn.rwn.RWN, got {type(rwn).__name__}.")
     if not (rwn.rng is None or isinstance(rwn.rng, numbers.Integral)):
@@ -593,16 +594,7 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
         seed = np.random.SeedSequence(root.entropy, spawn_key=(number,))
         return _perturb_part(part, seed, cols, params)
 
-    own = client is None
-    if own:
-        import os
-        cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True)
-        client = Client(cluster)
-    try:
+    with dask_client(client):
         out = ddf.map_partitions(run, meta=ddf._meta)
         out.to_parquet(str(output_dir), write_index=True, compute=True)
-    finally:
-        if own:
-            client.close()
-            cluster.close()
     return {"partitions": ddf.npartitions}

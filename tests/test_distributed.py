@@ -1,6 +1,7 @@
 """dpknn.distributed.impute_parquet against the in-memory KNNImputer on the same rows."""
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -187,3 +188,34 @@ def test_outputs_are_marked_imputed_and_diagnostics_are_confidential(tmp_path, c
     diag = fit.curator_dict()
     assert diag["confidential"] is True and diag["l1"] == fit.l1_
     assert fit.l1_for(["INCWAGE"]) == fit.l1_ and fit.l1_for(["AGE"]) == 0
+
+
+def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, client):
+    from dpknn.accounting import BudgetAccountant
+    from dpknn.distributed import ParquetPrivateImputation
+    from dpknn.exceptions import BudgetExceededError
+    from dpknn.queries import PrivateImputation
+
+    schema, df = census_schema(), make_census(30_000, rng=6)
+    write_partitions(df, tmp_path / "in", [10_000, 0, 20_000])
+    memory = PrivateImputation(df, schema, k=2)
+    with ParquetPrivateImputation(tmp_path / "in", schema, k=2, client=client,
+                                  accountant=BudgetAccountant(3.0)) as private:
+        imputed_dir = Path(private.imputed_files[0]).parent
+        assert imputed_dir.exists() and private.l1 == memory.l1
+        where = private._check_where({"AGE": (20, 59), "SEX": [1]})
+        wage = private._check_where({"INCWAGE": (100, None)})
+        for w in (where, wage, {}):
+            for complete_only in (False, True):
+                assert private._count_of(w, complete_only) == memory._count_of(w, complete_only)
+        for method in ("smooth", "ignore_missing"):
+            for center in (None, 250.0):
+                got = private._sum_of("INCWAGE", where, (0.0, 2000.0), method, center)
+                want = memory._sum_of("INCWAGE", where, (0.0, 2000.0), method, center)
+                assert got[1] == want[1] and got[0] == pytest.approx(want[0], rel=1e-12)
+        rel = private.mean("INCWAGE", where=where, epsilon=1.5, count_epsilon=1.0)
+        assert rel.epsilon == 2.5 and set(rel.to_dict()) >= {"value", "epsilon", "params"}
+        with pytest.raises(BudgetExceededError):
+            private.count(where, epsilon=1.0)     # refused before any pass over the data
+    assert not imputed_dir.exists()              # the imputed microdata are removed on exit
+    assert sorted(os.listdir(tmp_path)) == ["in"]
