@@ -551,6 +551,8 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.staging-", dir=staging_dir or output_dir.parent))
     partial = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
+    if donors_dir is not None:
+        Path(donors_dir).parent.mkdir(parents=True, exist_ok=True)
     donors_partial = None if donors_dir is None else Path(
         tempfile.mkdtemp(prefix=f".{Path(donors_dir).name}.partial-", dir=Path(donors_dir).parent))
     seconds = {}

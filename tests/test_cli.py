@@ -348,9 +348,10 @@ def test_impute_and_release_on_a_folder_of_parquet_partitions(tmp_path):
     df.to_parquet(tmp_path / "all.parquet")
     (tmp_path / "s.toml").write_text(census_schema().to_toml())
     (tmp_path / "q.toml").write_text(
-        '[[query]]\nname = "wage"\ntype = "mean"\ncolumn = "INCWAGE"\nwhere = { AGE = [20, 59] }\n'
+        '[[query]]\nname = "wage"\ntype = "mean"\ncolumn = "INCWAGE"\n'
+        'where = { AGE = { low = 20, high = 59 } }\n'
         'epsilon = 2.0\ncount_epsilon = 1.0\n\n[[query]]\nname = "adults"\ntype = "count"\n'
-        'where = { AGE = [20, 59] }\nepsilon = 1.0\nmethod = "ignore_missing"\n')
+        'where = { AGE = { low = 20, high = 59 } }\nepsilon = 1.0\nmethod = "ignore_missing"\n')
     res = run("impute", "--schema", "s.toml", "--input", "in", "--output", "out", "--k", "2",
               "--diagnostics", "d.json", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
