@@ -219,3 +219,18 @@ def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, c
             private.count(where, epsilon=1.0)     # refused before any pass over the data
     assert not imputed_dir.exists()              # the imputed microdata are removed on exit
     assert sorted(os.listdir(tmp_path)) == ["in"]
+
+
+def test_partitions_with_only_complete_only_incomplete_or_no_records(tmp_path, client):
+    schema, df = census_schema(), make_census(6000, rng=9)
+    missing = df["INCWAGE"].isna()
+    parts = [df[~missing].iloc[:1500], df[missing].iloc[:400], df.iloc[:0], df[missing].iloc[400:],
+             df[~missing].iloc[1500:]]
+    whole = pd.concat(parts)
+    write_partitions(whole, tmp_path / "in", [len(p) for p in parts])
+    kinds = [(p["INCWAGE"].notna().any(), p["INCWAGE"].isna().any()) for p in parts]
+    assert (True, False) in kinds and (False, True) in kinds and (False, False) in kinds
+    for k in (1, 4):
+        fit = impute_parquet(tmp_path / "in", tmp_path / f"out{k}", schema, k=k, client=client,
+                             donors_dir=tmp_path / f"donors{k}")
+        check_same_as_in_memory(fit, schema, whole, k, tmp_path / f"out{k}", tmp_path / f"donors{k}")
