@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
-__all__ = ["check_condition", "condition_mask", "public_conditions"]
+__all__ = ["check_condition", "condition_mask", "conditions_mask", "public_conditions"]
 
 
 def condition_mask(values, spec):
@@ -32,6 +32,16 @@ def condition_mask(values, spec):
     if values.dtype == object:
         return pd.Index(list(spec), dtype=object).get_indexer(values) >= 0
     return np.isin(values, list(spec))
+
+
+def conditions_mask(columns, n, *conditions):
+    """Rows (of ``n``) that satisfy every condition of every dict in ``conditions`` (AND);
+    ``columns`` maps a column name to its values (a DataFrame or a dict of arrays)."""
+    mask = np.ones(n, dtype=bool)
+    for where in conditions:
+        for col, spec in where.items():
+            mask &= condition_mask(np.asarray(columns[col]), spec)
+    return mask
 
 
 def public_conditions(where):

@@ -46,10 +46,21 @@ import pandas as pd
 
 from ._core import _donors, _grouping
 from ._io import IMPUTED_MARKER
+from .conditions import conditions_mask
 from .exceptions import DomainError
-from .imputation import _AGGREGATES, _MAX_KEY, DEFAULT_MAX_WORK, KNNImputer, L1Case, _csr_positions
+from .imputation import (
+    _MAX_KEY,
+    DEFAULT_MAX_WORK,
+    KNNImputer,
+    L1Case,
+    _csr_positions,
+    deficient_classes,
+    donorless,
+    l1_balls,
+    no_complete_records,
+)
 from .progress import progress_bar
-from .queries import PrivateImputation
+from .queries import PrivateImputation, summand
 from .schema import Categorical, Schema
 from .validation import check_positive_int
 
@@ -169,9 +180,9 @@ def _as_progress(futures, progress, desc):
 
     bar = progress_bar(total=len(futures), desc=desc, unit="task", progress=progress)
     try:
-        for future, result in as_completed(futures, with_results=True):
+        for _, result in as_completed(futures, with_results=True):
             bar.update()
-            yield future, result
+            yield result
     except BaseException:
         if futures:
             futures[0].client.cancel(futures)
@@ -286,7 +297,7 @@ def _check_unique_labels(client, schema, stats, staging, progress):
     edges = [ranges[0][0], *cuts[1:].tolist(), max(r[1] for r in ranges) + 1]
     futures = [client.submit(_duplicate_labels, str(staging), numbers, lo, hi, pure=False)
                for lo, hi in itertools.pairwise(edges)]
-    dup = [d for _, found in _as_progress(futures, progress, "label check") for d in found]
+    dup = [d for found in _as_progress(futures, progress, "label check") for d in found]
     if dup:
         raise DomainError(f"label column {schema.label!r} has duplicate labels across partitions: {sorted(dup)[:5]}.")
 
@@ -302,8 +313,7 @@ def _donor_plan(imp, keys, n_donors, n_inc, k):
     """
     schema = imp.schema
     class_cells = _grouping.unpack_keys(keys, schema.n_codes)
-    inc_classes = np.flatnonzero(n_inc > 0).astype(np.int64)
-    deficient = inc_classes[n_donors[inc_classes] < k]
+    _, deficient = deficient_classes(n_donors, n_inc, k)
     lengths, flat, radius, boundary = imp._ordered_donor_classes(
         deficient, class_cells, keys, n_donors, k, schema.weights, schema.is_categorical)
     owner = np.repeat(deficient, lengths)
@@ -315,9 +325,7 @@ def _donor_plan(imp, keys, n_donors, n_inc, k):
     last = np.zeros(flat.size, dtype=bool)
     last[np.cumsum(lengths) - 1] = True
     plan = {"owner": owner, "donor": flat, "take": take, "slot": slot, "last": last}
-    balls = {"cls": deficient, "center": class_cells[deficient], "r": radius, "ck": class_cells[boundary],
-             "m": n_inc[deficient].astype(np.int64)}
-    return plan, balls, class_cells
+    return plan, l1_balls(deficient, class_cells, radius, boundary, n_inc), class_cells
 
 
 def _solve_bucket(number, staging, n_staged, lo, hi, class_keys, class_donors, plan, foreign, k, min_label,
@@ -428,24 +436,20 @@ def _write_partition(path, rel, offset, schema, k, aggregate, staging, slices, n
     df = pd.read_parquet(path)
     names = ["x", "slot", "gid", "label", *[f"v{j}" for j in range(n_values)]]
     parts = [_slice(_map_columns(Path(staging) / _INBOX.format(b)), a, e) for b, a, e in slices]
-    got = _concat(parts, names) if parts else None
-    incomplete = schema.incomplete_mask(df)
-    x_rows = np.flatnonzero(incomplete)
+    got = _concat(parts, names) if parts else {n: np.zeros(0, dtype=np.int64) for n in names}
+    srt = np.lexsort((got["slot"], got["x"]))
+    got = {n: c[srt] for n, c in got.items()}
+    x_rows = np.flatnonzero(schema.incomplete_mask(df))
     n_x = x_rows.size
-    if got is not None and got["x"].size:
-        srt = np.lexsort((got["slot"], got["x"]))
-        got = {n: c[srt] for n, c in got.items()}
-    size = 0 if got is None else got["x"].size
-    if size != n_x * k or (n_x and not (np.array_equal(got["x"][::k] - offset, x_rows)
-                                        and np.array_equal(got["slot"].reshape(n_x, k),
-                                                           np.broadcast_to(np.arange(k), (n_x, k))))):
+    if got["x"].size != n_x * k or not (np.array_equal(got["x"][::k] - offset, x_rows)
+                                        and np.array_equal(got["slot"], np.tile(np.arange(k), n_x))):
         raise RuntimeError(f"partition {str(path)!r}: the donors found do not match its incomplete records "
                            "(did the input change during the run?).")
     imp = KNNImputer(schema, k=k, aggregate=aggregate)
     out = df.copy()
     for j, attr in enumerate(schema.imputed):
         missing = df[attr.name].isna().to_numpy()[x_rows]
-        values = got[f"v{j}"].reshape(n_x, k) if n_x else np.zeros((0, k), dtype=np.int64)
+        values = got[f"v{j}"].reshape(n_x, k)
         if isinstance(attr, Categorical):
             values = np.asarray(attr.categories, dtype=object)[values]
         imp._put(out, attr, x_rows[missing], values[missing])
@@ -459,7 +463,7 @@ def _write_partition(path, rel, offset, schema, k, aggregate, staging, slices, n
     if donors_dir is not None:
         donor_table = {"label": labels[x_rows]}
         for s in range(k):
-            donor_table[f"donor_{s + 1}"] = got["label"][s::k] if n_x else np.zeros(0, dtype=np.int64)
+            donor_table[f"donor_{s + 1}"] = got["label"][s::k]
         target = Path(donors_dir) / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(pa.table(donor_table), target)
@@ -524,12 +528,8 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     ----------
     .. [1] Clifton et al. (2022), §4.
     """
-    if not isinstance(schema, Schema):
-        raise TypeError(f"schema must be a dpknn.Schema, got {type(schema).__name__}.")
-    k = check_positive_int(k, "k")
-    if aggregate not in _AGGREGATES:
-        raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {aggregate!r}.")
-    check_positive_int(max_work, "max_work")
+    imp = KNNImputer(schema, k=k, aggregate=aggregate, max_work=max_work)
+    k = imp._validate_params()
     if buckets is not None:
         buckets = check_positive_int(buckets, "buckets")
     if schema.has_universes:
@@ -562,7 +562,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
             futures = [dc.submit(_stage, str(f), i, int(offsets[i]), schema, str(staging), pure=False)
                        for i, f in enumerate(files)]
             table, stats = None, []
-            for _, part in _as_progress(futures, progress, "stage partitions"):
+            for part in _as_progress(futures, progress, "stage partitions"):
                 table = _merge_counts(table, part)
                 stats.append({key: v for key, v in part.items() if key not in ("keys", "n_donors", "n_inc")})
             del futures
@@ -570,8 +570,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
             if schema.label is not None:
                 _check_unique_labels(dc, schema, stats, staging, progress)
             seconds["stage"] = time.perf_counter() - t0
-            result = _solve(dc, schema, k, aggregate, max_work, table, stats, offsets, staging, buckets, progress,
-                            seconds)
+            result = _solve(dc, imp, table, stats, offsets, staging, buckets, progress, seconds)
             t0 = time.perf_counter()
             gap_lower = result.pop("gap_lower")
             futures = [dc.submit(_write_partition, str(f), f.relative_to(root), int(offsets[i]), schema,
@@ -579,7 +578,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
                                  len(schema.imputed), str(partial),
                                  None if donors_partial is None else str(donors_partial), gap_lower, pure=False)
                        for i, f in enumerate(files)]
-            written = [r for _, r in _as_progress(futures, progress, "write partitions")]
+            written = list(_as_progress(futures, progress, "write partitions"))
             seconds["write"] = time.perf_counter() - t0
         cases = result["cases"]
         if gap_lower is not None:
@@ -617,20 +616,17 @@ def _bucket_ranges(sizes, n_buckets):
     return list(zip(starts.tolist(), np.r_[starts[1:], sizes.size].tolist()))
 
 
-def _solve(client, schema, k, aggregate, max_work, table, stats, offsets, staging, buckets, progress, seconds):
+def _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds):
     """Pass 2 and the L1 search: the class table in, the L1 cases and the donors' places out."""
     t0 = time.perf_counter()
+    schema, k = imp.schema, imp.k
     keys, n_donors, n_inc = table if table is not None else (np.zeros(0, np.int64),) * 3
     n_complete = int(n_donors.sum())
     n_incomplete = int(n_inc.sum())
     if n_complete == 0:
-        raise ValueError(
-            "no complete records: the data have no record with every imputed attribute "
-            f"{list(schema.imputed_names)} observed, so there is no donor." if offsets[-1] else
-            "no complete records: the data are empty.")
+        raise no_complete_records(schema, int(offsets[-1]))
     short = k > n_complete
     k_eff = n_complete if short else k
-    imp = KNNImputer(schema, k=k, aggregate=aggregate, max_work=max_work)
     plan, balls, class_cells = _donor_plan(imp, keys, n_donors, n_inc, k_eff)
     seconds["plan"] = time.perf_counter() - t0
 
@@ -650,7 +646,7 @@ def _solve(client, schema, k, aggregate, max_work, table, stats, offsets, stagin
         futures.append(client.submit(
             _solve_bucket, b, str(staging), len(stats), int(keys[lo]), int(keys[hi - 1]), keys[lo:hi],
             n_donors[lo:hi], sub, foreign, k_eff, min_label, offsets, len(schema.imputed), pure=False))
-    solved = sorted((r for _, r in _as_progress(futures, progress, "donors")), key=lambda r: r["number"])
+    solved = sorted(_as_progress(futures, progress, "donors"), key=lambda r: r["number"])
     seconds["donors"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -686,11 +682,10 @@ def _solve(client, schema, k, aggregate, max_work, table, stats, offsets, stagin
     starts = np.cumsum(counts, axis=1) - counts
     slices = [[(b, int(starts[b, p]), int(starts[b, p] + counts[b, p])) for b in range(len(solved))
                if counts[b, p]] for p in range(offsets.size - 1)]
-    inc_classes = n_inc > 0
-    donorless = inc_classes & (n_donors == 0)
+    n_donorless_classes, n_donorless_records = donorless(n_donors, n_inc)
     return {"cases": cases, "k_eff": k_eff, "slices": slices, "gap_lower": gap_lower, "min_label": min_label,
-            "n_classes": int(keys.size), "n_donorless_classes": int(donorless.sum()),
-            "n_donorless_records": int(n_inc[donorless].sum()), "max_donee": int(max_donee),
+            "n_classes": int(keys.size), "n_donorless_classes": n_donorless_classes,
+            "n_donorless_records": n_donorless_records, "max_donee": int(max_donee),
             "l1_work": int(imp.l1_work_), "n_buckets": len(ranges)}
 
 
@@ -698,8 +693,6 @@ def _solve(client, schema, k, aggregate, max_work, table, stats, offsets, stagin
 # Releases: the counts and sums of PrivateImputation, partition by partition.
 def _partition_statistic(path, schema, where, universe, complete_only, column, bounds, center):
     """CONFIDENTIAL: ``(count, sum)`` of one partition for :class:`ParquetPrivateImputation`."""
-    from .conditions import condition_mask
-
     names = {*where, *universe}
     if column is not None:
         names.add(column)
@@ -709,14 +702,12 @@ def _partition_statistic(path, schema, where, universe, complete_only, column, b
             if a.universe is not None:
                 names.update(a.universe.where)
     df = pd.read_parquet(path, columns=sorted(names))
-    mask = ~schema.incomplete_mask(df) if complete_only else np.ones(len(df), dtype=bool)
-    for col, spec in [*where.items(), *universe.items()]:
-        mask &= condition_mask(df[col].to_numpy(), spec)
+    mask = conditions_mask(df, len(df), where, universe)
+    if complete_only:
+        mask &= ~schema.incomplete_mask(df)
     if column is None:
         return int(mask.sum()), 0.0
-    values = np.clip(df[column].to_numpy()[mask].astype(np.float64), bounds[0], bounds[1])
-    if center is not None:
-        values = (values - center) ** 2
+    values = summand(df[column].to_numpy()[mask], bounds, center)
     return int(values.size), math.fsum(values)
 
 

@@ -333,11 +333,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         incomplete = enc.incomplete
         n_complete = int(n - incomplete.sum())
         if n_complete == 0:
-            raise ValueError(
-                "no complete records: the data have no record with every imputed attribute "
-                f"{list(schema.imputed_names)} observed, so there is no donor." if n else
-                "no complete records: the data are empty."
-            )
+            raise no_complete_records(schema, n)
         # Fewer than k complete records: the donors are all of them (docs/imputation.md: the first
         # min(k, |D_c|) in the order), so the kernels run with k = |D_c|.
         short = k > n_complete
@@ -376,8 +372,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         bar.update()
         bar.set_postfix_str("nearest donors")
 
-        inc_classes = np.flatnonzero(n_inc > 0).astype(np.int64)
-        deficient = inc_classes[n_donors[inc_classes] < k]
+        inc_classes, deficient = deficient_classes(n_donors, n_inc, k)
         own = n_donors[inc_classes] >= k
         # Donor-class lists: the own class when it holds k donors, else the nearest classes.
         near_len, near_flat, radius, boundary = self._ordered_donor_classes(
@@ -412,18 +407,11 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         self.donors_ = donors
         self.donee_counts_ = donee
         self.n_classes_ = int(n_classes)
-        self.n_donorless_classes_ = int(np.count_nonzero(n_donors[inc_classes] == 0))
-        self.n_donorless_records_ = int(n_inc[inc_classes][n_donors[inc_classes] == 0].sum())
+        self.n_donorless_classes_, self.n_donorless_records_ = donorless(n_donors, n_inc)
         record_features(self, df)
         self._fingerprint = _fingerprint(enc, df, schema)
 
-        balls = {
-            "cls": deficient,
-            "center": class_cells[deficient],
-            "r": radius,
-            "ck": class_cells[boundary],
-            "m": n_inc[deficient].astype(np.int64),
-        }
+        balls = l1_balls(deficient, class_cells, radius, boundary, n_inc)
         self.l1_cases_ = self._l1_cases(enc, order, kth_row, kth_class, class_cells, balls)
         if short and incomplete_index.size:
             # Any added complete record joins every donor set.
@@ -722,6 +710,34 @@ def most_split_ordinal(schema, splits):
     if not candidates:
         return None
     return max(candidates, key=lambda a: (splits.get(a.name, 0), a.n_codes))
+
+
+# Class-level steps of the fit, shared with dpknn.distributed (which has class counts, not rows).
+def no_complete_records(schema, n):
+    """The error for data without a donor (``n`` records)."""
+    return ValueError(
+        "no complete records: the data have no record with every imputed attribute "
+        f"{list(schema.imputed_names)} observed, so there is no donor." if n else
+        "no complete records: the data are empty.")
+
+
+def deficient_classes(n_donors, n_inc, k):
+    """The classes with incomplete records, and those of them with fewer than k donors of their own."""
+    inc_classes = np.flatnonzero(n_inc > 0).astype(np.int64)
+    return inc_classes, inc_classes[n_donors[inc_classes] < k]
+
+
+def donorless(n_donors, n_inc):
+    """Classes with incomplete records and no complete record, and their incomplete records."""
+    none = (n_inc > 0) & (n_donors == 0)
+    return int(none.sum()), int(n_inc[none].sum())
+
+
+def l1_balls(deficient, class_cells, radius, boundary, n_inc):
+    """The strict balls of the L1 search: per deficient class, its cell, r_C, the k-th donor's
+    cell and its number of incomplete records."""
+    return {"cls": deficient, "center": class_cells[deficient], "r": radius, "ck": class_cells[boundary],
+            "m": n_inc[deficient].astype(np.int64)}
 
 
 def _csr_positions(starts, lengths):

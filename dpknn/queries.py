@@ -37,7 +37,7 @@ import numpy as np
 
 from . import sensitivity as sens
 from .accounting import BudgetAccountant
-from .conditions import check_condition, condition_mask, public_conditions
+from .conditions import check_condition, conditions_mask, public_conditions
 from .imputation import DEFAULT_MAX_WORK, KNNImputer
 from .mechanisms import CuratorDiagnostics, Geometric, Laplace, Release, SmoothCauchy, choose_gamma, public_grid
 from .noise import gamma_fraction
@@ -217,10 +217,7 @@ class PrivateImputation:
     def _mask(self, where, complete_only, universe=None):
         cols = self._complete_cols if complete_only else self._imputed_cols
         n = int(self._complete.sum()) if complete_only else self._complete.size
-        mask = np.ones(n, dtype=bool)
-        for col, spec in [*where.items(), *({} if universe is None else universe.where).items()]:
-            mask &= condition_mask(cols[col], spec)
-        return mask
+        return conditions_mask(cols, n, where, {} if universe is None else universe.where)
 
     def _bounds(self, column, bounds):
         names = self.schema.known_names + self.schema.imputed_names
@@ -336,11 +333,15 @@ class PrivateImputation:
             parts={"numerator": num, "denominator": den}))
 
     # --- means and variances -----------------------------------------------------------------
-    def _values(self, column, where, bounds, method):
+    def _selected(self, column, where, method):
+        """The values of ``column`` of the records of ``where`` (in the column's universe)."""
         complete_only = method == "ignore_missing"
         mask = self._mask(where, complete_only, self._universe(column))
         cols = self._complete_cols if complete_only else self._imputed_cols
-        return np.clip(cols[column][mask].astype(np.float64), bounds[0], bounds[1])
+        return cols[column][mask]
+
+    def _values(self, column, where, bounds, method):
+        return summand(self._selected(column, where, method), bounds)
 
     # The two statistics every release reads; dpknn.distributed computes them partition by partition.
     def _count_of(self, where, complete_only, universe=None):
@@ -350,9 +351,7 @@ class PrivateImputation:
     def _sum_of(self, column, where, bounds, method, center=None):
         """CONFIDENTIAL: ``(sum, n)`` over the records of ``where`` (in ``column``'s universe) of
         ``column`` clamped to ``bounds``, or of its squared deviation from ``center`` if given."""
-        values = self._values(column, where, bounds, method)
-        if center is not None:
-            values = (values - center) ** 2
+        values = summand(self._selected(column, where, method), bounds, center)
         return float(values.sum()), int(values.size)
 
     def _mean_mechanism(self, epsilon, s, bounds, involves_where, involves_col, method, gamma, l1):
@@ -455,6 +454,13 @@ class PrivateImputation:
                     "where": public_conditions(where), **_universe_param(universe), "bounds": bounds,
                     "theorem": "5.6"},
             parts={"count": count, "mean": mean_rel}, diagnostics=CuratorDiagnostics(diag)))
+
+
+def summand(values, bounds, center=None):
+    """The terms a mean or variance adds up: ``values`` clamped to ``bounds``, or their squared
+    deviations from ``center`` (also used by :mod:`dpknn.distributed`, partition by partition)."""
+    values = np.clip(np.asarray(values, dtype=np.float64), bounds[0], bounds[1])
+    return values if center is None else (values - center) ** 2
 
 
 def _universe_param(universe):

@@ -370,12 +370,9 @@ class Universe:
 
     def mask(self, df):
         """Boolean mask of the rows of ``df`` inside the universe."""
-        from .conditions import condition_mask
+        from .conditions import conditions_mask
 
-        inside = np.ones(len(df), dtype=bool)
-        for col, spec in self.where.items():
-            inside &= condition_mask(df[col].to_numpy(), spec)
-        return inside
+        return conditions_mask(df, len(df), self.where)
 
 
 def _set_universe(attr):
