@@ -39,6 +39,11 @@ def main():
          lambda: noise.rounded_generalized_cauchy(4, 2**50, center=7, rng=secure)),
         ("rounded Cauchy gamma 1.25 (dpknn, CSPRNG)",
          lambda: noise.rounded_generalized_cauchy(1.25, 2**50, center=7, rng=secure)),
+        ("rounded PolyPlace a 111/16, count (dpknn, CSPRNG)",
+         lambda: noise.rounded_polyplace(Fraction(111, 16), Fraction(40.2), center=12345, rng=secure)),
+        ("rounded PolyPlace a 111/16, mean grid (dpknn, CSPRNG)",
+         lambda: noise.rounded_polyplace(Fraction(111, 16), 2**50 + Fraction(1, 3), center=Fraction(2**62, 7),
+                                         rng=secure)),
         ("float Laplace (numpy, NOT safe)", lambda: gen.laplace(0.0, 1.0)),
         ("float Cauchy-type ratio of gammas (numpy, NOT safe)",
          lambda: (gen.standard_gamma(0.25) / gen.standard_gamma(0.75)) ** 0.25),
@@ -60,7 +65,8 @@ def main():
         print(f"{name:55s} {times[name]:9.2f} us/draw")
     pairs = [("discrete Laplace, scale 2^20 (OpenDP)", "discrete Laplace, scale 2^20 (dpknn, CSPRNG)"),
              ("discrete Gaussian, sigma 2^10 (OpenDP)", "discrete Gaussian, sigma^2 2^20 (dpknn, CSPRNG)"),
-             ("rounded Cauchy gamma 4 (dpknn, CSPRNG)", "float Cauchy-type ratio of gammas (numpy, NOT safe)")]
+             ("rounded Cauchy gamma 4 (dpknn, CSPRNG)", "float Cauchy-type ratio of gammas (numpy, NOT safe)"),
+             ("rounded PolyPlace a 111/16, count (dpknn, CSPRNG)", "rounded Cauchy gamma 4 (dpknn, CSPRNG)")]
     for a, b in pairs:
         if a in times and b in times:
             print(f"ratio {a} / {b}: {times[a] / times[b]:.2f}")

@@ -10,7 +10,14 @@ import logging
 
 from . import _core  # noqa: F401  (fails early with build instructions when not compiled)
 from .accounting import BudgetAccountant
-from .exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning, WorkLimitError
+from .exceptions import (
+    BudgetExceededError,
+    DetachedAccountantError,
+    DomainError,
+    ImputedDataError,
+    PrivacyLeakWarning,
+    WorkLimitError,
+)
 from .imputation import KNNImputer, L1Case
 from .kmeans import DPKMeans
 from .mechanisms import CuratorDiagnostics, Gaussian, Geometric, Laplace, Release, SmoothCauchy
@@ -36,11 +43,13 @@ __all__ = [
     "CuratorDiagnostics",
     "CuratorReport",
     "DPKMeans",
+    "DetachedAccountantError",
     "DomainError",
     "EncodedData",
     "ExponentialMechanism",
     "Gaussian",
     "Geometric",
+    "ImputedDataError",
     "KNNImputer",
     "L1Case",
     "Laplace",

@@ -16,8 +16,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["IMPUTED_MARKER", "check_outputs", "figure_writer", "is_marked_imputed", "markdown_table", "read_table",
-           "read_toml", "table_writer", "text_writer", "write_files", "write_with_figures"]
+__all__ = ["IMPUTED_MARKER", "check_not_inside", "check_outputs", "figure_writer", "is_marked_imputed",
+           "markdown_table", "read_table", "read_toml", "table_writer", "text_writer", "write_files",
+           "write_with_figures"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,16 +34,33 @@ def _umask():
     return mask
 
 
+def check_not_inside(output, input_dir, what="output"):
+    """Refuse ``output`` when it resolves inside the folder ``input_dir`` (or is it).
+
+    The next run on that folder would read the output as more records of the input (an imputed
+    copy doubles the rows and counts every record twice).
+    """
+    folder = Path(input_dir).resolve()
+    r = Path(output).resolve()
+    if r == folder or folder in r.parents:
+        raise ValueError(f"{what} {str(output)!r} lies inside the input folder {str(input_dir)!r}: the next run on "
+                         f"that folder would read it as input records. Choose a path outside {str(input_dir)!r}.")
+
+
 def check_outputs(outputs, inputs):
-    """Refuse, before any work, outputs that resolve to an input or to each other."""
+    """Refuse, before any work, outputs that resolve to an input, lie inside an input folder, or
+    resolve to each other."""
     seen = {}
     ins = {Path(p).resolve(): str(p) for p in inputs if p is not None}
+    folders = [p for p in inputs if p is not None and Path(p).is_dir()]
     for out in outputs:
         if out is None:
             continue
         r = Path(out).resolve()
         if r in ins:
             raise ValueError(f"output {str(out)!r} is the input {ins[r]!r}; refusing to overwrite an input.")
+        for folder in folders:
+            check_not_inside(out, folder)
         if r in seen:
             raise ValueError(f"outputs {seen[r]!r} and {str(out)!r} are the same file.")
         seen[r] = str(out)

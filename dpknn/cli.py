@@ -17,8 +17,8 @@ import contextlib
 import json
 import logging
 import math
-import os
 import sys
+import traceback
 import warnings
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from ._io import (
     write_with_figures,
 )
 from .exceptions import PrivacyLeakWarning, WorkLimitError
+from .flags import check_path_not_imputed, flag_columns
 
 __all__ = ["main"]
 
@@ -74,14 +75,26 @@ def _schema(path):
 
     if not Path(path).exists():
         raise CLIError(f"schema file {str(path)!r} does not exist.")
-    return Schema.from_file(path)
+    with _file_content(path):
+        return Schema.from_file(path)
+
+
+@contextlib.contextmanager
+def _file_content(path):
+    """A TypeError while a user's TOML file is read is about what the file holds (a string for a
+    number, a table for a list): report it in one line naming the file, like a ValueError."""
+    try:
+        yield
+    except TypeError as exc:
+        raise CLIError(f"{str(path)!r}: {exc}") from exc
 
 
 def _json(obj):
     """Strict JSON (no NaN or Infinity) of ``obj``, numpy scalars and tuples converted."""
     from .mechanisms import _jsonable
 
-    return json.dumps(_jsonable(obj), indent=2, allow_nan=False)
+    # Not ASCII-escaped: ledger labels such as "AGE ≥ 16" must read as written (files are UTF-8).
+    return json.dumps(_jsonable(obj), indent=2, allow_nan=False, ensure_ascii=False)
 
 
 def _bin_advice(schema, df, args, failure):
@@ -116,12 +129,14 @@ def _cmd_impute(args):
         raise CLIError("--queries plans releases in the curator's report: give --report DIR too.")
     if args.draws < 20:
         raise CLIError(f"--draws must be at least 20, got {args.draws}.")
+    _refuse_imputed(args.input, "Impute")
     schema = _schema(args.schema)
     if Path(args.input).is_dir():
         return _impute_folder(args, schema, side)
     if args.scheduler is not None:
         raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
-    queries = None if args.queries is None else read_queries(args.queries, schema)[0]
+    with _file_content(args.queries):
+        queries = None if args.queries is None else read_queries(args.queries, schema)[0]
     table_writer(None, args.output)  # refuse a bad output name before any work
     df = read_table(args.input)
     imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, max_work=args.max_work, progress=args.progress)
@@ -202,6 +217,15 @@ def _impute_folder(args, schema, side):
     return 0
 
 
+def _refuse_imputed(path, verb):
+    """Refuse an output of dpknn impute: by its flag columns, which travel with the rows, and by the
+    marker in its Parquet metadata or JSON sidecar, which a copy loses but an old file may have."""
+    if is_marked_imputed(path):
+        raise CLIError(f"input {str(path)!r} was written by dpknn impute: its imputed values would be taken as "
+                       f"observed and the noise calibrated to the wrong L1(D). {verb} from the original data.")
+    check_path_not_imputed(path)
+
+
 def _cmd_release(args):
     from .accounting import BudgetAccountant
     from .exceptions import BudgetExceededError
@@ -209,17 +233,19 @@ def _cmd_release(args):
     from .queryfile import read_queries
 
     check_outputs([args.output, args.diagnostics], [args.input, args.schema, args.queries])
+    if Path(args.output).suffix.lower() != ".json":
+        raise CLIError(f"--output {str(args.output)!r}: release writes JSON, so its name must end in .json (for "
+                       f"example {str(Path(args.output).with_suffix('.json'))!r}).")
     schema = _schema(args.schema)
-    queries, total = read_queries(args.queries, schema, allow_non_dp=args.allow_non_dp)
+    with _file_content(args.queries):
+        queries, total = read_queries(args.queries, schema, allow_non_dp=args.allow_non_dp)
     if not math.isfinite(args.epsilon) or args.epsilon <= 0:
         raise CLIError(f"--epsilon must be a finite number > 0, got {args.epsilon!r}.")
     if total > args.epsilon:
         raise BudgetExceededError(
             f"the queries in {str(args.queries)!r} spend epsilon={total:g} in all, more than "
             f"--epsilon={args.epsilon:g}; nothing was computed.")
-    if is_marked_imputed(args.input):
-        raise CLIError(f"input {str(args.input)!r} was written by dpknn impute: its imputed values would be taken "
-                       "as observed and the noise calibrated to the wrong L1(D). Release from the original data.")
+    _refuse_imputed(args.input, "Release")
     if args.seed is not None:
         logger.warning("--seed makes the noise reproducible: anyone who knows the seed can remove it, and the same "
                        "seed on neighbouring files gives the same noise. Do not publish seeded releases.")
@@ -233,14 +259,16 @@ def _cmd_release(args):
                                "of Parquet partitions.")
             client = stack.enter_context(_scheduler_client(args))
             private = stack.enter_context(ParquetPrivateImputation(
-                args.input, schema, k=args.k, accountant=acc, rng=args.seed, max_work=args.max_work, client=client))
+                args.input, schema, k=args.k, accountant=acc, rng=args.seed, noise=args.noise, max_work=args.max_work,
+                client=client))
             rows = private.imputer.n_records_
         else:
             if args.scheduler is not None:
                 raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
             df = read_table(args.input)
             rows = len(df)
-            private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed, max_work=args.max_work)
+            private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed, noise=args.noise,
+                                        max_work=args.max_work)
         return _release(args, private, queries, acc, rows)
 
 
@@ -298,7 +326,8 @@ def _cmd_rwn(args):
         absent = [c for c in names if c not in present]
         if absent:
             raise CLIError(f"--keep names columns {absent} that are not in {str(args.input)!r}.")
-        columns = [c for c in present if c not in names]
+        # Imputation flags are never perturbed (RWN warns and carries them through).
+        columns = [c for c in present if c not in names and c not in flag_columns(present)]
         if not columns:
             raise CLIError("--keep leaves no column to perturb.")
     rwn = RWN(k=args.k, radius=args.radius, q=args.q, method=args.method, m=args.m, partitions=args.partitions,
@@ -306,15 +335,9 @@ def _cmd_rwn(args):
     if Path(args.input).is_dir():
         if Path(args.output).exists():
             raise CLIError(f"output {str(args.output)!r} exists; choose a new folder.")
-        tmp = Path(args.output).with_name(f".{Path(args.output).name}.partial")
-        try:
-            info = perturb_parquet(args.input, tmp, rwn, columns=columns)
-            os.replace(tmp, args.output)
-        finally:
-            if tmp.exists():
-                import shutil
-                shutil.rmtree(tmp)
+        info = perturb_parquet(args.input, args.output, rwn, columns=columns)  # writes atomically itself
         print(f"perturbed {info['partitions']} Parquet partitions into {args.output}")
+        print(_changed_summary(info["changed_share"]))
         return 0
     table_writer(None, args.output)
     df = read_table(args.input)
@@ -322,7 +345,12 @@ def _cmd_rwn(args):
     write_files([(args.output, table_writer(out, args.output))])
     print(f"perturbed {len(df)} records ({args.method}, k={args.k}, radius={args.radius}, q={args.q}); "
           f"wrote {args.output}")
+    print(_changed_summary(rwn.changed_share_))
     return 0
+
+
+def _changed_summary(shares):
+    return "values changed: " + ", ".join(f"{c} {100 * s:.1f} %" for c, s in shares.items())
 
 
 SYNTH_METHODS = {
@@ -342,7 +370,9 @@ def _cmd_synth(args):
     table_writer(None, args.output)
     if args.rows < 1:
         raise CLIError(f"--rows must be a positive number of synthetic rows, got {args.rows}.")
-    attrs = read_attributes(args.attributes)
+    _refuse_imputed(args.input, "Synthesise")
+    with _file_content(args.attributes):
+        attrs = read_attributes(args.attributes)
     what, missing = SYNTH_METHODS[args.method]
     gan_only = {"--input-rows": args.input_rows, "--delta": args.delta, "--epochs": args.epochs,
                 "--batch-size": args.batch_size, "--gaps": args.gaps or None}
@@ -397,7 +427,8 @@ def _cmd_evaluate(args):
 
     names = ("evaluation.md", "evaluation.json", *FIGURES.values())
     check_outputs([args.out / n for n in names], [args.real, args.released, args.attributes])
-    attrs = read_attributes(args.attributes)
+    with _file_content(args.attributes):
+        attrs = read_attributes(args.attributes)
     keys = None if args.keys is None else [k.strip() for k in args.keys.split(",") if k.strip()]
     real, released = read_table(args.real), read_table(args.released)
     report = evaluate(real, released, attrs, label=args.label, same_order=args.same_order,
@@ -439,19 +470,29 @@ def _cmd_process(args):
 
     side = Path(str(args.output) + ".json")
     check_outputs([args.output, side], [args.input, args.steps])
-    plan = ProcessingPlan.from_file(args.steps)
+    with _file_content(args.steps):
+        plan = ProcessingPlan.from_file(args.steps)
     table_writer(None, args.output)
     df = read_table(args.input)
     result = run_plan(df, plan, rng=args.seed)
-    files = [(args.output, table_writer(result.data, args.output))]
+    # An imputed input stays imputed: its flag columns ride with the rows (run_plan), and its marker
+    # goes on, so that release refuses the processed file as it refused the input.
+    marked = is_marked_imputed(args.input)
+    files = [(args.output, table_writer(result.data, args.output, metadata={IMPUTED_MARKER: "1"} if marked else None))]
+    sidecar = {}
+    if marked:
+        sidecar = {IMPUTED_MARKER: True, "imputed_note": "processed from a file written by dpknn impute: imputed "
+                   "values are not observed values; dpknn release refuses this file."}
     if result.resized is not None:
         r = result.resized
         # c, s and the relation follow from the public n and p; the sampled rows do not go here.
-        sidecar = {"resize": {"n": len(result.data), "p": r.c * r.s, "c": r.c, "s": r.s,
-                              "neighboring": r.neighboring},
-                   "note": "a mechanism that is (eps, delta)-DP on this resized file is (eps', delta')-DP on the "
-                           "input with eps' = ln(1 + s (exp(c eps) - 1)), delta' = s sum_{i<c} exp(i eps) delta "
-                           "(dpknn.processing.Resized.privacy_on_original); dpknn release does not apply it."}
+        sidecar.update({"resize": {"n": len(result.data), "p": r.c * r.s, "c": r.c, "s": r.s,
+                                   "neighboring": r.neighboring},
+                        "note": "a mechanism that is (eps, delta)-DP on this resized file is (eps', delta')-DP on "
+                                "the input with eps' = ln(1 + s (exp(c eps) - 1)), delta' = s sum_{i<c} exp(i eps) "
+                                "delta (dpknn.processing.Resized.privacy_on_original); dpknn release does not apply "
+                                "it."})
+    if sidecar:
         files.append((side, text_writer(_json(sidecar))))
     write_files(files)
     steps = [s for s, t in (("clamp", plan.clamp), ("impute", plan.impute)) if t]
@@ -486,6 +527,11 @@ def _cmd_demo(args):
 def _cmd_experiment(args):
     from .experiments.demo import run_census_experiment
 
+    for flag, value in (("--runs", args.runs), ("--n", args.n), ("--population", args.population), ("--k", args.k)):
+        if value < 1:
+            raise CLIError(f"{flag} must be at least 1, got {value}.")
+    if args.jobs == 0:
+        raise CLIError("--jobs must be a number of workers >= 1, or -1 for all cores; got 0.")
     queries = None if args.queries is None else [q.strip() for q in args.queries.split(",") if q.strip()]
     return run_census_experiment(runs=args.runs, n=args.n, population=args.population, k=args.k,
                                  epsilon=args.epsilon, count_epsilon=args.count_epsilon, queries=queries,
@@ -634,12 +680,14 @@ def build_parser():
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_synthesis_experiment)
 
-    p = sub.add_parser("impute", help="impute a file by exact k-NN; JSON sidecar with L1(D)",
+    p = sub.add_parser("impute", help="impute a file by exact k-NN (L1(D) only to --diagnostics)",
                        description="Impute the attributes the schema lists as imputed, by the fixed k-NN "
-                       "order, and write the data (CSV or Parquet, confidential microdata) and OUTPUT.json with the "
+                       "order, and write the data (CSV or Parquet, confidential microdata) with a flag column "
+                       "dpknn_imputed_ATTRIBUTE per imputed attribute, by which release, synth and impute refuse it "
+                       "(docs/imputation.md), and OUTPUT.json with the "
                        "order's public parameters and a marker that makes dpknn release refuse the file. L1(D) and "
                        "class statistics go to --diagnostics; --report writes the curator's report (confidential), "
-                       "with plots and, for a --queries file, the planned releases' noise and 90%% intervals. A "
+                       "with plots and, for a --queries file, the planned releases' noise and 90% intervals. A "
                        "folder of Parquet partitions is imputed on Dask into a folder of partitions "
                        "(docs/distributed.md).")
     p.add_argument("--schema", type=Path, required=True, help="TOML schema (see dpknn.Schema.from_file)")
@@ -711,7 +759,7 @@ def build_parser():
     which = p.add_mutually_exclusive_group()
     which.add_argument("--label", default=None,
                        help="column of record labels in both tables; record-level releases are then tested for "
-                            "linkage")
+                            "linkage (refused when either table lacks it or the real labels repeat)")
     which.add_argument("--same-order", action="store_true",
                        help="the released rows are the real records in the same order (dpknn rwn and dpknn impute "
                             "output): test linkage by row position")
@@ -730,7 +778,8 @@ def build_parser():
                        description="Draft a TOML schema from a table: columns with missing values become imputed "
                        "attributes, integer columns Ordinal, other numbers Continuous, strings Categorical. The "
                        "bounds and categories are read from the data, so they are NOT public: replace them by public "
-                       "domains before any release (docs/schema.md).")
+                       "domains before any release (docs/schema.md). The file holds the line draft = true; impute, "
+                       "release and synth refuse it until you delete that line, after replacing the domains.")
     p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
     p.add_argument("--output", type=Path, required=True, help="TOML schema to write")
     p.add_argument("--label", default=None, help="column of unique integer record labels")
@@ -751,7 +800,9 @@ def build_parser():
                        description="Perturb a table by RWN (Perry et al. 2022): each value is replaced, with "
                        "probability q, by the same variable of a random neighbour. INPUT may be a .csv or "
                        ".parquet file (processed in memory) or a folder of Parquet files (processed partition by "
-                       "partition on a local Dask cluster, bounded memory). RWN is not differential privacy.")
+                       "partition on a local Dask cluster, bounded memory). RWN is not differential privacy. It "
+                       "prints the share of values changed per perturbed column and warns about a column left (nearly) "
+                       "unchanged (docs/rwn.md).")
     p.add_argument("--input", type=Path, required=True)
     p.add_argument("--output", type=Path, required=True, help="file (.csv/.parquet) or folder for Parquet input")
     p.add_argument("--k", type=int, default=5)
@@ -783,9 +834,12 @@ def build_parser():
     p.add_argument("--queries", type=Path, required=True)
     p.add_argument("--input", type=Path, required=True,
                    help=".csv or .parquet, or a folder of Parquet partitions (imputed and summed on Dask)")
-    p.add_argument("--output", type=Path, required=True, help="JSON file of the releases")
+    p.add_argument("--output", type=Path, required=True, help="JSON file of the releases (a name ending in .json)")
     p.add_argument("--epsilon", type=float, required=True, help="total privacy budget")
     p.add_argument("--k", type=int, default=1)
+    p.add_argument("--noise", default="polyplace", choices=["polyplace", "cauchy"],
+                   help="noise of the smooth releases whose query sets no noise: polyplace (default, any epsilon > "
+                        "ln 2) or cauchy (the paper's generalized Cauchy, epsilon >= 2 ln 2)")
     p.add_argument("--allow-non-dp", action="store_true",
                    help='allow method = "global" (the paper\'s comparison, NOT differentially private)')
     _add_max_work(p)
@@ -796,16 +850,83 @@ def build_parser():
     return parser
 
 
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP arrived: unwinds like an exception so that every ``finally`` and context
+    manager on the way removes its temporary microdata, then exits with 128 + the signal number."""
+
+
+@contextlib.contextmanager
+def _cleanup_on_termination():
+    """Turn SIGTERM and SIGHUP into :class:`Terminated` while a command runs; restore the previous
+    handlers afterwards. Staged observed values, partial partitions and the imputed folder of
+    ``release --input DIR`` are confidential; by default these signals kill the process without
+    running any cleanup. SIGKILL cannot be caught (docs/distributed.md says what it leaves)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # handlers can only be set in the main thread; an embedding program keeps its own
+        return
+    wanted = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+
+    def terminate(signum, frame):
+        # A second signal during the cleanup must not cut it short.
+        for s in wanted:
+            signal.signal(s, signal.SIG_IGN)
+        raise Terminated(128 + signum)
+
+    previous = {s: signal.signal(s, terminate) for s in wanted}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        return args.func(args)
-    except (CLIError, ValueError, TypeError, OSError, ImportError, KeyError, RuntimeError) as exc:
-        print(f"dpknn {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        with _cleanup_on_termination():
+            return args.func(args)
+    # Only errors about the user's input, files or installation become one line; anything else is a
+    # bug and keeps its traceback. ValueError covers DomainError and BudgetExceededError;
+    # WorkLimitError is a RuntimeError, so it is named.
+    except (CLIError, ValueError, OSError, WorkLimitError) as exc:
+        return _user_error(args, exc, str(exc))
+    except ImportError as exc:
+        message = _missing_extra(exc)
+        if message is None:
+            raise
+        return _user_error(args, exc, message)
+
+
+def _user_error(args, exc, message):
+    """Report an error about the user's input in one line (after its traceback with -v); status 2."""
+    if args.verbose:
+        traceback.print_exception(exc)
+    print(f"dpknn {args.command}: error: {message}", file=sys.stderr)
+    return 2
+
+
+# Optional extras (pyproject.toml) by the top-level module whose absence means the extra is missing.
+_EXTRAS = {"matplotlib": "plot", "pyarrow": "parquet", "dask": "distributed,parquet",
+           "distributed": "distributed,parquet", "torch": "gan"}
+
+
+def _missing_extra(exc):
+    """The one-line message for an ImportError of a missing optional extra, with the install hint;
+    None for any other ImportError."""
+    message = str(exc)
+    if "pip install" in message:
+        return message
+    name = (getattr(exc, "name", None) or "").split(".")[0]
+    named = [m for m in _EXTRAS if m == name or (not name and m in message)]
+    if not named:
+        return None
+    return f"{message} (an optional extra is missing: pip install 'dpknn[{_EXTRAS[named[0]]}]')"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
-__all__ = ["check_condition", "condition_mask", "conditions_mask", "public_conditions"]
+__all__ = ["check_condition", "condition_mask", "conditions_mask", "describe_conditions", "public_conditions"]
 
 
 def condition_mask(values, spec):
@@ -55,6 +55,29 @@ def public_conditions(where):
         else:
             out[col] = list(spec)
     return out
+
+
+def describe_conditions(where):
+    """Conditions as text for people (ledger labels, reports): ``age in [25, 64] and sex in {F, M}``.
+
+    A range reads ``in [low, high]``, or ``≥ low`` / ``≤ high`` with an open end; a list of values
+    ``in {a, b}``; conditions join with "and". No conditions: "all records".
+    """
+    parts = []
+    for col, spec in (where or {}).items():
+        if isinstance(spec, tuple):
+            low, high = spec
+            if low is None and high is None:
+                parts.append(f"{col} any value")
+            elif low is None:
+                parts.append(f"{col} ≤ {high}")
+            elif high is None:
+                parts.append(f"{col} ≥ {low}")
+            else:
+                parts.append(f"{col} in [{low}, {high}]")
+        else:
+            parts.append(f"{col} in {{{', '.join(str(v) for v in spec)}}}")
+    return " and ".join(parts) if parts else "all records"
 
 
 def check_condition(attr, spec, name):

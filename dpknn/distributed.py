@@ -31,9 +31,11 @@ References
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import math
+import operator
 import os
 import shutil
 import tempfile
@@ -45,9 +47,10 @@ import numpy as np
 import pandas as pd
 
 from ._core import _donors, _grouping
-from ._io import IMPUTED_MARKER
+from ._io import IMPUTED_MARKER, check_not_inside
 from .conditions import conditions_mask
 from .exceptions import DomainError
+from .flags import check_path_not_imputed, flag_column
 from .imputation import (
     _MAX_KEY,
     DEFAULT_MAX_WORK,
@@ -62,6 +65,7 @@ from .imputation import (
 from .progress import progress_bar
 from .queries import PrivateImputation, summand
 from .schema import Categorical, Schema
+from .summation import exact_moments
 from .validation import check_positive_int
 
 __all__ = ["DistributedImputation", "ParquetPrivateImputation", "dask_client", "impute_parquet",
@@ -447,15 +451,25 @@ def _write_partition(path, rel, offset, schema, k, aggregate, staging, slices, n
                            "(did the input change during the run?).")
     imp = KNNImputer(schema, k=k, aggregate=aggregate)
     out = df.copy()
+    flags = {}
     for j, attr in enumerate(schema.imputed):
         missing = df[attr.name].isna().to_numpy()[x_rows]
         values = got[f"v{j}"].reshape(n_x, k)
         if isinstance(attr, Categorical):
             values = np.asarray(attr.categories, dtype=object)[values]
         imp._put(out, attr, x_rows[missing], values[missing])
+        flags[flag_column(attr.name)] = np.zeros(len(df), dtype=bool)
+        flags[flag_column(attr.name)][x_rows[missing]] = True
+    # The same flag columns as KNNImputer.transform, in every partition (dpknn.flags).
+    for name, flag in flags.items():
+        out[name] = flag
     table = pa.Table.from_pandas(out)
     meta = dict(table.schema.metadata or {})
     meta[IMPUTED_MARKER.encode()] = b"1"
+    if not Path(out_dir).is_dir():
+        # The run failed or was interrupted and removed its partial folder; recreating it here
+        # would leave imputed microdata behind.
+        raise RuntimeError(f"partition {str(path)!r}: the output folder is gone; the run was stopped.")
     target = Path(out_dir) / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table.replace_schema_metadata(meta), target)
@@ -483,9 +497,9 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     The partitions, in the natural order of their paths (:func:`parquet_partitions`), form the
     data set; without a label column, labels are row positions in it. The output folder gets
     one file per input file, same relative path, same rows in the same order with the same
-    index and all columns, A filled from the donors; it is written under a temporary name and
-    moved into place when complete. Each file carries the ``dpknn:imputed`` marker, so
-    ``dpknn release`` refuses it.
+    index and all columns, A filled from the donors, then the imputation flag columns of
+    :meth:`KNNImputer.transform` (:mod:`dpknn.flags`); it is written under a temporary name and
+    moved into place when complete. Each file also carries the ``dpknn:imputed`` marker.
 
     Parameters
     ----------
@@ -521,6 +535,10 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     ------
     DomainError
         A value outside its public domain (naming the partition), or duplicate labels.
+    ImputedDataError
+        A partition holds imputation flag columns: the folder was imputed already.
+    ValueError
+        ``output_dir``, ``donors_dir`` or ``staging_dir`` lies inside ``input_dir``.
     WorkLimitError
         As :meth:`KNNImputer.fit`.
 
@@ -539,10 +557,14 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
         raise ValueError("the known attributes' domain has more than 2^62 cells, which impute_parquet cannot key; "
                          "bin an ordinal attribute (bin_width) or impute in memory.")
     files = parquet_partitions(input_dir)
+    check_path_not_imputed(input_dir, f"input_dir {str(input_dir)!r}")
     output_dir = Path(output_dir)
     for name, target in (("output_dir", output_dir), ("donors_dir", donors_dir)):
         if target is not None and Path(target).exists():
             raise FileExistsError(f"{name} {str(target)!r} exists; choose a new folder.")
+    for name, target in (("output_dir", output_dir), ("donors_dir", donors_dir), ("staging_dir", staging_dir)):
+        if target is not None:
+            check_not_inside(target, input_dir, name)
     import pyarrow.parquet as pq
 
     root = Path(input_dir)
@@ -578,7 +600,12 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
                                  len(schema.imputed), str(partial),
                                  None if donors_partial is None else str(donors_partial), gap_lower, pure=False)
                        for i, f in enumerate(files)]
-            written = list(_as_progress(futures, progress, "write partitions"))
+            try:
+                written = list(_as_progress(futures, progress, "write partitions"))
+            except BaseException:
+                # A caller's cluster outlives this call: stop the writes that have not started.
+                dc.cancel(futures)
+                raise
             seconds["write"] = time.perf_counter() - t0
         cases = result["cases"]
         if gap_lower is not None:
@@ -691,8 +718,9 @@ def _solve(client, imp, table, stats, offsets, staging, buckets, progress, secon
 
 # ----------------------------------------------------------------------------------------------
 # Releases: the counts and sums of PrivateImputation, partition by partition.
-def _partition_statistic(path, schema, where, universe, complete_only, column, bounds, center):
-    """CONFIDENTIAL: ``(count, sum)`` of one partition for :class:`ParquetPrivateImputation`."""
+def _partition_statistic(path, schema, where, universe, complete_only, column, bounds):
+    """CONFIDENTIAL: the count, or the exact moments of ``column``, of one partition for
+    :class:`ParquetPrivateImputation`."""
     names = {*where, *universe}
     if column is not None:
         names.add(column)
@@ -706,9 +734,8 @@ def _partition_statistic(path, schema, where, universe, complete_only, column, b
     if complete_only:
         mask &= ~schema.incomplete_mask(df)
     if column is None:
-        return int(mask.sum()), 0.0
-    values = summand(df[column].to_numpy()[mask], bounds, center)
-    return int(values.size), math.fsum(values)
+        return int(mask.sum())
+    return exact_moments(summand(df[column].to_numpy()[mask], bounds))
 
 
 class ParquetPrivateImputation(PrivateImputation):
@@ -717,8 +744,8 @@ class ParquetPrivateImputation(PrivateImputation):
     The same releases, mechanisms and theorems as :class:`~dpknn.queries.PrivateImputation`
     (Clifton et al. 2022, §5; add/remove one record), with the imputation done by
     :func:`impute_parquet` and every count and sum computed on Dask, one task per partition;
-    only those totals reach the client. Sums are added with ``math.fsum`` per partition and
-    over partitions, so they may differ from the in-memory sums in the last bits.
+    only those totals reach the client. Sums are exact (:func:`dpknn.summation.exact_moments` per
+    partition, added as fractions), so every release equals the in-memory one for the same seed.
 
     The budget is checked before any work, as in memory. Use it as a context manager (or call
     :meth:`close`): the imputed partitions are confidential microdata and are removed on exit
@@ -748,20 +775,23 @@ class ParquetPrivateImputation(PrivateImputation):
     .. [1] Clifton et al. (2022), §5.
     """
 
-    def __init__(self, input_dir, schema, *, k=1, accountant=None, rng=None, gamma="optimal", client=None,
-                 imputed_dir=None, max_work=DEFAULT_MAX_WORK, progress=False):
+    def __init__(self, input_dir, schema, *, k=1, accountant=None, rng=None, noise="polyplace", gamma="optimal",
+                 client=None, imputed_dir=None, max_work=DEFAULT_MAX_WORK, progress=False):
         accountant = self._check_accountant(accountant)
         files = parquet_partitions(input_dir)
+        check_path_not_imputed(input_dir, f"input_dir {str(input_dir)!r}")  # before a cluster starts
         self._stack = contextlib.ExitStack()
         try:
-            self.client = self._stack.enter_context(dask_client(client))
             if imputed_dir is None:
+                # Registered before the cluster, so removed after it closes: an interrupted run's
+                # workers may still be writing partitions (and their folders) in there until then.
                 tmp = Path(tempfile.mkdtemp(prefix=".dpknn-imputed-", dir=Path(input_dir).parent))
                 self._stack.callback(shutil.rmtree, tmp, ignore_errors=True)
                 imputed_dir = tmp / "imputed"
+            self.client = self._stack.enter_context(dask_client(client))
             imputer = impute_parquet(input_dir, imputed_dir, schema, k=k, max_work=max_work, client=self.client,
                                      progress=progress)
-            self._setup_releases(imputer, accountant, rng, gamma)
+            self._setup_releases(imputer, accountant, rng, (noise, gamma))
         except BaseException:
             self._stack.close()
             raise
@@ -779,17 +809,15 @@ class ParquetPrivateImputation(PrivateImputation):
     def __exit__(self, *exc):
         self.close()
 
-    def _statistic(self, where, universe, complete_only, column=None, bounds=None, center=None):
+    def _statistic(self, where, universe, complete_only, column=None, bounds=None):
         files = self.input_files if complete_only else self.imputed_files
         futures = self.client.map(_partition_statistic, files, schema=self.schema, where=where,
                                   universe={} if universe is None else universe.where, complete_only=complete_only,
-                                  column=column, bounds=bounds, center=center, pure=False)
-        parts = self.client.gather(futures)
-        return sum(p[0] for p in parts), math.fsum(p[1] for p in parts)
+                                  column=column, bounds=bounds, pure=False)
+        return functools.reduce(operator.add, self.client.gather(futures))
 
     def _count_of(self, where, complete_only, universe=None):
-        return self._statistic(where, universe, complete_only)[0]
+        return self._statistic(where, universe, complete_only)
 
-    def _sum_of(self, column, where, bounds, method, center=None):
-        n, total = self._statistic(where, self._universe(column), method == "ignore_missing", column, bounds, center)
-        return total, n
+    def _moments(self, column, where, bounds, method):
+        return self._statistic(where, self._universe(column), method == "ignore_missing", column, bounds)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .exceptions import PrivacyLeakWarning
-from .schema import Categorical, Continuous, Ordinal, Schema
+from .schema import DRAFT_KEY, Categorical, Continuous, Ordinal, Schema
 
 __all__ = ["SchemaDraft", "draft_schema"]
 
@@ -44,12 +44,16 @@ class SchemaDraft:
     left_out: dict
 
     def to_toml(self, *, source=None):
-        """The schema as TOML, headed by the warning and the left-out columns as comments."""
+        """The schema as TOML, headed by the warning and the left-out columns as comments, and the
+        top-level key ``draft = true``: comments are lost on a reader's way, a key is not, and
+        :meth:`Schema.from_file` refuses the file until the user deletes it."""
         head = ["# DRAFT schema written by dpknn schema" + (f" from {source}" if source else "") + ".",
                 "# WARNING: " + _WARNING,
                 "# Also check each attribute's role: known (matching) attributes must be complete; imputed",
                 "# attributes may take a universe (docs/schema.md)."]
         head += [f"# left out: {name}: {why}" for name, why in self.left_out.items()]
+        head += ["# Delete the next line once every domain is public; until then dpknn refuses this file.",
+                 f"{DRAFT_KEY} = true"]
         return "\n".join(head) + "\n\n" + self.schema.to_toml()
 
 
@@ -125,6 +129,12 @@ def draft_schema(df, *, label=None):
                                    "bin it (an Ordinal with bin_width) or list it as imputed")
         else:
             known.append(attr)
+    gappy = [str(c) for c in df.columns if c != label and df[c].isna().any()]
+    if not imputed and gappy:
+        why = "; ".join(f"{c}: {left_out[c]}" for c in gappy)
+        raise ValueError(f"no imputed attribute could be drafted: the columns with missing values were left out "
+                         f"({why}). A column with no observed value has no donor to impute from: drop it, or "
+                         "draft from data in which it has observed values.")
     if not imputed:
         raise ValueError("no column has missing values, so there is nothing to impute; every release can ignore "
                          "imputation (method ignore_missing).")

@@ -99,6 +99,24 @@ def _correlations(real, released, names):
     return {"before": before, "after": after, "difference": after - before}
 
 
+def _changed_shares(real, released, names, label):
+    """Per attribute, the share of released records whose value differs from their own real
+    record's; the caller has checked that every released label is a unique real label."""
+    src = pd.Index(real[label]) if label is not None else real.index
+    rel = pd.Index(released[label]) if label is not None else released.index
+    own = real.iloc[src.get_indexer(rel)]
+    out = {}
+    for c in names:
+        a, b = own[c].to_numpy(dtype=object), released[c].to_numpy(dtype=object)
+        miss_a, miss_b = pd.isna(a), pd.isna(b)
+        same = miss_a & miss_b
+        both = ~miss_a & ~miss_b
+        # Compared only where both are present: pd.NA has no truth value.
+        same[both] = np.asarray(a[both] == b[both], dtype=bool)
+        out[c] = float(1.0 - same.mean()) if len(b) else 0.0
+    return out
+
+
 def _sample(df, rows, gen):
     return df if len(df) <= rows else df.iloc[np.sort(gen.choice(len(df), rows, replace=False))]
 
@@ -135,6 +153,10 @@ class EvaluationReport:
         The sensitive attribute of the attribution risk.
     notes : list of str
         What was skipped and why.
+    changed_share : dict of str to float
+        Record-level releases only (empty otherwise): per attribute, the share of released
+        records whose value differs from their own real record's (two missing values count as
+        equal). An attribute at 0 was released as it was.
     """
 
     n_real: int
@@ -153,6 +175,7 @@ class EvaluationReport:
     keys: list
     target: str | None
     notes: list = field(default_factory=list)
+    changed_share: dict = field(default_factory=dict)
 
     def to_dict(self):
         """The report's numbers as a JSON-ready dict (marked confidential)."""
@@ -172,7 +195,8 @@ class EvaluationReport:
                                   "median_real": float(self.closest.original.median()),
                                   "exact_share": self.closest.exact_share,
                                   "real_exact_share": self.closest.original_exact_share},
-               "uniques": vars(self.uniques), "keys": self.keys, "target": self.target, "notes": self.notes}
+               "uniques": vars(self.uniques), "keys": self.keys, "target": self.target, "notes": self.notes,
+               "changed_share": self.changed_share}
         if self.linkage is not None:
             out["linkage"] = {"rate": self.linkage.rate, "chance": self.linkage.chance, "lift": self.linkage.lift}
         if self.attribution is not None:
@@ -188,6 +212,15 @@ class EvaluationReport:
                  f"- real rows: {self.n_real}; released rows: {self.n_released}; {kind}",
                  f"- quasi-identifiers of the risk measures: {', '.join(self.keys)}"
                  + (f"; sensitive attribute: {self.target}" if self.target else ""), ""]
+        if self.changed_share:
+            table = pd.DataFrame({"share changed": pd.Series(self.changed_share)})
+            table.index.name = "attribute"
+            unchanged = [c for c, s in self.changed_share.items() if s == 0]
+            lines += ["## Values changed", "", "Share of released records whose value differs from their own real "
+                      "record's:", "", markdown_table(table), ""]
+            if unchanged:
+                lines += [f"Released exactly as they were: {', '.join(unchanged)} (for RWN output: every neighbour "
+                          "shared the record's value; see docs/rwn.md).", ""]
         lines += ["## Marginals", "", "Total variation distance of each attribute on its public bins (missing is a "
                   "bin of its own; 0 = identical, 1 = disjoint):", "", markdown_table(self.marginal_tvd), ""]
         if self.tvd2 is not None:
@@ -215,7 +248,9 @@ class EvaluationReport:
                 t = r.table[["coef_real", "se_real", "coef_released", "se_released", "ci_overlap",
                              "standardized_difference"]]
                 lines += [f"### {r.formula} ({r.family}; rows used: real {r.n_real}, released {r.n_released})", "",
-                          markdown_table(t), "", f"Mean CI overlap: **{r.mean_ci_overlap:.3f}**.", ""]
+                          # Significant digits: a coefficient per dollar of income is far below 1e-4.
+                          markdown_table(t, fmt="{:.4g}"), "", f"Mean CI overlap: **{r.mean_ci_overlap:.3f}**.",
+                          ""]
             lines += [f"![regressions]({FIGURES['regressions']})", ""]
         lines += ["## Disclosure risk", ""]
         c = self.closest
@@ -291,7 +326,8 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
         The public domains (as for synthesis): bins of the marginals, codes of the keys.
     label : str or None
         Column of record labels in both tables. When every released label is a real record's,
-        the release is record-level and linkage is measured.
+        the release is record-level and linkage is measured. A label that is not a column of
+        both tables, or that repeats in the real table, is refused (ValueError).
     same_order : bool, default False
         Without ``label``: the DataFrame indexes are the record labels (for files read from
         disk, the row positions: ``dpknn rwn`` and ``dpknn impute`` keep the records' order).
@@ -324,6 +360,18 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
     bad = [k for k in keys if k not in names]
     if bad or not keys:
         raise ValueError(f"keys must be a non-empty list of attribute names, got {keys!r}.")
+    if label is not None and same_order:
+        raise ValueError("give label (a column of record labels) or same_order=True, not both.")
+    if label is not None:
+        # Asked-for linkage that cannot run is an error, not a note: a typo must not pass as "no risk measured".
+        for table, which in ((real, "real"), (released, "released")):
+            if label not in table.columns:
+                raise ValueError(f"label={label!r} is not a column of the {which} table (its columns: "
+                                 f"{[str(c) for c in table.columns]}); check the spelling, or leave label out.")
+        repeated = real[label][real[label].duplicated()].tolist()
+        if repeated:
+            raise ValueError(f"label={label!r}: the real table's record labels are not unique ({len(repeated)} repeat "
+                             f"an earlier one, e.g. {repeated[0]!r}); linkage needs one label per record.")
     models = [parse_regression(r) for r in regressions]
     gen = check_rng(rng)
     notes = []
@@ -344,14 +392,14 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
     logger.info("evaluate: disclosure risk")
     record_level = False
     link = None
-    if label is not None and same_order:
-        raise ValueError("give label (a column of record labels) or same_order=True, not both.")
+    changed_share = {}
     if label is None and not same_order:
         notes.append("no record labels given (label or same_order): linkage not measured.")
     else:
         try:
             link = linkage(real, released, columns=keys, label=label)
             record_level = True
+            changed_share = _changed_shares(real, released, names, label)
         except ValueError as err:
             notes.append(f"linkage not measured: {err}")
     closest = distance_to_closest_record(real, released, columns=keys)
@@ -365,5 +413,6 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
     return EvaluationReport(n_real=len(real), n_released=len(released), record_level=record_level,
                             marginal_tvd=marginal_tvd, marginals=marginals, tvd2=tvd2, correlation=correlation,
                             pmse=scores, regressions=comparisons, linkage=link, closest=closest,
-                            attribution=attribution, uniques=uniques, keys=keys, target=target, notes=notes)
+                            attribution=attribution, uniques=uniques, keys=keys, target=target, notes=notes,
+                            changed_share=changed_share)
 

@@ -1,6 +1,7 @@
 """Warnings and errors shared by the whole package."""
 
-__all__ = ["BudgetExceededError", "DomainError", "PrivacyLeakWarning", "WorkLimitError"]
+__all__ = ["BudgetExceededError", "DetachedAccountantError", "DomainError", "ImputedDataError", "PrivacyLeakWarning",
+           "WorkLimitError"]
 
 
 class PrivacyLeakWarning(RuntimeWarning):
@@ -18,8 +19,23 @@ class BudgetExceededError(ValueError):
     """
 
 
+class DetachedAccountantError(BudgetExceededError):
+    """A copy of a :class:`~dpknn.accounting.BudgetAccountant` made by pickling was asked to spend.
+
+    Copies in other processes (joblib, multiprocessing) would each spend the same budget again,
+    so a copy can be read but not spent from; see the accountant's docstring for what to do.
+    """
+
+
 class DomainError(ValueError):
     """Data do not fit the public domain that the schema declares."""
+
+
+class ImputedDataError(ValueError):
+    """Data carrying imputation flag columns (:mod:`dpknn.flags`) reached a DP entry point.
+
+    Imputed values would be taken as observed, and the noise calibrated to the wrong L1(D).
+    """
 
 
 class WorkLimitError(RuntimeError):

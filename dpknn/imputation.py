@@ -49,6 +49,7 @@ from sklearn.exceptions import NotFittedError
 
 from ._core import _depth, _donors, _grouping, _nearest
 from .exceptions import WorkLimitError
+from .flags import check_not_imputed, flag_column
 from .geometry import diameter, embed, query_until_certified, squared_distance
 from .progress import progress_bar
 from .schema import Categorical, Continuous, Ordinal, Schema
@@ -247,8 +248,15 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Raises
+        ------
+        ImputedDataError
+            ``X`` holds imputation flag columns (:mod:`dpknn.flags`): it was imputed already.
         """
         k = self._validate_params()
+        # Imputed values taken as observed would give the wrong donors and the wrong L1(D).
+        check_not_imputed(X, "X")
         if self.schema.has_universes:
             return self._fit_universes(X, k)
         self._fit_plain(X, k)
@@ -637,6 +645,11 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         ``X`` must be the data passed to :meth:`fit`, checked by fingerprint (see
         :meth:`check_fitted_on`). Row order, index and labels are kept; observed values are
         never changed; ``X`` is not modified.
+
+        After the columns of ``X`` come the imputation flags (:mod:`dpknn.flags`): one boolean
+        column ``dpknn_imputed_<attribute>`` per imputed attribute, in the schema's order, True
+        exactly where that attribute's value was filled here. They travel with the rows, so
+        every DP entry point refuses the result even when the file is copied or renamed.
         """
         self.check_fitted_on(X)
         return self._impute(X)
@@ -644,17 +657,24 @@ class KNNImputer(TransformerMixin, BaseEstimator):
     def _impute(self, df):
         """Fill A from the donors; ``df`` must be the fitted data (checked by the callers)."""
         out = df.copy()
+        flags = {}
         for group in self.groups_:
             rows = group.incomplete_index
             for name in group.attributes:
-                self._fill(df, out, self.schema.attribute(name), rows, group.donors)
+                flags[name] = self._fill(df, out, self.schema.attribute(name), rows, group.donors)
+        for name in self.schema.imputed_names:
+            out[flag_column(name)] = flags[name]
         return out
 
     def _fill(self, df, out, a, rows, donors):
-        """Fill attribute ``a`` of ``out`` at the incomplete ``rows`` from their ``donors``."""
+        """Fill attribute ``a`` of ``out`` at the incomplete ``rows`` from their ``donors``; return
+        its flag column (True at the rows filled)."""
         col = df[a.name]
         missing = col.isna().to_numpy()[rows]
         self._put(out, a, rows[missing], col.to_numpy()[donors[missing]])
+        flag = np.zeros(len(df), dtype=bool)
+        flag[rows[missing]] = True
+        return flag
 
     def _put(self, out, a, targets, values):
         """Set attribute ``a`` of ``out`` at row positions ``targets`` from their donors' ``values``
@@ -667,6 +687,12 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         out_col = out[a.name]
         if not isinstance(out_col.dtype, pd.CategoricalDtype) and out_col.dtype.kind in "iub":
             out_col = out_col.astype(np.float64)
+        if out_col.dtype.kind == "f" and filled.dtype == object:
+            # Integer categories stored as float64 with NaN (pandas' integer column with gaps):
+            # dpknn.distributed brings the donors' values as the schema's category objects, and an
+            # object array does not go into a float column. As numbers they are what the
+            # in-memory fit copies from the donors' rows.
+            filled = filled.astype(np.float64)
         out_col = out_col.copy()
         out_col.iloc[targets] = filled
         out[a.name] = self._integer_ordinal(a, out_col)

@@ -42,6 +42,7 @@ from fractions import Fraction
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
+from .flags import check_not_imputed
 from .mechanisms import CuratorDiagnostics, public_grid
 from .noise import discrete_laplace
 from .randomness import as_source
@@ -153,6 +154,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         -------
         self
         """
+        check_not_imputed(X, "X")  # a DataFrame from KNNImputer carries its flags
         k = check_positive_int(self.n_clusters, "n_clusters")
         eps = check_positive_real(self.epsilon, "epsilon")
         iterations = check_positive_int(self.max_iter, "max_iter")

@@ -63,6 +63,12 @@ __all__ = [
 _GRID_BITS = 20
 # α is shrunk by this factor so that float rounding in S(D) and α can only add noise.
 _SAFETY = 1.0 - 1e-12
+# The spread of the noise, sd(X_γ)·2(γ-1)^(1-1/γ)/ε, is smallest at γ = 4.25 for every ε >= 5 and
+# beyond γ = 16 only grows (sd(X_γ) tends to 1/√3, the other factor grows like γ): searching
+# candidates up to this bound finds the same γ as searching them all, in time independent of ε.
+_GAMMA_SEARCH_MAX = Fraction(64)
+# The exact sampler raises rationals to the power γ: beyond this γ one draw takes seconds and more.
+_MAX_GAMMA = Fraction(4096)
 
 
 def _jsonable(v):
@@ -92,6 +98,13 @@ class CuratorDiagnostics:
 
     def __post_init__(self):
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+
+    # A mappingproxy cannot be pickled: pickle plain dicts and make them read-only again.
+    def __getstate__(self):
+        return {"values": dict(self.values)}
+
+    def __setstate__(self, state):
+        object.__setattr__(self, "values", MappingProxyType(dict(state["values"])))
 
     def to_dict(self):
         """A JSON-ready dict, marked confidential (for ``--diagnostics`` files only)."""
@@ -131,6 +144,15 @@ class Release:
     def __post_init__(self):
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
+
+    # A mappingproxy cannot be pickled: pickle plain dicts and make them read-only again.
+    def __getstate__(self):
+        return {**self.__dict__, "params": dict(self.params), "parts": dict(self.parts)}
+
+    def __setstate__(self, state):
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     def to_dict(self):
         """The publishable fields as a JSON-ready dict (no curator diagnostics)."""
@@ -426,8 +448,9 @@ def choose_gamma(epsilon, gamma="optimal", *, beta=LN2):
         ``"paper"``: the paper's γ = 1 + ε/(2β) (Corollary 3.9 with β = ln 2), rounded down to
         a multiple of 1/4. ``"optimal"``: the admissible multiple of 1/4 that minimises the
         spread of the noise X/α: its standard deviation when some admissible γ > 3 has finite
-        variance, otherwise the half-width of its central 90% interval. A number: that γ,
-        which must be a multiple of 1/4 and admissible.
+        variance, otherwise the half-width of its central 90% interval (found at any ε, up to
+        ε = 1e308). A number: that γ, which must be a multiple of 1/4 and admissible. The exact
+        sampler draws γ <= 4096 only, so ``"paper"`` needs ε <= 2 ln 2 · 4095 ≈ 5677.
 
     Returns
     -------
@@ -449,12 +472,13 @@ def _choose_gamma(epsilon, gamma, beta):
             "method='ignore_missing'."
         )
     g_max = 1.0 + epsilon / (2.0 * beta)
-    top = Fraction(math.floor(4 * g_max), 4)
+    top = Fraction(math.floor(4 * Fraction(g_max)), 4)   # exact: 4 * g_max overflows for huge ε
     if gamma == "paper":
         g, rule = top, "paper"
     elif gamma == "optimal":
         rule = "optimal"
-        candidates = [Fraction(i, 4) for i in range(5, 4 * int(top) + 4) if Fraction(i, 4) <= top]
+        last = min(top, _GAMMA_SEARCH_MAX)
+        candidates = [Fraction(i, 4) for i in range(5, 4 * int(last) + 4) if Fraction(i, 4) <= last]
         finite = [c for c in candidates if c > 3]
         pool = finite or candidates
         g = min(pool, key=lambda c: _spread(float(c), cauchy_admissible(epsilon, float(c), beta=beta)))
@@ -462,6 +486,11 @@ def _choose_gamma(epsilon, gamma, beta):
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating, Fraction)):
             raise TypeError(f"gamma must be 'optimal', 'paper' or a number > 1, got {gamma!r}.")
         g, rule = noise.gamma_fraction(gamma), "fixed"
+    if g > _MAX_GAMMA:
+        hint = (f"gamma='paper' sets gamma = 1 + epsilon/(2 ln 2), so it needs epsilon <= "
+                f"{2 * beta * float(_MAX_GAMMA - 1):.6g}" if rule == "paper" else "choose a smaller gamma")
+        raise ValueError(f"gamma={float(g):g} at epsilon={epsilon:g} is beyond what the exact noise sampler can draw "
+                         f"(gamma <= {int(_MAX_GAMMA)}); {hint}, or use gamma='optimal', which works at any epsilon.")
     alpha = cauchy_admissible(epsilon, float(g), beta=beta)
     return CauchyCalibration(epsilon=float(epsilon), gamma=float(g), alpha=alpha, beta=beta, rule=rule)
 
@@ -469,12 +498,13 @@ def _choose_gamma(epsilon, gamma, beta):
 class SmoothCauchy:
     """Smooth-sensitivity release with generalized Cauchy noise on a public grid.
 
-    Releases ``round(m + σ/g · X) · g`` with m = round(q(D)/g), X ~ generalized Cauchy(γ)
-    sampled exactly, and σ = (S(D) + g)/α. ``q_g = m·g`` moves by at most LS(D) + g <= S(D) + g
-    between neighbours, and S(D) + g is β-smooth when S(D) is, so ``q_g + σX`` is ε-DP under
-    add/remove one record by Theorem 3.6 (Nissim, Raskhodnikova, Smith 2007, Lemma 2.6) with
-    the exact admissibility constants α (γ-1)^(1-1/γ) <= ε/2 and β max(γ-1, 1) <= ε/2
-    (``docs/privacy.md``); the rounding to the grid is post-processing. ε >= 2 ln 2 is required.
+    Releases ``round(q/g + σ/g · X) · g`` with q the *exact* query value (an int or a Fraction: the
+    centre is not rounded, so nothing is charged for rounding), X ~ generalized Cauchy(γ) sampled
+    exactly, and σ = S(D)/α. ``q + σX`` is ε-DP under add/remove one record by Theorem 3.6
+    (Nissim, Raskhodnikova, Smith 2007, Lemma 2.6) with the exact admissibility constants
+    α (γ-1)^(1-1/γ) <= ε/2 and β max(γ-1, 1) <= ε/2 (``docs/privacy.md``); the rounding to the
+    public grid g is post-processing. ε >= 2 ln 2 is required. The paper's mechanism, kept for
+    reproduction (``noise="cauchy"``); :class:`SmoothPolyPlace` is the default.
 
     Parameters
     ----------
@@ -498,7 +528,7 @@ class SmoothCauchy:
         self.smooth_bound = check_positive_real(smooth_bound, "smooth_bound")
         self.grid = _check_grid(grid)
         self.calibration = choose_gamma(self.epsilon, gamma)
-        self.scale = (self.smooth_bound + self.grid) / (self.calibration.alpha * _SAFETY)
+        self.scale = self.smooth_bound / (self.calibration.alpha * _SAFETY)
         if not math.isfinite(self.scale):
             raise ValueError(f"the noise scale overflows (smooth_bound={smooth_bound!r}); use narrower bounds.")
         self._width = Fraction(self.scale) / Fraction(self.grid)
@@ -516,9 +546,239 @@ class SmoothCauchy:
 
     def release(self, value, *, rng=None):
         m = noise.rounded_generalized_cauchy(self.calibration.gamma, self._width,
-                                             center=_to_grid(value, self.grid), rng=rng)
+                                             center=_exact_center(value, self.grid), rng=rng)
         out = m if self.grid == 1 else _from_grid(m, self.grid)
         return Release(value=out, epsilon=self.epsilon, delta=0.0, mechanism=self.name,
                        params=self.public_params(),
                        diagnostics=CuratorDiagnostics({"smooth_bound": self.smooth_bound,
                                                        "noise_scale": self.scale}))
+
+
+# --- smooth sensitivity with PolyPlace noise ------------------------------------------------------
+# Candidates a (multiples of 1/16) searched by the calibration. The spread is smallest at a below 8
+# for every ε (large ε favours small a, as c falls like e^(−ε/a)), while each exact draw raises
+# rationals to powers of 16(a − 1): the search stops at 32.
+_A_STEP = 16
+_POLYPLACE_A_MAX = Fraction(32)
+# c is rounded up to a multiple of 2^-20 (a short dyadic, published exactly) and then certified.
+_POLYPLACE_C_BITS = 20
+# Digits of the Decimal arithmetic that certifies ε(a, c): far below any float's resolution.
+_CERTIFY_DIGITS = 60
+
+
+def polyplace_epsilon(a, c, *, beta=LN2):
+    """ε(a, c) of a smooth release with PolyPlace noise of exponent a and scale c·S(D) (float).
+
+    For a β-smooth bound S with |q(D) − q(D')| <= min(S(D), S(D')) (``docs/privacy.md``, Theorem P):
+
+        ε(a, c) = max(a ln(1 + 1/c), (1 − a)β + a ln(e^β + 1/c), (a − 1)β).
+
+    The first two terms bound neighbours whose S grows (at λ = 0 and λ = β), the third those whose S
+    shrinks by e^(−β). Add/remove one record.
+    """
+    a, c, beta = float(a), float(c), float(beta)
+    return max(a * math.log1p(1.0 / c), (1.0 - a) * beta + a * math.log(math.exp(beta) + 1.0 / c),
+               (a - 1.0) * beta)
+
+
+def certify_polyplace(a, c, epsilon, *, beta=LN2):
+    """True when ε(a, c) <= ε, decided in 60-digit Decimal arithmetic with a margin of 1e-40.
+
+    ``beta`` equal to the float :data:`LN2` is taken as the true ln 2 (its float is 1e-17 below it,
+    which would understate the smoothness); any other β is taken as the rational its float stores.
+    Decimal's ``ln`` and ``exp`` are correctly rounded, so each term is within 1e-58 of its value.
+    """
+    import decimal
+
+    ctx = decimal.Context(prec=_CERTIFY_DIGITS)
+    D = decimal.Decimal
+    a, c = Fraction(a), Fraction(c)
+    da = ctx.divide(D(a.numerator), D(a.denominator))
+    inv_c = ctx.divide(D(c.denominator), D(c.numerator))
+    if beta == LN2:
+        b, eb = ctx.ln(D(2)), D(2)
+    else:
+        b = D(Fraction(beta).numerator) / D(Fraction(beta).denominator)
+        eb = ctx.exp(b)
+    terms = (ctx.multiply(da, ctx.ln(ctx.add(D(1), inv_c))),
+             ctx.add(ctx.multiply(ctx.subtract(D(1), da), b), ctx.multiply(da, ctx.ln(ctx.add(eb, inv_c)))),
+             ctx.multiply(ctx.subtract(da, D(1)), b))
+    margin = D("1e-40")
+    return all(ctx.add(t, margin) <= D(epsilon) for t in terms)
+
+
+def polyplace_spread(a, c):
+    """The spread of PolyPlace noise of exponent a in units of S(D): c times its standard deviation when
+    a > 3 (finite variance), else c times the half-width of its central 90%."""
+    a = float(a)
+    return float(c) * (noise.polyplace_std(a) if a > 3 else noise.polyplace_half_width(a, 0.9))
+
+
+@dataclass(frozen=True)
+class PolyPlaceCalibration:
+    """Constants of a smooth-sensitivity release with PolyPlace noise (all public).
+
+    The release is ``q(D) + c·S(D)·X`` with X of density (a − 1)/2 · (1 + |x|)^(−a) (Theorem P of
+    ``docs/privacy.md``). ``a`` is a multiple of 1/16 and ``c`` a multiple of 2^-20, both exact.
+    """
+
+    epsilon: float
+    a: Fraction
+    c: Fraction
+    beta: float
+    rule: str
+
+    def spread(self):
+        """Standard deviation of c·X if finite, else the half-width of its central 90%, in units of S(D)."""
+        return polyplace_spread(self.a, self.c)
+
+    def half_width(self, level=0.9):
+        """Half-width of the central ``level`` interval of c·X, in units of S(D)."""
+        return float(self.c) * noise.polyplace_half_width(self.a, level)
+
+
+def _polyplace_c(a, epsilon, beta):
+    """The smallest c on the 2^-20 grid with ε(a, c) <= ε (certified), or None when a is not admissible.
+
+    From the closed form: a ln(1 + 1/c) <= ε needs c >= 1/(e^(ε/a) − 1), and (1 − a)β + a ln(e^β + 1/c)
+    <= ε needs c >= 1/(e^((ε + (a−1)β)/a) − e^β), which is positive exactly when ε > β.
+    """
+    if not certify_polyplace(a, Fraction(10**9), epsilon, beta=beta):   # (a − 1)β <= ε fails
+        return None
+    af = float(a)
+    try:
+        c1 = 1.0 / math.expm1(epsilon / af)
+    except OverflowError:
+        c1 = 0.0
+    try:
+        c2 = 1.0 / (math.exp((epsilon + (af - 1.0) * beta) / af) - math.exp(beta))
+    except OverflowError:
+        c2 = 0.0
+    step = Fraction(1, 2**_POLYPLACE_C_BITS)
+    c = max(step, math.ceil(Fraction(max(c1, c2)) * (1 + Fraction(1, 10**9)) / step) * step)
+    while not certify_polyplace(a, c, epsilon, beta=beta):
+        c += max(step, c / 2**30)
+    return c
+
+
+def choose_polyplace(epsilon, a="optimal", *, beta=LN2):
+    """Choose the PolyPlace exponent a (a multiple of 1/16) and scale factor c for an ε-DP smooth release.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of the release; must exceed β (= ln 2 for the L1-based bounds). No noise scaled by S(D)
+        can do with less: the density at the centre alone moves by S(D')/S(D), up to e^β.
+    a : "optimal" or float
+        ``"optimal"``: the admissible multiple of 1/16 in [5/4, 32] that, with its smallest certified c,
+        minimises the standard deviation of the noise when some admissible a > 3 exists, otherwise the
+        half-width of its central 90% interval (as :func:`choose_gamma` picks γ). A number: that a,
+        which must be a multiple of 1/16 and admissible ((a − 1)β <= ε).
+
+    Returns
+    -------
+    PolyPlaceCalibration
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (numbers.Real, np.floating)):
+        raise TypeError(f"epsilon must be a real number, got {epsilon!r}.")
+    return _choose_polyplace(float(epsilon), a if isinstance(a, str) else noise.polyplace_fraction(a), beta)
+
+
+@functools.lru_cache(maxsize=256)
+def _choose_polyplace(epsilon, a, beta):
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite positive number, got {epsilon!r}.")
+    if not epsilon > beta:
+        raise ValueError(
+            f"a smooth-sensitivity release needs epsilon > ln 2 = {beta:.6f}, got epsilon={epsilon:g}: the bound "
+            "1 + L1 is only ln 2-smooth, and for any noise scaled by it the density at the centre alone moves by "
+            "up to a factor 2 between neighbours. Spend more budget on this release or use method='ignore_missing'.")
+    if isinstance(a, str):
+        if a != "optimal":
+            raise ValueError(f"a must be 'optimal' or a multiple of 1/16 >= 5/4, got {a!r}.")
+        top = min(_POLYPLACE_A_MAX, 1 + Fraction(epsilon) / Fraction(beta))
+        candidates = (Fraction(i, _A_STEP) for i in range(_A_STEP * 5 // 4, math.floor(_A_STEP * top) + 1))
+        found = [(x, c) for x in candidates if (c := _polyplace_c(x, epsilon, beta)) is not None]
+        finite = [(x, c) for x, c in found if x > 3]
+        a_best, c_best = min(finite or found, key=lambda xc: polyplace_spread(*xc))
+        return PolyPlaceCalibration(epsilon=epsilon, a=a_best, c=c_best, beta=beta, rule="optimal")
+    c = _polyplace_c(a, epsilon, beta)
+    if c is None:
+        raise ValueError(f"PolyPlace noise with a={float(a):g} is not admissible at epsilon={epsilon:g}: it needs "
+                         f"(a - 1) ln 2 <= epsilon, i.e. a <= {1 + epsilon / beta:.4g}.")
+    return PolyPlaceCalibration(epsilon=epsilon, a=a, c=c, beta=beta, rule="fixed")
+
+
+class SmoothPolyPlace:
+    """Smooth-sensitivity release with PolyPlace noise on a public grid (the default smooth mechanism).
+
+    Releases ``round(q/g + c·S(D)/g · X) · g`` with X of density (a − 1)/2 · (1 + |x|)^(−a), sampled
+    exactly (:func:`dpknn.noise.rounded_polyplace`), q the *exact* query value (an int or a Fraction:
+    no rounding of the centre, so nothing is added to S) and g a public power of two. For a β-smooth
+    upper bound S(D) on the local sensitivity (β = ln 2 for the bounds 1 + L1 of Theorems 5.1, 5.4 and
+    5.6), ``q + c·S·X`` is ε-DP under add/remove one record when ε(a, c) <= ε (Theorem P of
+    ``docs/privacy.md``; :func:`polyplace_epsilon`, certified by :func:`certify_polyplace`); rounding
+    to the grid is post-processing. Any ε > ln 2 works.
+
+    Parameters
+    ----------
+    epsilon : float
+        More than ln 2.
+    smooth_bound : float
+        S(D). Data-dependent: kept in the release's curator diagnostics, never in its public parameters.
+    grid : float
+        A power of two computed from public parameters only (see :func:`public_grid`); 1 for counts.
+    a : "optimal" or float
+        See :func:`choose_polyplace`.
+    """
+
+    name = "smooth_polyplace"
+    delta = 0.0
+
+    def __init__(self, *, epsilon, smooth_bound, grid, a="optimal"):
+        self.epsilon = _check_epsilon(epsilon)
+        self.smooth_bound = check_positive_real(smooth_bound, "smooth_bound")
+        self.grid = _check_grid(grid)
+        self.calibration = choose_polyplace(self.epsilon, a)
+        self.scale = float(self.calibration.c) * self.smooth_bound
+        if not math.isfinite(self.scale):
+            raise ValueError(f"the noise scale overflows (smooth_bound={smooth_bound!r}); use narrower bounds.")
+        self._width = self.calibration.c * Fraction(self.smooth_bound) / Fraction(self.grid)
+
+    def __repr__(self):
+        c = self.calibration
+        return (f"SmoothPolyPlace(epsilon={self.epsilon:g}, a={float(c.a):g}, c={float(c.c):.6g}, "
+                f"grid={self.grid:g})")
+
+    def variance(self):
+        return self.scale**2 * noise.polyplace_std(self.calibration.a) ** 2
+
+    def half_width(self, level=0.9):
+        """Half-width of the central ``level`` interval of the noise, in value units (curator-only)."""
+        return self.scale * noise.polyplace_half_width(self.calibration.a, level)
+
+    def noise(self, size=None, *, rng=None):
+        z = noise.rounded_polyplace(self.calibration.a, self._width, size, rng=rng)
+        return _in_units(z, self.grid, size)
+
+    def public_params(self):
+        c = self.calibration
+        return {"grid": self.grid, "a": float(c.a), "c": float(c.c), "beta": c.beta, "noise_rule": c.rule}
+
+    def release(self, value, *, rng=None):
+        """Release the exact value ``value`` (int, Fraction, or a float taken as the rational it stores)."""
+        m = noise.rounded_polyplace(self.calibration.a, self._width, center=_exact_center(value, self.grid), rng=rng)
+        out = m if self.grid == 1 else _from_grid(m, self.grid)
+        return Release(value=out, epsilon=self.epsilon, delta=0.0, mechanism=self.name,
+                       params=self.public_params(),
+                       diagnostics=CuratorDiagnostics({"smooth_bound": self.smooth_bound,
+                                                       "noise_scale": self.scale}))
+
+
+def _exact_center(value, grid):
+    """``value / grid`` as an exact Fraction: the query value itself, not rounded to the grid."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
+        raise TypeError(f"value must be a real number, got {type(value).__name__} {value!r}.")
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        raise ValueError(f"value must be finite, got {value!r}.")
+    return Fraction(value) / Fraction(grid)

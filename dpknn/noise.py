@@ -16,8 +16,13 @@ information (Mironov 2012).
   output is a deterministic rounding of an exact continuous draw, a smooth-sensitivity release
   made this way inherits the continuous mechanism's guarantee as post-processing. γ must be a
   multiple of 1/4 (so every power is a rational power with a small root).
+- :func:`rounded_polyplace`: ``round(center + width · X)`` with X PolyPlace, density
+  (a − 1)/2 · (1 + |x|)^(−a) (Hladík and Tětek 2025), sampled exactly by inversion: |X| + 1 = U^(−1/(a−1))
+  for U uniform, and the rounded output is decided by comparing a lazily drawn U with the exact
+  rational thresholds T^(−(a−1)) of each output, as integer powers. a must be a multiple of 1/16.
 
-The generalized Cauchy CDF, quantile and moments are also here (they calibrate the mechanisms).
+The generalized Cauchy and PolyPlace CDFs, quantiles and moments are also here (they calibrate the
+mechanisms).
 
 References
 ----------
@@ -26,11 +31,13 @@ References
 .. [2] Nissim, Raskhodnikova, Smith (2007). "Smooth sensitivity and sampling in private data
    analysis", Lemma 2.7 (generalized Cauchy).
 .. [3] Mironov (2012). "On significance of the least significant bits for differential privacy".
-.. [4] Devroye (1986). "Non-uniform random variate generation", §II.3 (rejection sampling).
+.. [4] Devroye (1986). "Non-uniform random variate generation", §II.2 (inversion), §II.3 (rejection).
+.. [5] Hladík, Tětek (2025). "Smooth sensitivity revisited: towards optimality", FORC (PolyPlace).
 """
 
 from __future__ import annotations
 
+import decimal
 import functools
 import math
 from fractions import Fraction
@@ -51,11 +58,18 @@ __all__ = [
     "generalized_cauchy_cdf",
     "generalized_cauchy_moment",
     "generalized_cauchy_quantile",
+    "polyplace_cdf",
+    "polyplace_fraction",
+    "polyplace_half_width",
+    "polyplace_std",
     "rounded_generalized_cauchy",
     "rounded_generalized_cauchy_pmf",
+    "rounded_polyplace",
+    "rounded_polyplace_pmf",
 ]
 
 _ONE = Fraction(1)
+_LN2_FLOAT = math.log(2.0)
 _CHUNK = 32  # bits added to a lazy uniform at each refinement
 
 
@@ -440,3 +454,175 @@ def generalized_cauchy_moment(gamma, order=2):
     if order + 1 >= gamma:
         return math.inf
     return math.sin(math.pi / gamma) / math.sin(math.pi * (order + 1) / gamma)
+
+
+# --- PolyPlace ------------------------------------------------------------------------------------
+def polyplace_fraction(a):
+    """The PolyPlace exponent a as an exact Fraction, a multiple of 1/16 with a >= 5/4; else a clear error.
+
+    Sixteenth steps keep every threshold comparison an integer power with a root of degree at most 16,
+    and a >= 5/4 keeps a 64-bit uniform's largest output, 2^(64/(a−1)) scales, inside a float.
+    """
+    f = _exact(a, "a")
+    if 16 % f.denominator:
+        raise ValueError(f"the exact PolyPlace sampler needs a to be a multiple of 1/16, got {a!r}.")
+    if f < Fraction(5, 4):
+        raise ValueError(f"a must be at least 5/4, got {a!r}.")
+    return f
+
+
+def polyplace_cdf(x, a):
+    """CDF of PolyPlace(a): 1 − (1 + x)^(1−a)/2 for x >= 0 and (1 − x)^(1−a)/2 below (closed form)."""
+    a = float(a)
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", divide="ignore"):
+        tail = 0.5 * np.power(1.0 + np.abs(x), 1.0 - a)
+    return np.where(x >= 0, 1.0 - tail, tail)
+
+
+def polyplace_std(a):
+    """Standard deviation of PolyPlace(a): √(2 / ((a − 2)(a − 3))) for a > 3, else inf."""
+    a = float(a)
+    return math.sqrt(2.0 / ((a - 2.0) * (a - 3.0))) if a > 3 else math.inf
+
+
+def polyplace_half_width(a, level=0.9):
+    """Half-width t of the central ``level`` interval of PolyPlace(a): P(|X| > t) = (1 + t)^(1−a) = 1 − level."""
+    return (1.0 - level) ** (-1.0 / (float(a) - 1.0)) - 1.0
+
+
+class _PolyPlaceRounder:
+    """``round(center + width · X)``, X PolyPlace(a), decided exactly.
+
+    |X| = V − 1 with V = U^(−1/e), e = a − 1 = p/q, U uniform on (0, 1). The output is m exactly when
+    V lies between two thresholds T = N/D (rationals from m, the center and the width), and
+    V > T ⇔ U^q T^p < 1, an integer comparison for the dyadic bounds of a lazily drawn U.
+    """
+
+    __slots__ = ("cd", "cf", "cn", "inv", "p", "q", "wd", "wf", "wn")
+
+    def __init__(self, a, width, center):
+        e = a - 1
+        self.p, self.q = e.numerator, e.denominator
+        self.inv = float(e.denominator) / float(e.numerator)
+        self.wn, self.wd = width.numerator, width.denominator
+        self.cn, self.cd = center.numerator, center.denominator
+        self.cf, self.wf = float(center), float(width)
+
+    def _threshold(self, sign, m, upper):
+        """(N, D): the V-threshold of output m (lower end, or upper end when ``upper``) for this sign."""
+        odd = 2 * m + (1 if upper == (sign > 0) else -1)
+        shift = odd * self.cd - 2 * self.cn if sign > 0 else 2 * self.cn - odd * self.cd
+        d = 2 * self.cd * self.wn
+        return d + shift * self.wd, d
+
+    def _below_one(self, u_top, k, n, d):
+        """Whether (u_top/2^k)^q (n/d)^p < 1 (False when equal), for positive integers.
+
+        A float screen in the log domain decides when the log is farther than 1e-6 from 0: each of
+        its four terms is a correctly rounded or 1-ulp log of at most ~10^5, so the screen errs by
+        less than 1e-9. Closer cases are decided by the exact integer comparison.
+        """
+        p, q = self.p, self.q
+        log = q * math.log(u_top) + p * (math.log(n) - math.log(d)) - k * q * _LN2_FLOAT
+        if log < -1e-6:
+            return True
+        if log > 1e-6:
+            return False
+        return u_top**q * n**p < (d**p) << (k * q)
+
+    def _decides(self, sign, m, top, k):
+        """True when every U in [top/2^k, (top+1)/2^k] gives output m."""
+        n, d = self._threshold(sign, m, upper=False)
+        # V_min = ((top+1)/2^k)^(-1/e) must exceed the lower threshold (always, when it is <= 0):
+        # V > T ⇔ U^q T^p < 1.
+        if n > 0 and not self._below_one(top + 1, k, n, d):
+            return False
+        n, d = self._threshold(sign, m, upper=True)
+        # V_max = (top/2^k)^(-1/e) must stay below the upper threshold: U^q T^p > 1.
+        if top == 0 or n <= 0:
+            return False
+        # Equality (U exactly at a threshold) has probability 0: it cannot change the distribution.
+        return not self._below_one(top, k, n, d)
+
+    def _guess(self, sign, top, k):
+        """The output at the middle of U's interval (floats, or exact integers when they overflow)."""
+        u = (top + 0.5) / 2.0**k
+        try:
+            mag = u ** (-self.inv) - 1.0
+            x = self.cf + sign * self.wf * mag + 0.5
+            if math.isfinite(x) and abs(x) < 2.0**50:
+                return math.floor(x)
+        except OverflowError:
+            pass
+        # Too large for a float's 53 bits: decimal arithmetic with digits to spare. Only a guess: the
+        # exact comparisons of _decides accept or refuse it.
+        digits = 20 + len(str(abs(self.cn // self.cd) + self.wn // self.wd + 1)) + int(0.302 * k * self.inv) + 1
+        ctx = decimal.Context(prec=digits)
+        Dec = decimal.Decimal
+        u = ctx.divide(Dec(2 * top + 1), Dec(1 << (k + 1)))
+        v = ctx.power(u, ctx.divide(Dec(-self.q), Dec(self.p)))
+        width = ctx.divide(Dec(self.wn), Dec(self.wd))
+        x = ctx.add(ctx.divide(Dec(self.cn), Dec(self.cd)), ctx.multiply(Dec(sign), ctx.multiply(width, v - 1)))
+        return int(ctx.add(x, Dec("0.5")).to_integral_value(rounding=decimal.ROUND_FLOOR))
+
+    def draw(self, src):
+        sign = -1 if src.randbits(1) else 1
+        top, k = src.randbits(64), 64
+        while True:
+            m = self._guess(sign, top, k)
+            for cand in (m, m - 1, m + 1):
+                if self._decides(sign, cand, top, k):
+                    return cand
+            top = (top << _CHUNK) | src.randbits(_CHUNK)
+            k += _CHUNK
+
+
+def rounded_polyplace(a, width, size=None, *, center=0, rng=None):
+    """Draw ``round(center + width · X)`` exactly, X with density (a − 1)/2 · (1 + |x|)^(−a).
+
+    Parameters
+    ----------
+    a : float or Fraction
+        Tail exponent, a multiple of 1/16, at least 5/4 (:func:`polyplace_fraction`).
+    width : float or Fraction
+        Scale of X in output units (> 0).
+    center : int, float or Fraction, default 0
+        Taken exactly (a float is the rational it stores): pass the exact query value, so that no
+        rounding of the center has to be charged in the sensitivity.
+    rng : numpy.random.Generator, int or None
+        None: the operating system's CSPRNG.
+
+    Returns
+    -------
+    int (``size=None``) or ndarray of int64
+
+    Notes
+    -----
+    Inversion (Devroye 1986, §II.2): P(|X| > t) = (1 + t)^(1−a), so |X| = U^(−1/(a−1)) − 1. The
+    output m is decided by comparing the lazily drawn bits of U with the exact thresholds of m,
+    T^(−(a−1)) with T rational, through integer powers; the undecided event has probability 0 and
+    each refinement adds 32 bits. Rounding is to the nearest integer (ties have probability 0).
+    Because the output is a deterministic function of an exact continuous draw, any guarantee of
+    ``center + width · X`` holds for it unchanged.
+
+    References
+    ----------
+    .. [1] Hladík, Tětek (2025), the PolyPlace distribution; Devroye (1986), §II.2.
+    """
+    f = polyplace_fraction(a)
+    w = _exact(width, "width")
+    try:
+        c = Fraction(center)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"center must be a finite rational number, got {center!r}.") from None
+    src = as_source(rng)
+    rounder = _PolyPlaceRounder(f, w, c)
+    return _draw(lambda: rounder.draw(src), size)
+
+
+def rounded_polyplace_pmf(m, a, width, center=0.0):
+    """P(output = m) of :func:`rounded_polyplace` (float, from the closed-form CDF)."""
+    m = np.asarray(m, dtype=np.float64)
+    w, c = float(width), float(center)
+    return polyplace_cdf((m + 0.5 - c) / w, a) - polyplace_cdf((m - 0.5 - c) / w, a)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from .flags import flag_columns
 from .processing import Resized, clamp, impute, resize
 from .validation import check_rng
 
@@ -138,6 +139,12 @@ def run_plan(df, plan, *, rng=None):
     rng = check_rng(rng)
     _by_column(df, plan.clamp, "clamp")
     _by_column(df, plan.impute, "impute")
+    for step, tables in (("clamp", plan.clamp), ("impute", plan.impute)):
+        named = [c for c in tables if c in flag_columns(df)]
+        if named:
+            raise ValueError(f"[{step}] names the imputation flag columns {named}; they record which values "
+                             "dpknn impute filled and are carried through unchanged. Remove them from the "
+                             f"[{step}] table.")
     out = df
     for col, params in plan.clamp.items():
         out = out.assign(**{col: clamp(out[[col]], **{k: {col: v} for k, v in params.items()})[col]})

@@ -99,25 +99,40 @@ def census_boxplots(results, *, labels=None, method_labels=None, path=None, titl
     return _finish(fig, axes, title, path)
 
 
-def demo_figure(rows, truths, *, labels=None, method_labels=None, path=None, title=None):
-    """Released values of the demo next to the true value, one panel per query."""
+def demo_figure(rows, truths, *, labels=None, method_labels=None, units=None, path=None, title=None):
+    """Released values of the demo next to the true value, one panel per query.
+
+    Each release is a bar with a diamond at its value and the value printed beside it, so that
+    a release of 0 (a bar of no height) still shows. ``units`` maps a query to its y-axis label
+    with the unit (e.g. "mean wage income (dollars)").
+    """
     plt = _pyplot()
     queries = list(truths)
-    fig, axes = plt.subplots(1, len(queries), figsize=(3.2 * len(queries), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(queries), figsize=(3.4 * len(queries), 4.0), squeeze=False)
     for ax, q in zip(axes[0], queries):
         sub = [r for r in rows if r["query"] == q]
-        for i, r in enumerate(sub):
-            ax.bar(i, r["value"], color=_COLORS.get(r["method"], "grey"), alpha=0.7)
         ax.axhline(truths[q], color="black", lw=1.2, label="true value")
         _method_axis(ax, [r["method"] for r in sub], method_labels, (labels or {}).get(q, q))
+        ax.set_ylabel((units or {}).get(q, "released value"), fontsize=8)
         finite = [r["value"] for r in sub if r["method"] != "global"] + [truths[q]]
-        span = max(finite) - min(min(finite), 0)
+        span = (max(finite) - min(min(finite), 0)) or 1.0
         low, high = min(min(finite), 0) - 0.1 * span, max(finite) + 0.25 * span
         ax.set_ylim(low, high)
+        ax.set_xlim(-0.6, len(sub) - 0.4)
         for i, r in enumerate(sub):
-            if not low <= r["value"] <= high:
-                # Off the scale (the non-private global baseline): print the value instead.
-                ax.text(i, low + 0.5 * (high - low), f"{r['value']:.3g}\n(off scale)", ha="center", fontsize=7)
+            color = _COLORS.get(r["method"], "grey")
+            v = r["value"]
+            ax.bar(i, v, color=color, alpha=0.45, edgecolor=color)
+            if low <= v <= high:
+                ax.plot(i, v, "D", color=color, markeredgecolor="black", ms=6, zorder=3)
+                ax.annotate(f"{v:,.4g}", (i, v), xytext=(0, 6), textcoords="offset points", ha="center",
+                            va="bottom", fontsize=7)
+            else:
+                # Off the scale (the non-private global baseline): an arrow at the edge and the value.
+                edge, marker = (high, "^") if v > high else (low, "v")
+                ax.plot(i, edge, marker, color=color, markeredgecolor="black", ms=8, clip_on=False, zorder=3)
+                ax.text(i, low + 0.5 * (high - low), f"{v:,.4g}\n(off scale)", ha="center", fontsize=7,
+                        bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
     return _finish(fig, axes, title, path)
 
 
@@ -227,8 +242,9 @@ def donee_count_figure(donee_counts, *, path=None, title=None):
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("incomplete records imputed from one donor (donee count, summed over universes)")
-    ax.set_ylabel("donors")
+    # Two lines: on one, the label is wider than the figure and no layout can keep it whole.
+    ax.set_xlabel("donee count: incomplete records imputed from one donor\n(records, summed over universes)")
+    ax.set_ylabel("donors (records, log scale)")
     ax.grid(alpha=0.3, axis="y")
     if title:
         ax.set_title(title, fontsize=9)

@@ -28,17 +28,26 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .flags import flag_columns
 from .validation import check_positive_real, check_rng
 
 __all__ = ["Resized", "clamp", "impute", "resize"]
 
 logger = logging.getLogger(__name__)
 
+#: Most records :func:`resize` builds: it holds the whole table in memory, and a larger public n
+#: would only fail later, inside numpy or pandas, with an unhelpful error.
+MAX_RESIZE_RECORDS = 2**32
+
 
 # --- per-column parameters -------------------------------------------------------------------
 def _as_frame(data):
     """(DataFrame view of data, function turning a result frame back into data's type)."""
     if isinstance(data, pd.DataFrame):
+        if not data.columns.is_unique:
+            dups = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
+            raise ValueError(f"data has duplicate column names {dups}; parameters are given by column name, so "
+                             "give every column a distinct name (rename them, or drop the repeated columns).")
         return data, lambda df: df
     if isinstance(data, pd.Series):
         name = data.name if data.name is not None else 0
@@ -148,7 +157,7 @@ def clamp(data, *, lower=None, upper=None, categories=None, null_value=None):
                 raise ValueError(f"column {c!r} is integer; its bounds must be integers, got {a!r}, {b!r}.")
             out[c] = frame[c].clip(lower=a, upper=b)
         elif c in cats:
-            allowed = _check_categories(cats[c], c)
+            allowed = _check_categories(cats[c], c, frame[c])
             if kind == "float":
                 raise TypeError(f"column {c!r} is float; categorical clamping needs int, bool or str values.")
             nv = nulls.get(c)
@@ -232,7 +241,7 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
         if c in cats:
             if c in lo or c in hi:
                 raise ValueError(f"column {c!r} has both categories and numeric bounds; impute it one way only.")
-            allowed = _check_categories(cats[c], c)
+            allowed = _check_categories(cats[c], c, frame[c])
             if not allowed:
                 raise ValueError(f"column {c!r}: categories must not be empty.")
             p = np.ones(len(allowed)) if c not in w else np.asarray(w[c], dtype=float)
@@ -301,12 +310,26 @@ def _bounds(lower, upper, column, ints):
     return int(lower), int(upper)
 
 
-def _check_categories(categories, column):
-    """The category list as a list; a missing value (None, NaN, NA) is not a category."""
+def _check_categories(categories, column, series=None):
+    """The category list as a list; a missing value (None, NaN, NA) is not a category. With the
+    column's ``series``: categories of a numeric or bool column must be numbers or bools."""
     allowed = list(categories)
     if any(pd.isna(v) for v in allowed if not isinstance(v, (list, tuple))):
         raise ValueError(f"column {column!r}: categories must not contain a missing value (None/NaN/NA), got "
                          f"{allowed[:10]!r}; missing values are what impute fills.")
+    # A column with no observed value has no type to match (a CSV column left empty reads as float).
+    kind = "object" if series is None or series.isna().all() else _kind(series)
+    if kind == "bool":
+        wrong = [v for v in allowed if not isinstance(v, (bool, np.bool_))]
+    elif kind in ("int", "float"):
+        wrong = [v for v in allowed if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.number))]
+    else:
+        wrong = []
+    if wrong:
+        what = "true/false values" if kind == "bool" else "numbers"
+        raise ValueError(f"column {column!r} holds {what} (dtype {series.dtype}) but its categories include "
+                         f"{wrong[:10]!r}, which are not {what}: the column would get values of another type. Give "
+                         f"categories that are {what}, or convert the column to text first.")
     return allowed
 
 
@@ -417,7 +440,8 @@ def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=
     data : DataFrame or ndarray
         Not modified.
     n : int
-        Number of output records (public).
+        Number of output records (public), at most ``MAX_RESIZE_RECORDS`` (2**32): the result is
+        built in memory.
     p : float, default 1.0
         Proportion of the data used; may exceed 1 (then records can repeat, c = ceil(p)).
     neighboring : {"add_remove", "replace"}
@@ -431,6 +455,9 @@ def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}.")
+    if n > MAX_RESIZE_RECORDS:
+        raise ValueError(f"n={n} records is more than resize builds in memory (at most MAX_RESIZE_RECORDS = "
+                         f"{MAX_RESIZE_RECORDS}); choose a smaller n.")
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (p > 0 and math.isfinite(p)):
         raise ValueError(f"p must be a finite number > 0, got {p!r}.")
     if neighboring not in ("add_remove", "replace"):
@@ -448,8 +475,10 @@ def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=
     real = frame.iloc[source[:take]].reset_index(drop=True)
     pad_n = n - take
     if pad_n:
-        pad = pd.DataFrame({col: pd.Series([None] * pad_n, dtype=object) for col in frame.columns})
-        for col in frame.columns:
+        flags = flag_columns(frame)
+        padded = [col for col in frame.columns if col not in flags]
+        pad = pd.DataFrame({col: pd.Series([None] * pad_n, dtype=object) for col in padded})
+        for col in padded:
             if _kind(frame[col]) == "float":
                 pad[col] = np.full(pad_n, np.nan)
             elif _kind(frame[col]) == "int":
@@ -459,6 +488,9 @@ def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=
         if unfilled:
             raise ValueError(f"impute_kwargs leave columns {unfilled} of the padding records null; give "
                              "categories or bounds for every column.")
+        # Imputation flags (dpknn.flags) ride with their rows; a padding record is drawn without
+        # donors, so none of its values was filled by the k-NN imputation that the flags record.
+        pad = pad.assign(**{col: np.zeros(pad_n, dtype=bool) for col in flags})[list(frame.columns)]
         pad = pad.astype({col: frame[col].dtype for col in frame.columns}, errors="ignore")
         out = pd.concat([real, pad], ignore_index=True)
     else:

@@ -29,20 +29,35 @@ References
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import math
+import sys
+from fractions import Fraction
 
 import numpy as np
 
 from . import sensitivity as sens
 from .accounting import BudgetAccountant
-from .conditions import check_condition, conditions_mask, public_conditions
+from .conditions import check_condition, conditions_mask, describe_conditions, public_conditions
+from .flags import check_not_imputed
 from .imputation import DEFAULT_MAX_WORK, KNNImputer
-from .mechanisms import CuratorDiagnostics, Geometric, Laplace, Release, SmoothCauchy, choose_gamma, public_grid
+from .mechanisms import (
+    CuratorDiagnostics,
+    Geometric,
+    Laplace,
+    Release,
+    SmoothCauchy,
+    SmoothPolyPlace,
+    choose_gamma,
+    choose_polyplace,
+    public_grid,
+)
 from .noise import gamma_fraction
 from .randomness import as_source
 from .schema import Categorical, Schema
+from .summation import exact_moments
 from .validation import check_positive_real
 
 __all__ = ["PrivateImputation", "estimate_size"]
@@ -50,6 +65,8 @@ __all__ = ["PrivateImputation", "estimate_size"]
 logger = logging.getLogger(__name__)
 
 _METHODS = ("smooth", "ignore_missing")
+# Noise of the smooth releases: PolyPlace (the default) or the paper's generalized Cauchy.
+NOISES = ("polyplace", "cauchy")
 # Steps of the grid of a mean or variance below the scale of its bounds.
 _FINE_BITS = 60
 # Public parameters of a Laplace release that depend on the released count: kept for the curator.
@@ -74,6 +91,11 @@ def estimate_size(data, *, epsilon, rng=None):
     return dataclasses.replace(rel, value=max(rel.value, 0), params={**rel.params, "query": "number of records"})
 
 
+def _where_text(where):
+    """The subpopulation of a ledger label, as text: the ledger is published and read by people."""
+    return f" where {describe_conditions(where)}" if where else " over all records"
+
+
 def _split_count_derived(release):
     """Move noise parameters derived from the released count into the curator diagnostics, so
     that the published parameters of a mean or variance depend on public inputs only."""
@@ -83,6 +105,19 @@ def _split_count_derived(release):
         if key in params:
             diag[key] = params.pop(key)
     return dataclasses.replace(release, params=params), diag
+
+
+def _total_epsilon(**parts):
+    """The ε of a query made of several releases; a clear error when it is beyond the float range."""
+    try:
+        total = math.fsum(parts.values())
+    except OverflowError:
+        total = math.inf
+    if not math.isfinite(total):
+        given = ", ".join(f"{name}={value:g}" for name, value in parts.items())
+        raise ValueError(f"the total epsilon of this query ({given}) exceeds the largest float, "
+                         f"{sys.float_info.max:g}; choose epsilons whose sum is finite.")
+    return total
 
 
 def _clip(value, low, high):
@@ -106,9 +141,13 @@ class PrivateImputation:
     rng : numpy.random.Generator, int or None
         Source of all noise. None (default): the operating system's CSPRNG. A seed or a
         Generator is for reproducibility only: with a known seed the noise can be removed.
+    noise : {"polyplace", "cauchy"}, default "polyplace"
+        Noise of the smooth releases. ``"polyplace"``: :class:`~dpknn.mechanisms.SmoothPolyPlace`,
+        any ε > ln 2, about a third of the Cauchy's spread at ε = 6 ln 2. ``"cauchy"``: the paper's
+        generalized Cauchy (:class:`~dpknn.mechanisms.SmoothCauchy`, ε >= 2 ln 2), for reproduction.
     gamma : "optimal", "paper" or float
         Default γ rule of the generalized Cauchy noise (see
-        :func:`dpknn.mechanisms.choose_gamma`).
+        :func:`dpknn.mechanisms.choose_gamma`); with ``noise="cauchy"`` only.
     progress : bool, default False
         Passed to :class:`KNNImputer`.
     max_work : int
@@ -128,20 +167,51 @@ class PrivateImputation:
     .. [1] Clifton et al. (2022), §5.
     """
 
-    def __init__(self, df, schema, *, k=1, accountant=None, rng=None, gamma="optimal", progress=False,
-                 max_work=DEFAULT_MAX_WORK):
+    def __init__(self, df, schema, *, k=1, accountant=None, rng=None, noise="polyplace", gamma="optimal",
+                 progress=False, max_work=DEFAULT_MAX_WORK):
         accountant = self._check_accountant(accountant)  # before the fit, not after it
+        check_not_imputed(df, "df")
         imputer = KNNImputer(schema, k=k, max_work=max_work, progress=progress)
-        self._setup(imputer, df, accountant, rng, gamma, imputed=imputer.fit_transform(df))
+        self._setup(imputer, df, accountant, rng, (noise, gamma), imputed=imputer.fit_transform(df))
 
     @classmethod
-    def from_imputer(cls, imputer, df, *, accountant=None, rng=None, gamma="optimal"):
+    def from_imputer(cls, imputer, df, *, accountant=None, rng=None, noise="polyplace", gamma="optimal"):
         """Use an already fitted :class:`KNNImputer`; ``df`` must be the data it was fitted on."""
         if not isinstance(imputer, KNNImputer) or not hasattr(imputer, "l1_"):
             raise TypeError("imputer must be a fitted dpknn.KNNImputer.")
+        check_not_imputed(df, "df")
         self = cls.__new__(cls)
-        self._setup(imputer, df, cls._check_accountant(accountant), rng, gamma)
+        self._setup(imputer, df, cls._check_accountant(accountant), rng, (noise, gamma))
         return self
+
+    def with_accountant(self, accountant, *, rng=None):
+        """A shallow copy that releases against ``accountant`` (the fit and data are shared).
+
+        A PrivateImputation that was pickled (sent to or received from a joblib or
+        multiprocessing worker) holds a detached copy of its accountant, which refuses to spend
+        (see :class:`~dpknn.accounting.BudgetAccountant`). Give it the accountant it should
+        spend from: the parent's own accountant once the object is back in the parent, or in a
+        worker a fresh ``BudgetAccountant(eps_worker)`` whose ε the parent has already spent.
+
+        Parameters
+        ----------
+        accountant : BudgetAccountant
+            Not a detached (unpickled) one.
+        rng : numpy.random.Generator, int, RandomSource or None
+            None: keep this object's source. A copy of a seeded source repeats the noise of the
+            original, so pass a new one when both may release (a seed is for tests only).
+        """
+        if not isinstance(accountant, BudgetAccountant):
+            raise TypeError(f"accountant must be a BudgetAccountant, got {accountant!r}.")
+        if accountant.detached:
+            raise ValueError("accountant is a detached copy made by pickling, which cannot spend; pass the "
+                             "original accountant or a new BudgetAccountant charged to the original first.")
+        new = copy.copy(self)
+        new.accountant = accountant
+        new.releases = list(self.releases)
+        if rng is not None:
+            new.rng = as_source(rng)
+        return new
 
     @staticmethod
     def _check_accountant(accountant):
@@ -151,21 +221,28 @@ class PrivateImputation:
             raise TypeError(f"accountant must be a BudgetAccountant or None, got {accountant!r}.")
         return accountant
 
-    def _setup_releases(self, imputer, accountant, rng, gamma):
-        """What every release needs besides the data: the fit, the budget, the noise, γ."""
+    def _setup_releases(self, imputer, accountant, rng, smooth):
+        """What every release needs besides the data: the fit, the budget, the noise source and the
+        smooth noise (``smooth``: the pair (noise, gamma))."""
         self.imputer = imputer
         self.schema: Schema = imputer.schema
         self.accountant = accountant
         self.rng = as_source(rng)
+        noise, gamma = smooth
+        if noise not in NOISES:
+            raise ValueError(f"noise must be one of {NOISES}, got {noise!r}.")
         if not (isinstance(gamma, str) and gamma in ("optimal", "paper")):
             if isinstance(gamma, str):
                 raise ValueError(f"gamma must be 'optimal', 'paper' or a number > 1, got {gamma!r}.")
             gamma_fraction(gamma)   # a multiple of 1/4 > 1; admissibility is checked per release
+            if noise != "cauchy":
+                raise ValueError(f"gamma={gamma!r} sets the generalized Cauchy noise; pass noise='cauchy' with it.")
+        self.noise = noise
         self.gamma = gamma
         self.releases = []
 
-    def _setup(self, imputer, df, accountant, rng, gamma, imputed=None):
-        self._setup_releases(imputer, accountant, rng, gamma)
+    def _setup(self, imputer, df, accountant, rng, smooth, imputed=None):
+        self._setup_releases(imputer, accountant, rng, smooth)
         # transform() refuses data other than the data the imputer was fitted on.
         self.imputed = imputer.transform(df) if imputed is None else imputed
         names = self.schema.known_names + self.schema.imputed_names
@@ -231,14 +308,41 @@ class PrivateImputation:
             bounds = (attr.lower, attr.upper)
         return sens._check_bounds(bounds)
 
-    def _numeric_query(self, column, where, bounds, method, gamma, **epsilons):
+    def _smooth_noise(self, noise, gamma):
+        """The smooth noise of one query, ``(noise, gamma)``, with this object's defaults for None."""
+        noise = self.noise if noise is None else noise
+        if noise not in NOISES:
+            raise ValueError(f"noise must be one of {NOISES}, got {noise!r}.")
+        if gamma is not None and noise != "cauchy":
+            raise ValueError(f"gamma={gamma!r} sets the generalized Cauchy noise; pass noise='cauchy' with it.")
+        return noise, (self.gamma if gamma is None else gamma)
+
+    @staticmethod
+    def _smooth_mechanism(epsilon, bound, grid, smooth):
+        """The smooth-sensitivity mechanism of ``smooth`` = (noise, gamma) for S(D) = ``bound``."""
+        noise, gamma = smooth
+        if noise == "cauchy":
+            return SmoothCauchy(epsilon=epsilon, smooth_bound=bound, grid=grid, gamma=gamma)
+        return SmoothPolyPlace(epsilon=epsilon, smooth_bound=bound, grid=grid)
+
+    @staticmethod
+    def _check_smooth_epsilon(epsilon, smooth):
+        """Refuse, before anything is read, an ε the smooth noise cannot use."""
+        noise, gamma = smooth
+        if noise == "cauchy":
+            choose_gamma(epsilon, gamma)
+        else:
+            choose_polyplace(epsilon)
+
+    def _numeric_query(self, column, where, bounds, method, smooth, **epsilons):
         """Validate a mean or variance query and check its whole cost against the budget."""
         self._check_method(method)
+        names = tuple(epsilons)
         epsilons = tuple(check_positive_real(value, name) for name, value in epsilons.items())
         where = self._check_where(where)
         bounds = self._bounds(column, bounds)
-        gamma = self.gamma if gamma is None else gamma
-        self.accountant.check(math.fsum(epsilons))
+        gamma = self._smooth_noise(*smooth)
+        self.accountant.check(_total_epsilon(**dict(zip(names, epsilons))))
         return (epsilons, where, bounds, gamma, self._involves_imputed(where),
                 column in self.schema.imputed_names)
 
@@ -254,7 +358,7 @@ class PrivateImputation:
     def _count_mechanism(self, epsilon, where, method, gamma):
         if method == "smooth" and self._involves_imputed(where):
             bound = sens.count_smooth(self._l1_of(where))
-            return SmoothCauchy(epsilon=epsilon, smooth_bound=bound, grid=1, gamma=gamma)
+            return self._smooth_mechanism(epsilon, bound, 1, gamma)
         return Geometric(epsilon=epsilon, sensitivity=1)
 
     def _count_release(self, where, epsilon, method, gamma, label, universe=None):
@@ -271,7 +375,7 @@ class PrivateImputation:
                        diagnostics=CuratorDiagnostics(diag))
         return self._record(rel, label)
 
-    def count(self, where=None, *, epsilon, method="smooth", gamma=None):
+    def count(self, where=None, *, epsilon, method="smooth", noise=None, gamma=None):
         """Private count of the records (after imputation) that satisfy ``where``.
 
         Smooth bound 1 + L1(D) (Theorem 5.1, Corollary 5.2) with generalized Cauchy noise
@@ -287,18 +391,19 @@ class PrivateImputation:
         epsilon : float
             At least 2 ln 2 when the smooth mechanism is used.
         method : {"smooth", "ignore_missing"}
-        gamma : "optimal", "paper", float or None (the object's default)
+        noise : {"polyplace", "cauchy"} or None (the object's default)
+        gamma : "optimal", "paper", float or None (the object's default; Cauchy noise only)
         """
         self._check_method(method)
         epsilon = check_positive_real(epsilon, "epsilon")
         where = self._check_where(where)
-        gamma = self.gamma if gamma is None else gamma
+        gamma = self._smooth_noise(noise, gamma)
         self.accountant.check(epsilon)
         self._count_mechanism(epsilon, where, method, gamma)  # validates ε first
-        return self._finish(self._count_release(where, epsilon, method, gamma, label=f"count {where}"))
+        return self._finish(self._count_release(where, epsilon, method, gamma, label=f"count{_where_text(where)}"))
 
     def proportion(self, where, *, within=None, epsilon, denominator_epsilon=None, method="smooth",
-                   gamma=None):
+                   noise=None, gamma=None):
         """Private proportion of the records of ``within`` that also satisfy ``where``.
 
         Released as two counts (post-processing: their ratio, clipped to [0, 1]): the
@@ -313,17 +418,17 @@ class PrivateImputation:
                    else check_positive_real(denominator_epsilon, "denominator_epsilon"))
         where = self._check_where(where)
         within = self._check_where(within, "within")
-        gamma = self.gamma if gamma is None else gamma
+        gamma = self._smooth_noise(noise, gamma)
         both = {**within}
         for col, spec in where.items():
             if col in both:
                 raise ValueError(f"column {col!r} appears in both where and within; merge the conditions.")
             both[col] = spec
-        self.accountant.check(epsilon + den_eps)
+        self.accountant.check(_total_epsilon(epsilon=epsilon, denominator_epsilon=den_eps))
         self._count_mechanism(epsilon, both, method, gamma)
         self._count_mechanism(den_eps, within, method, gamma)
-        num = self._count_release(both, epsilon, method, gamma, label=f"proportion numerator {both}")
-        den = self._count_release(within, den_eps, method, gamma, label=f"proportion denominator {within}")
+        num = self._count_release(both, epsilon, method, gamma, label=f"proportion numerator{_where_text(both)}")
+        den = self._count_release(within, den_eps, method, gamma, label=f"proportion denominator{_where_text(within)}")
         # Clipped to [0, 1] before dividing, so that huge noisy counts cannot overflow a float.
         value = 0.0 if num.value <= 0 else 1.0 if num.value >= den.value else num.value / den.value
         return self._finish(Release(
@@ -348,11 +453,11 @@ class PrivateImputation:
         """CONFIDENTIAL: number of records (imputed data, or complete records only) in ``where``."""
         return int(self._mask(where, complete_only, universe).sum())
 
-    def _sum_of(self, column, where, bounds, method, center=None):
-        """CONFIDENTIAL: ``(sum, n)`` over the records of ``where`` (in ``column``'s universe) of
-        ``column`` clamped to ``bounds``, or of its squared deviation from ``center`` if given."""
-        values = summand(self._selected(column, where, method), bounds, center)
-        return float(values.sum()), int(values.size)
+    def _moments(self, column, where, bounds, method):
+        """CONFIDENTIAL: exact n, Σ y and Σ y² over the records of ``where`` (in ``column``'s universe)
+        of ``column`` clamped to ``bounds`` (:class:`~dpknn.summation.Moments`). Exact, so that a
+        smooth release is centred on the query's true value and no rounding is charged in S(D)."""
+        return exact_moments(self._values(column, where, bounds, method))
 
     def _mean_mechanism(self, epsilon, s, bounds, involves_where, involves_col, method, gamma, l1):
         # The grid comes from the public bounds only (fine enough for any count s < 2^40).
@@ -360,10 +465,11 @@ class PrivateImputation:
         if method == "smooth" and (involves_where or involves_col):
             bound = sens.mean_smooth(l1, bounds, s, depends_on_imputed=involves_where)
             variant = "5.4b" if involves_where else "5.4a"
-            return SmoothCauchy(epsilon=epsilon, smooth_bound=bound, grid=grid, gamma=gamma), variant
+            return self._smooth_mechanism(epsilon, bound, grid, gamma), variant
         return Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, 0), grid=grid), "no imputation"
 
-    def mean(self, column, *, where=None, bounds=None, epsilon, count_epsilon, method="smooth", gamma=None):
+    def mean(self, column, *, where=None, bounds=None, epsilon, count_epsilon, method="smooth", noise=None,
+             gamma=None):
         """Private mean of ``column`` over the records satisfying ``where``.
 
         First a private count s of the subpopulation (``count_epsilon``), then the mean
@@ -381,18 +487,19 @@ class PrivateImputation:
             Public bounds; None takes the schema's declared range.
         """
         (epsilon, count_epsilon), where, bounds, gamma, involves_where, involves_col = self._numeric_query(
-            column, where, bounds, method, gamma, epsilon=epsilon, count_epsilon=count_epsilon)
+            column, where, bounds, method, (noise, gamma), epsilon=epsilon, count_epsilon=count_epsilon)
         l1, universe = self._l1_of(where, column), self._universe(column)
         self._count_mechanism(count_epsilon, where, method, gamma)
         self._mean_mechanism(epsilon, 1.0, bounds, involves_where, involves_col, method, gamma, l1)
-        count = self._count_release(where, count_epsilon, method, gamma, label=f"count for mean of {column}",
-                                    universe=universe)
+        count = self._count_release(where, count_epsilon, method, gamma,
+                                    label=f"count for mean of {column}{_where_text(where)}", universe=universe)
         s = max(float(count.value), 1.0)
         mech, variant = self._mean_mechanism(epsilon, s, bounds, involves_where, involves_col, method, gamma, l1)
-        total, n_records = self._sum_of(column, where, bounds, method)
-        rel = self._record(mech.release(total / s, rng=self.rng), f"mean of {column} {where}")
+        moments = self._moments(column, where, bounds, method)
+        rel = self._record(mech.release(moments.total / Fraction(s), rng=self.rng),
+                           f"mean of {column}{_where_text(where)}")
         rel, diag = _split_count_derived(rel)
-        diag.update(s=s, n_records=n_records)
+        diag.update(s=s, n_records=moments.n)
         if variant.startswith("5.4"):
             diag["l1"] = l1
         return self._finish(Release(
@@ -404,7 +511,7 @@ class PrivateImputation:
             parts={"count": count}, diagnostics=CuratorDiagnostics(diag)))
 
     def variance(self, column, *, where=None, bounds=None, epsilon, mean_epsilon, count_epsilon,
-                 method="smooth", gamma=None):
+                 method="smooth", noise=None, gamma=None):
         """Private variance of ``column`` over the records satisfying ``where``.
 
         A private count s (``count_epsilon``), a private mean Ȳ (``mean_epsilon``), then
@@ -415,21 +522,22 @@ class PrivateImputation:
         on [a, b].
         """
         (epsilon, mean_epsilon, count_epsilon), where, bounds, gamma, involves_where, involves_col = \
-            self._numeric_query(column, where, bounds, method, gamma, epsilon=epsilon, mean_epsilon=mean_epsilon,
-                                count_epsilon=count_epsilon)
+            self._numeric_query(column, where, bounds, method, (noise, gamma), epsilon=epsilon,
+                                mean_epsilon=mean_epsilon, count_epsilon=count_epsilon)
         involves = involves_where or involves_col
         l1, universe = self._l1_of(where, column), self._universe(column)
         self._count_mechanism(count_epsilon, where, method, gamma)
         self._mean_mechanism(mean_epsilon, 2.0, bounds, involves_where, involves_col, method, gamma, l1)
         if method == "smooth" and involves:
-            choose_gamma(epsilon, gamma)
+            self._check_smooth_epsilon(epsilon, gamma)
         count = self._count_release(where, count_epsilon, method, gamma,
-                                    label=f"count for variance of {column}", universe=universe)
+                                    label=f"count for variance of {column}{_where_text(where)}", universe=universe)
         s = max(float(count.value), 2.0)
         mech, variant = self._mean_mechanism(mean_epsilon, s, bounds, involves_where, involves_col, method,
                                              gamma, l1)
-        total, n_records = self._sum_of(column, where, bounds, method)
-        mean_rel = self._record(mech.release(total / s, rng=self.rng), f"mean for variance of {column}")
+        moments = self._moments(column, where, bounds, method)
+        mean_rel = self._record(mech.release(moments.total / Fraction(s), rng=self.rng),
+                                f"mean for variance of {column}{_where_text(where)}")
         mean_rel, mean_diag = _split_count_derived(mean_rel)
         ybar = _clip(float(mean_rel.value), *bounds)
         mean_rel = dataclasses.replace(mean_rel, value=ybar, diagnostics=CuratorDiagnostics(mean_diag),
@@ -438,13 +546,14 @@ class PrivateImputation:
         grid = public_grid(half_range2, bits=_FINE_BITS)
         if method == "smooth" and involves:
             bound = sens.variance_smooth(l1, bounds, s, ybar)
-            var_mech = SmoothCauchy(epsilon=epsilon, smooth_bound=bound, grid=grid, gamma=gamma)
+            var_mech = self._smooth_mechanism(epsilon, bound, grid, gamma)
         else:
             var_mech = Laplace(epsilon=epsilon, sensitivity=sens.variance_global(bounds, s, ybar, 0), grid=grid)
-        squares, _ = self._sum_of(column, where, bounds, method, center=ybar)
-        rel = self._record(var_mech.release(squares / (s - 1.0), rng=self.rng), f"variance of {column} {where}")
+        squares = moments.squared_deviations(ybar)
+        rel = self._record(var_mech.release(squares / (Fraction(s) - 1), rng=self.rng),
+                           f"variance of {column}{_where_text(where)}")
         rel, diag = _split_count_derived(rel)
-        diag.update(s=s, n_records=n_records)
+        diag.update(s=s, n_records=moments.n)
         if method == "smooth" and involves:
             diag["l1"] = l1
         return self._finish(Release(
@@ -456,11 +565,10 @@ class PrivateImputation:
             parts={"count": count, "mean": mean_rel}, diagnostics=CuratorDiagnostics(diag)))
 
 
-def summand(values, bounds, center=None):
-    """The terms a mean or variance adds up: ``values`` clamped to ``bounds``, or their squared
-    deviations from ``center`` (also used by :mod:`dpknn.distributed`, partition by partition)."""
-    values = np.clip(np.asarray(values, dtype=np.float64), bounds[0], bounds[1])
-    return values if center is None else (values - center) ** 2
+def summand(values, bounds):
+    """The terms a mean or variance adds up: ``values`` clamped to ``bounds`` (also used by
+    :mod:`dpknn.distributed`, partition by partition)."""
+    return np.clip(np.asarray(values, dtype=np.float64), bounds[0], bounds[1])
 
 
 def _universe_param(universe):

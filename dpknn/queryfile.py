@@ -105,7 +105,7 @@ def read_queries(path, schema, *, allow_non_dp=False):
             raise ValueError(f"query {name!r}: type must be one of {sorted(QUERY_KEYS)}, got {kind!r}.")
         if "epsilon" not in q:
             raise ValueError(f"query {name!r}: epsilon is required.")
-        allowed = QUERY_KEYS[kind] | {"epsilon", "method", "gamma"}
+        allowed = QUERY_KEYS[kind] | {"epsilon", "method", "noise", "gamma"}
         extra = set(q) - allowed
         if extra:
             raise ValueError(f"query {name!r} ({kind}) has unknown keys {sorted(extra)}.")
@@ -114,6 +114,11 @@ def read_queries(path, schema, *, allow_non_dp=False):
                 raise ValueError(f"query {name!r}: {key} is required for a {kind}.")
         if kind in ("mean", "variance") and "column" not in q:
             raise ValueError(f"query {name!r}: column is required for a {kind}.")
+        if q.get("noise", "polyplace") not in ("polyplace", "cauchy"):
+            raise ValueError(f"query {name!r}: noise must be \"polyplace\" (the default) or \"cauchy\" (the paper's), "
+                             f"got {q['noise']!r}.")
+        if "gamma" in q and q.get("noise") != "cauchy":
+            raise ValueError(f"query {name!r}: gamma sets the generalized Cauchy noise; add noise = \"cauchy\".")
         method = q.get("method", "smooth")
         if method not in ("smooth", "ignore_missing", "global"):
             raise ValueError(f"query {name!r}: method must be smooth or ignore_missing, got {method!r}.")

@@ -39,8 +39,8 @@ from .queries import PrivateImputation
 from .queryfile import QUERY_KEYS, ask, query_cost, read_queries
 from .schema import Categorical, Continuous
 
-__all__ = ["REPORT_FILES", "AttributeDistribution", "CuratorReport", "PlannedRelease", "UniverseSummary",
-           "curator_report"]
+__all__ = ["DONORLESS_SHARE", "REPORT_FILES", "AttributeDistribution", "CuratorReport", "PlannedRelease",
+           "UniverseSummary", "curator_report"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +51,9 @@ _FIGURES = {"donees": "donee_counts.png", "distributions": "imputed_vs_observed.
             "planned": "planned_errors.png"}
 #: The files :meth:`CuratorReport.write` writes into its directory.
 REPORT_FILES = ("report.md", "report.json", *_FIGURES.values())
+#: The report warns about a universe where more than this share of the incomplete records sit in
+#: classes without a donor (docs/report.md): their donors come from other cells, at a distance.
+DONORLESS_SHARE = 0.10
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ class PlannedRelease:
     epsilon : float
         Its total cost.
     mechanism : str or None
-        The mechanism of its last step (a proportion's numerator): ``smooth_cauchy`` when it
+        The mechanism of its last step (a proportion's numerator): ``smooth_polyplace`` when it
         reads an imputed attribute, else ``geometric`` or ``laplace``.
     estimate : float or None
         The noise-free value the release would be drawn around (None: undefined, e.g. the mean of
@@ -321,6 +324,12 @@ def curator_report(imputer, X, *, queries=None, draws=1000, rng=None, progress=F
     warnings = [f"no record is missing {', '.join(u.attributes)}{_in_universe(u.universe)}: the smooth mechanisms "
                 "still pay for L1(D) >= 1, so method = \"ignore_missing\" gives the same estimates with less noise."
                 for u in universes if u.records and not u.incomplete]
+    warnings += [f"{u.share_without_donor:.0%} of the incomplete records missing {', '.join(u.attributes)}"
+                 f"{_in_universe(u.universe)} sit in classes without a donor ({u.incomplete_without_donor:,} of "
+                 f"{u.incomplete:,}; warned above {DONORLESS_SHARE:.0%}): their donors come from other cells, at a "
+                 f"distance, so the known attributes ({', '.join(schema.known_names)}) are too fine for the data; "
+                 "bin an ordinal more coarsely or drop an attribute."
+                 for u in universes if u.incomplete and u.share_without_donor > DONORLESS_SHARE]
     donee = imputer.donee_counts_
     values, counts = np.unique(donee[donee > 0], return_counts=True)
     distributions = tuple(_distribution(schema, a, X, rehearsal.imputed) for a in schema.imputed_names)
@@ -357,7 +366,7 @@ class _Rehearsal(PrivateImputation):
 
     def _setup(self, *args, **kwargs):
         super()._setup(*args, **kwargs)
-        self._masks, self._value_cache = {}, {}
+        self._masks, self._value_cache, self._moment_cache = {}, {}, {}
 
     def _mask(self, where, complete_only, universe=None):
         key = (repr(sorted(where.items())), complete_only, None if universe is None else repr(universe))
@@ -370,6 +379,12 @@ class _Rehearsal(PrivateImputation):
         if key not in self._value_cache:
             self._value_cache[key] = super()._values(column, where, bounds, method)
         return self._value_cache[key]
+
+    def _moments(self, column, where, bounds, method):
+        key = (column, repr(sorted(where.items())), tuple(bounds), method)
+        if key not in self._moment_cache:
+            self._moment_cache[key] = super()._moments(column, where, bounds, method)
+        return self._moment_cache[key]
 
     def involves(self, query):
         """Whether ``query`` reads an imputed attribute (then its smooth release pays for L1)."""

@@ -49,16 +49,20 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 
 from ._core import _grouping, _rwn
+from .flags import flag_columns
 from .geometry import one_hot, query_until_certified, scaled_column
 from .progress import progress_bar
 from .validation import check_positive_int, check_rng, record_features
 
-__all__ = ["RWN", "pairs_from_indices", "perturb_parquet"]
+__all__ = ["RWN", "UNCHANGED_SHARE", "pairs_from_indices", "perturb_parquet", "warn_unchanged"]
 
 logger = logging.getLogger(__name__)
 
 _METHODS = ("exact", "sampled_points", "sampled_pairs", "partitioned")
 _TIE = 1e-12
+#: A perturbed column whose share of changed values is below this fraction of q draws a warning
+#: (below 1 % of its values when q = 1).
+UNCHANGED_SHARE = 0.01
 
 
 def pairs_from_indices(r, n):
@@ -136,6 +140,41 @@ def _warn_identifiers(df, columns):
                       UserWarning, stacklevel=4)
 
 
+def _changed(before, after):
+    """Boolean per row: the value differs (two missing values count as equal)."""
+    a, b = before.to_numpy(), after.to_numpy()
+    return ~(np.asarray(a == b, dtype=bool) | (pd.isna(a) & pd.isna(b)))
+
+
+def _changed_shares(before, after, columns):
+    n = len(before)
+    return {c: float(_changed(before[c], after[c]).sum() / n) if n else 0.0 for c in columns}
+
+
+def warn_unchanged(shares, q, *, stacklevel=2):
+    """Warn (UserWarning and the log) about each perturbed column whose share of changed values
+    is below ``UNCHANGED_SHARE · q``. Returns the names of those columns.
+
+    Copying a neighbour's value changes nothing when every neighbour holds the record's own
+    value, which is what happens to a categorical column whose one-hot mismatch costs more
+    than the distance to the k-th neighbour: the column was asked to be perturbed and is
+    released as it was, so the curator must hear about it.
+    """
+    if not q:
+        return []
+    low = [c for c, share in shares.items() if share < UNCHANGED_SHARE * q]
+    for c in low:
+        message = (f"RWN changed {100 * shares[c]:.2f} % of the values of column {c!r} (warned below "
+                   f"{100 * UNCHANGED_SHARE:g} % of q={q:g}): every neighbour (the k nearest or those within the "
+                   "radius) shares the record's value under the current weights and scales, so copying a "
+                   "neighbour's value leaves it as it was. "
+                   f"Raise radius (or k), lower the weight of {c!r} or raise the other columns' weights, or perturb "
+                   f"{c!r} differently (e.g. dpknn.randomized_response.RandomizedResponse).")
+        logger.warning(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
+    return low
+
+
 class RWN(TransformerMixin, BaseEstimator):
     """Randomization Within Neighbourhoods (Perry et al. 2022).
 
@@ -176,6 +215,19 @@ class RWN(TransformerMixin, BaseEstimator):
         "partitioned".
     rng : numpy.random.Generator, int or None
         Seeded generators are for reproducibility, not security.
+
+    Attributes
+    ----------
+    changed_share_ : dict of str to float
+        Set by :meth:`transform` and :meth:`fit_transform`: per perturbed column, the share of
+        records whose value differs from their own original value. A column below
+        ``UNCHANGED_SHARE · q`` (1 % of the values when q = 1) draws a ``UserWarning`` (also
+        logged) that names it: every neighbour within the radius then shares the record's value
+        under the current weights and scales (typical of a categorical column with default
+        weights); raise the radius (or k), lower that column's weight or raise the others', or
+        perturb it differently.
+    neighbourhood_sizes_ : numpy.ndarray
+        Size of each record's neighbourhood (not for "partitioned").
 
     References
     ----------
@@ -223,6 +275,14 @@ class RWN(TransformerMixin, BaseEstimator):
         missing = [c for c in columns if c not in df.columns]
         if missing:
             raise ValueError(f"columns {missing} are not in the data.")
+        flags = flag_columns(df)
+        if flags:
+            # RWN is disclosure control, not DP, so imputed data are allowed; but the flags say
+            # which values are not observed and must reach the user as they are.
+            warnings.warn(f"RWN on imputed data: the imputation flag columns {flags} are carried through unchanged "
+                          "(never perturbed); the imputed values they flag are perturbed like observed ones.",
+                          UserWarning, stacklevel=3)
+            columns = [c for c in columns if c not in flags]
         for c in columns:
             col = df[c]
             if col.isna().any():
@@ -240,8 +300,15 @@ class RWN(TransformerMixin, BaseEstimator):
             if extra:
                 raise ValueError(f"{name} names columns {extra} that are not perturbed.")
         for c, w in (self.weights or {}).items():
-            if not (isinstance(w, numbers.Real) and w > 0):
-                raise ValueError(f"weight of column {c!r} must be a positive number, got {w!r}.")
+            if isinstance(w, bool) or not (isinstance(w, numbers.Real) and w > 0 and math.isfinite(w)):
+                raise ValueError(f"weight of column {c!r} must be a finite positive number, got {w!r}; an infinite "
+                                 "weight makes every distance infinite (to match a column exactly, use partition_key).")
+        for c, scale in (self.scales or {}).items():
+            ok = isinstance(scale, (tuple, list)) and len(scale) == 2 and all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in scale)
+            if not ok or scale[1] < 0:
+                raise ValueError(f"scales[{c!r}] must be a pair (mean, standard deviation) of finite numbers with "
+                                 f"standard deviation >= 0, got {scale!r}.")
         return columns
 
     # ------------------------------------------------------------------------------------------
@@ -278,11 +345,19 @@ class RWN(TransformerMixin, BaseEstimator):
                 hasattr(self, "feature_names_in_") and list(X.columns) != list(self.feature_names_in_)):
             raise ValueError(f"X has columns {list(X.columns)}; RWN was fitted on "
                              f"{list(getattr(self, 'feature_names_in_', range(self.n_features_in_)))}.")
-        return self._run(X, self._validate(X, self.columns_))
+        return self._run_and_report(X, self._validate(X, self.columns_))
 
     def fit_transform(self, X, y=None, *, columns=None):
         """Fit on ``X`` and return a perturbed copy of it; ``y`` is ignored (see :meth:`fit`)."""
-        return self.fit(X, columns=columns)._run(X, self.columns_)
+        return self.fit(X, columns=columns)._run_and_report(X, self.columns_)
+
+    def _run_and_report(self, df, columns):
+        out = self._run(df, columns)
+        self.changed_share_ = _changed_shares(df, out, columns)
+        if len(df) >= 2:
+            # Past scikit-learn's set_output wrapper of transform and fit_transform, to the caller.
+            warn_unchanged(self.changed_share_, self.q, stacklevel=4)
+        return out
 
     def _run(self, df, columns):
         rng = check_rng(self.rng)
@@ -550,7 +625,11 @@ def _perturb_part(part, seed, columns, params):
     # Not fit(): a partition may hold fewer than k records (then all others are its neighbours),
     # and the whole table's checks ran once before it was split.
     rwn = RWN(rng=np.random.default_rng(seed), **params)
-    return rwn._run(part, rwn._validate(part, columns))
+    with warnings.catch_warnings():
+        # perturb_parquet said it once on the client; a worker's warnings would repeat it per partition.
+        warnings.filterwarnings("ignore", "RWN on imputed data", UserWarning)
+        columns = rwn._validate(part, columns)
+    return rwn._run(part, columns)
 
 
 def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
@@ -561,9 +640,14 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     per worker is bounded by one partition. Without ``client`` a LocalCluster with one
     single-threaded worker per core is started and closed afterwards.
 
+    The output is written under a hidden name beside ``output_dir`` (``.NAME.partial-*``) and
+    renamed when complete; a failure removes it. Imputation flag columns (:mod:`dpknn.flags`)
+    are never perturbed: they are carried through, with a warning.
+
     Parameters
     ----------
     input_dir, output_dir : str or Path
+        ``output_dir`` must not exist, nor lie inside ``input_dir``.
     rwn : RWN
         Its k, radius, q, weights and scales are used; its method is taken as "exact" within
         each partition. Its rng must be an int seed or None (a seed sequence is derived).
@@ -572,7 +656,8 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     Returns
     -------
     dict
-        Rows and partitions processed.
+        ``partitions`` and ``rows`` processed, and ``changed_share``: per perturbed column, the
+        share of records whose value changed, with the warning of :attr:`RWN.changed_share_`.
     """
     try:
         import dask.dataframe as dd
@@ -584,17 +669,56 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
         raise TypeError(f"rwn must be a dpknn.rwn.RWN, got {type(rwn).__name__}.")
     if not (rwn.rng is None or isinstance(rwn.rng, numbers.Integral)):
         raise TypeError("perturb_parquet needs rwn.rng to be an int seed or None so that workers can derive seeds.")
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from ._io import check_not_inside
+
+    output_dir = Path(output_dir)
+    if output_dir.exists():
+        raise FileExistsError(f"output_dir {str(output_dir)!r} exists; choose a new folder.")
+    check_not_inside(output_dir, input_dir, "output_dir")
     root = np.random.SeedSequence(rwn.rng)
     params = dict(k=rwn.k, radius=rwn.radius, q=rwn.q, method="exact", weights=rwn.weights, scales=rwn.scales)
     ddf = dd.read_parquet(str(input_dir))
     cols = list(ddf.columns) if columns is None else list(columns)
+    imputation_flags = flag_columns(ddf.columns)
+    if imputation_flags:
+        # Said once here; the partitions' own checks run on the workers, where warnings are lost.
+        warnings.warn(f"RWN on imputed data: the imputation flag columns {imputation_flags} are carried through "
+                      "unchanged (never perturbed); the imputed values they flag are perturbed like observed ones.",
+                      UserWarning, stacklevel=2)
+        cols = [c for c in cols if c not in imputation_flags]
+
+    # Flags of changed values ride along with each perturbed partition so that one pass over the
+    # data both writes it and counts the changes; the NUL prefix keeps them apart from data columns.
+    flags = [f"\0changed\0{i}" for i in range(len(cols))]
 
     def run(part, partition_info=None):
         number = partition_info["number"] if partition_info else 0
         seed = np.random.SeedSequence(root.entropy, spawn_key=(number,))
-        return _perturb_part(part, seed, cols, params)
+        res = _perturb_part(part, seed, cols, params)
+        return res.assign(**{f: _changed(part[c], res[c]) for f, c in zip(flags, cols)})
 
-    with dask_client(client):
-        out = ddf.map_partitions(run, meta=ddf._meta)
-        out.to_parquet(str(output_dir), write_index=True, compute=True)
-    return {"partitions": ddf.npartitions}
+    import dask
+
+    meta = ddf._meta.assign(**{f: np.zeros(0, dtype=bool) for f in flags})
+    # Written under a hidden name beside the output and renamed when complete, so that a failed or
+    # interrupted run leaves no partial folder of perturbed microdata that looks finished.
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
+    try:
+        with dask_client(client):
+            out = ddf.map_partitions(run, meta=meta)
+            write = out[list(ddf.columns)].to_parquet(str(partial / "out"), write_index=True, compute=False)
+            _, changed, rows = dask.compute(write, out[flags].sum(), out.map_partitions(len).sum())
+        os.replace(partial / "out", output_dir)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    rows = int(rows)
+    shares = {c: float(changed[f]) / rows if rows else 0.0 for f, c in zip(flags, cols)}
+    if rows >= 2:
+        warn_unchanged(shares, rwn.q)
+    return {"partitions": ddf.npartitions, "rows": rows, "changed_share": shares}

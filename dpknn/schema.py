@@ -26,15 +26,19 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from .exceptions import DomainError
+from .exceptions import DomainError, PrivacyLeakWarning
 from .geometry import squared_distance
 
-__all__ = ["Categorical", "Continuous", "EncodedData", "Ordinal", "Schema", "Universe"]
+__all__ = ["DRAFT_KEY", "Categorical", "Continuous", "EncodedData", "Ordinal", "Schema", "Universe", "check_draft"]
+
+#: Top-level key that ``dpknn schema`` writes (``draft = true``): the domains were read from the data.
+DRAFT_KEY = "draft"
 
 logger = logging.getLogger(__name__)
 
@@ -747,10 +751,16 @@ class Schema:
         return out
 
     @classmethod
-    def from_dict(cls, spec):
-        """Build a schema from a dict shaped like the TOML description (see :meth:`from_file`)."""
+    def from_dict(cls, spec, *, allow_draft=False):
+        """Build a schema from a dict shaped like the TOML description (see :meth:`from_file`).
+
+        A description with ``draft = true`` (written by ``dpknn schema``, domains read from the
+        data) is refused unless ``allow_draft``, which loads it with a PrivacyLeakWarning.
+        """
         if not isinstance(spec, dict):
             raise TypeError(f"schema description must be a mapping, got {type(spec).__name__}.")
+        check_draft(spec, "schema description", allow_draft=allow_draft)
+        spec = {k: v for k, v in spec.items() if k != DRAFT_KEY}
         unknown = set(spec) - {"known", "imputed", "label"}
         if unknown:
             raise ValueError(f"schema description has unknown keys {sorted(unknown)}; "
@@ -765,8 +775,11 @@ class Schema:
                    label=spec.get("label"))
 
     @classmethod
-    def from_file(cls, path):
+    def from_file(cls, path, *, allow_draft=False):
         """Read a schema from a TOML file.
+
+        A file with the top-level line ``draft = true`` (written by ``dpknn schema``) is refused
+        unless ``allow_draft``, which loads it with a PrivacyLeakWarning (see :func:`check_draft`).
 
         The file lists ``[[known]]`` and ``[[imputed]]`` tables, each with ``name`` and ``type``
         (``"ordinal"``, ``"categorical"`` or ``"continuous"``) and that type's parameters, and an
@@ -794,7 +807,9 @@ class Schema:
         """
         from ._io import read_toml
 
-        return cls.from_dict(read_toml(path, "schema file"))
+        spec = read_toml(path, "schema file")
+        check_draft(spec, f"schema file {str(path)!r}", allow_draft=allow_draft)
+        return cls.from_dict({k: v for k, v in spec.items() if k != DRAFT_KEY})
 
     def to_toml(self):
         """The TOML description of this schema (read back by :meth:`from_file`)."""
@@ -822,3 +837,24 @@ def _toml_value(v):
     if isinstance(v, dict):
         return "{" + ", ".join(f"{_toml_value(str(k))} = {_toml_value(x)}" for k, x in v.items()) + "}"
     raise TypeError(f"cannot write {v!r} to TOML.")
+
+
+def check_draft(spec, where, *, allow_draft=False):
+    """Refuse a description (schema or attributes) marked ``draft = true`` by ``dpknn schema``.
+
+    Its domains were read from the data, so a release with them leaks the data and voids the
+    guarantee. ``allow_draft`` loads it anyway with a :class:`PrivacyLeakWarning` (tests, a first
+    look at the data); ``draft = false`` or no key passes.
+    """
+    draft = spec.get(DRAFT_KEY, False)
+    if not isinstance(draft, bool):
+        raise ValueError(f"{where}: {DRAFT_KEY} must be true or false, got {draft!r}.")
+    if not draft:
+        return
+    if not allow_draft:
+        raise ValueError(
+            f"{where} is a DRAFT (draft = true): dpknn schema read its domains from the data, and a release with them "
+            "leaks the data and voids the privacy guarantee. Replace every bound and category list by public ones "
+            "(a code book, a legal range), then delete the line 'draft = true'.")
+    warnings.warn(f"{where} is a DRAFT (draft = true) loaded with allow_draft=True: its domains were read from the "
+                  "data, so releases with it are not differentially private.", PrivacyLeakWarning, stacklevel=3)

@@ -1,9 +1,10 @@
 import math
+import pickle
 
 import pytest
 
 from dpknn.accounting import BudgetAccountant
-from dpknn.exceptions import BudgetExceededError
+from dpknn.exceptions import BudgetExceededError, DetachedAccountantError
 
 
 def test_spend_check_remaining_and_ledger():
@@ -49,3 +50,48 @@ def test_running_total_matches_exact_sum():
     for c in costs:
         acc.spend(c)
     assert acc.spent()[0] == math.fsum(costs)
+
+
+def test_unlimited_accountant_keeps_working_after_spends_beyond_the_float_range():
+    acc = BudgetAccountant(math.inf)
+    acc.spend(1e308, label="a")
+    acc.spend(1e308, label="b")   # the total, 2e308, is beyond the largest float
+    acc.spend(1.0, label="c")
+    acc.check(1e308)
+    assert acc.spent() == (math.inf, 0.0) and acc.remaining() == (math.inf, 0.0)
+    assert [e.label for e in acc.ledger] == ["a", "b", "c"] and "nan" not in repr(acc)
+
+
+def test_finite_accountant_refuses_spends_beyond_the_float_range():
+    acc = BudgetAccountant(1.7e308)
+    acc.spend(1e308)
+    with pytest.raises(BudgetExceededError, match="remaining epsilon=7e\\+307"):
+        acc.spend(1e308)
+    assert acc.spent() == (1e308, 0.0) and acc.remaining() == (pytest.approx(7e307), 0.0)
+
+
+def test_thirds_still_fit_exactly_and_nothing_more():
+    acc = BudgetAccountant(1.0)
+    for _ in range(3):
+        acc.spend(1 / 3)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(1e-9)
+
+
+def test_pickled_accountant_is_a_detached_read_only_copy():
+    acc = BudgetAccountant(1.0, 1e-6)
+    acc.spend(0.25, 1e-7, label="count")
+    copy = pickle.loads(pickle.dumps(acc))
+    assert copy.detached and not acc.detached
+    assert copy.remaining() == acc.remaining() and copy.spent() == acc.spent() and copy.ledger == acc.ledger
+    assert "detached" in repr(copy)
+    for spend in (lambda: copy.spend(0.1), lambda: copy.check(0.1),
+                  lambda: copy.spend_mcar([0.1], [["a"]], {"a": 0.5}),
+                  lambda: copy.spend_sgm(q=0.01, sigma=2.0)):
+        with pytest.raises(DetachedAccountantError, match=r"copy made by pickling.*parent\.spend\(eps_worker"):
+            spend()
+    assert copy.ledger == acc.ledger   # nothing was recorded
+    acc.spend(0.5, label="the original still spends")
+    assert acc.remaining()[0] == pytest.approx(0.25)
+    with pytest.raises(BudgetExceededError):   # the refusal is a budget refusal, which callers handle
+        copy.spend(0.1)

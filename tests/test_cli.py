@@ -2,6 +2,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -129,6 +130,35 @@ def test_experiment_census(tmp_path):
     assert res.returncode == 2 and "unknown queries" in res.stderr and not (tmp_path / "x").exists()
 
 
+def test_census_report_says_why_its_mses_differ_from_the_papers(tmp_path, capsys):
+    # Issue 28, finding 12: MSEs many times the paper's were printed beside them without a word.
+    from dpknn.experiments.demo import run_census_experiment
+
+    run_census_experiment(runs=3, n=3000, population=10_000, seed=1, queries=["mean_20_59", "prop_40_49"],
+                          out=tmp_path / "exp", progress=False)
+    capsys.readouterr()
+    report = (tmp_path / "exp" / "report.md").read_text()
+    why = report.split("## Why these MSEs differ from the paper's", 1)[1]
+    assert "synthetic" in why and "IPUMS" in why and "L1(D)" in why and "squared bias" in why
+    # At the default budget the noise drawn is narrower than the paper's Theorem 3.8 constants give.
+    assert "α = ε/(2(γ - 1)) = 0.693" in why and "smooth noise is narrower than the paper's" in why
+
+
+def test_paper_gap_notes_compare_the_cauchy_constants():
+    import math
+
+    from dpknn.experiments.demo import paper_gap_notes
+
+    rows = [{"query": "mean_20_59", "method": m, "mechanism": mech, "value": v, "truth": 100.0, "run": r,
+             "l1": 15 + r, "n_missing": 200}
+            for r in range(4) for m, mech, v in (("smooth", "smooth_cauchy", 100.0 + (-1) ** r),
+                                                 ("ignore_missing", "laplace", 90.0 + 0.1 * r))]
+    text = "\n".join(paper_gap_notes(pd.DataFrame(rows), n=1000, epsilon=6 * math.log(2)))
+    assert "missing rate (here 20.0% of INCWAGE)" in text and "1 + L1(D) (here 15 to 18)" in text
+    assert "γ = 4 and α = 0.912" in text and "α = ε/(2(γ - 1)) = 0.693" in text and "1.32 times as wide" in text
+    assert "squared bias is 0.0% to 0.0% of the MSE" in text   # smooth: unbiased here by construction
+
+
 def test_impute_csv_and_parquet_with_sidecar(tmp_path):
     df = census_files(tmp_path)
     for name in ("out.csv", "out.parquet"):
@@ -147,6 +177,19 @@ def test_impute_csv_and_parquet_with_sidecar(tmp_path):
     diag = json.loads((tmp_path / "diag.json").read_text())
     assert diag["confidential"] is True and diag["l1"] >= 1
     assert diag["n_incomplete"] == int(df.INCWAGE.isna().sum()) and "l1_cases" in diag
+
+
+def test_published_ledger_labels_read_as_text(tmp_path):
+    # Issue 28, finding 12: the ledger in R.json held Python reprs of the conditions.
+    census_files(tmp_path)
+    res = run("release", "--schema", "schema.toml", "--queries", "queries.toml", "--input", "data.csv", "--output",
+              "r.json", "--seed", "1", "--epsilon", "20", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    text = (tmp_path / "r.json").read_text(encoding="utf-8")
+    labels = [e["label"] for e in json.loads(text)["ledger"]]
+    assert not [label for label in labels if "{'" in label or "(" in label]
+    assert "mean of INCWAGE where AGE in [20, 59]" in labels and "count where INCWAGE ≤ 100" in labels
+    assert '"count where INCWAGE ≤ 100"' in text   # as written, not \u-escaped
 
 
 def test_release_file_and_refusals(tmp_path):
@@ -169,8 +212,13 @@ def test_release_file_and_refusals(tmp_path):
     bad.write_text('[[query]]\nname = "q"\ntype = "median"\nepsilon = 1.0\n')
     res = run(*[a if a != str(tmp_path / "queries.toml") else str(bad) for a in args], "--epsilon", "10")
     assert res.returncode == 2 and "type must be one of" in res.stderr
-    # A failure in the middle (epsilon below 2 ln 2 for a smooth release) leaves no file either.
-    bad.write_text('[[query]]\nname = "q"\ntype = "count"\nwhere = { INCWAGE = { low = 1 } }\nepsilon = 1.0\n')
+    # A failure in the middle (epsilon at most ln 2 for a smooth release) leaves no file either.
+    bad.write_text('[[query]]\nname = "q"\ntype = "count"\nwhere = { INCWAGE = { low = 1 } }\nepsilon = 0.6\n')
+    res = run(*[a if a != str(tmp_path / "queries.toml") else str(bad) for a in args], "--epsilon", "10")
+    assert res.returncode == 2 and "epsilon > ln 2" in res.stderr
+    # The paper's Cauchy noise (noise = "cauchy") still needs 2 ln 2.
+    bad.write_text('[[query]]\nname = "q"\ntype = "count"\nwhere = { INCWAGE = { low = 1 } }\nepsilon = 1.0\n'
+                   'noise = "cauchy"\n')
     res = run(*[a if a != str(tmp_path / "queries.toml") else str(bad) for a in args], "--epsilon", "10")
     assert res.returncode == 2 and "2 ln 2" in res.stderr
     assert not (tmp_path / "r.json").exists()
@@ -209,6 +257,27 @@ def test_rwn_command(tmp_path):
               "--k", "500")
     assert res.returncode == 2 and "k=500 must be below the number of records (300)" in res.stderr
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_rwn_command_prints_the_share_of_changed_values_and_warns(tmp_path):
+    # Issue 28, finding 9: a categorical column left as it was must not pass without a word.
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"age": rng.integers(18, 90, 400), "gender": rng.choice(["f", "m"], 400)})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    res = run("rwn", "--input", "in.csv", "--output", "out.csv", "--columns", "age,gender", "--seed", "1",
+              cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = pd.read_csv(tmp_path / "out.csv")
+    age, gender = ((out[c] != df[c]).mean() for c in ("age", "gender"))
+    assert f"values changed: age {100 * age:.1f} %, gender {100 * gender:.1f} %" in res.stdout
+    assert "column 'gender'" in res.stderr and "Raise radius" in res.stderr and "'age'" not in res.stderr
+    pytest.importorskip("dask")
+    pytest.importorskip("pyarrow")
+    (tmp_path / "dir").mkdir()
+    df.to_parquet(tmp_path / "dir" / "part.0.parquet")
+    res = run("rwn", "--input", "dir", "--output", "outdir", "--columns", "age,gender", "--seed", "1", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "values changed: age " in res.stdout and "column 'gender'" in res.stderr
 
 
 def test_experiment_amplification(tmp_path):
@@ -307,6 +376,7 @@ def test_synth_refuses_bad_input(tmp_path):
     assert res.returncode == 2 and "upper" in res.stderr
 
 
+@pytest.mark.slow   # trains DP-MisGAN: one of the suite's longest tests
 def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
     pytest.importorskip("torch", reason="DPMisGAN needs torch: pip install torch==2.13.0")
     from dpknn.datasets import make_census
@@ -381,3 +451,182 @@ def test_impute_and_release_on_a_folder_of_parquet_partitions(tmp_path):
     res = run("release", "--schema", "s.toml", "--queries", "q.toml", "--input", "out", "--output", "x.json",
               "--epsilon", "4", cwd=tmp_path)
     assert res.returncode == 2 and "written by dpknn impute" in res.stderr
+
+
+# Issue 28, finding 1: imputation flags travel with the rows, so losing the sidecar loses nothing.
+def imputed_files(tmp_path):
+    df = census_files(tmp_path, n=1500)
+    res = run("impute", "--schema", "schema.toml", "--input", "data.csv", "--output", "imp.csv", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    res = run("impute", "--schema", "schema.toml", "--input", "data.csv", "--output", "imp.parquet", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    return df
+
+
+def test_a_copy_of_an_imputed_file_is_refused_by_release(tmp_path):
+    import pyarrow.parquet as pq
+
+    df = imputed_files(tmp_path)
+    imp = pd.read_csv(tmp_path / "imp.csv")
+    assert list(imp.columns) == [*df.columns, "dpknn_imputed_INCWAGE"]
+    assert imp["dpknn_imputed_INCWAGE"].equals(df["INCWAGE"].isna())
+    # cp imp.csv copy.csv: the JSON sidecar stays behind; a re-saved Parquet file loses its metadata.
+    (tmp_path / "copy.csv").write_bytes((tmp_path / "imp.csv").read_bytes())
+    pd.read_parquet(tmp_path / "imp.parquet").to_parquet(tmp_path / "copy.parquet")
+    assert b"dpknn:imputed" not in (pq.read_schema(tmp_path / "copy.parquet").metadata or {})
+    for copy in ("copy.csv", "copy.parquet"):
+        res = run("release", "--schema", "schema.toml", "--queries", "queries.toml", "--input", copy,
+                  "--output", "r.json", "--epsilon", "20", cwd=tmp_path)
+        assert res.returncode == 2, res.stderr
+        assert "dpknn_imputed_INCWAGE" in res.stderr and "original data" in res.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_synth_and_impute_refuse_imputed_files(tmp_path):
+    imputed_files(tmp_path)
+    (tmp_path / "copy.csv").write_bytes((tmp_path / "imp.csv").read_bytes())
+    (tmp_path / "a.toml").write_text(ATTRIBUTES)
+    for source in ("imp.csv", "copy.csv", "imp.parquet"):
+        res = run("synth", "--attributes", "a.toml", "--input", source, "--output", "s.csv", "--epsilon", "1",
+                  "--rows", "5", cwd=tmp_path)
+        assert res.returncode == 2 and ("dpknn_imputed_INCWAGE" in res.stderr or "written by dpknn impute"
+                                        in res.stderr), res.stderr
+        res = run("impute", "--schema", "schema.toml", "--input", source, "--output", "again.csv", cwd=tmp_path)
+        assert res.returncode == 2 and ("dpknn_imputed_INCWAGE" in res.stderr or "written by dpknn impute"
+                                        in res.stderr), res.stderr
+    res = run("synth", "--attributes", "a.toml", "--input", "copy.csv", "--output", "s.csv", "--epsilon", "1",
+              "--rows", "5", cwd=tmp_path)
+    assert "dpknn_imputed_INCWAGE" in res.stderr
+    assert not (tmp_path / "s.csv").exists() and not (tmp_path / "again.csv").exists()
+
+
+@pytest.mark.parametrize("name", ["imp.csv", "imp.parquet"])
+def test_process_keeps_the_flags_and_the_marker_of_an_imputed_file(tmp_path, name):
+    import pyarrow.parquet as pq
+
+    imputed_files(tmp_path)
+    source = pd.read_csv(tmp_path / name) if name.endswith(".csv") else pd.read_parquet(tmp_path / name)
+    (tmp_path / "steps.toml").write_text("[clamp.AGE]\nlower = 20\nupper = 60\n")
+    (tmp_path / "resize.toml").write_text("[clamp.AGE]\nlower = 20\nupper = 60\n\n[resize]\nn = 1700\n"
+                                          'source_column = "SRC"\n\n[impute.AGE]\nlower = 0\nupper = 99\n'
+                                          "integer = true\n\n[impute.SEX]\ncategories = [1, 2]\n\n"
+                                          "[impute.INCWAGE]\nlower = 0\nupper = 5001\n")
+    out = "p" + Path(name).suffix
+    for steps in ("steps.toml", "resize.toml"):
+        res = run("process", "--input", name, "--steps", steps, "--output", out, "--seed", "2", cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        got = pd.read_csv(tmp_path / out) if out.endswith(".csv") else pd.read_parquet(tmp_path / out)
+        assert "dpknn_imputed_INCWAGE" in got.columns
+        if steps == "steps.toml":
+            assert got["dpknn_imputed_INCWAGE"].equals(source["dpknn_imputed_INCWAGE"])
+        else:
+            real = got["SRC"].to_numpy() >= 0
+            assert len(got) == 1700 and (~real).any()
+            # Flags follow their rows; padding records have no imputed value.
+            assert np.array_equal(got["dpknn_imputed_INCWAGE"].to_numpy()[real],
+                                  source["dpknn_imputed_INCWAGE"].to_numpy()[got["SRC"].to_numpy()[real]])
+            assert not got["dpknn_imputed_INCWAGE"].to_numpy()[~real].any()
+        assert json.loads((tmp_path / (out + ".json")).read_text())["dpknn:imputed"] is True
+        if out.endswith(".parquet"):
+            assert b"dpknn:imputed" in pq.read_schema(tmp_path / out).metadata
+        res = run("release", "--schema", "schema.toml", "--queries", "queries.toml", "--input", out,
+                  "--output", "r.json", "--epsilon", "20", cwd=tmp_path)
+        assert res.returncode == 2 and not (tmp_path / "r.json").exists()
+        (tmp_path / out).unlink()
+        (tmp_path / (out + ".json")).unlink()
+    (tmp_path / "bad.toml").write_text("[clamp.dpknn_imputed_INCWAGE]\ncategories = [true, false]\n")
+    res = run("process", "--input", name, "--steps", "bad.toml", "--output", out, cwd=tmp_path)
+    assert res.returncode == 2 and "flag columns" in res.stderr
+
+
+def test_rwn_warns_on_imputed_data_and_carries_the_flags_unchanged(tmp_path):
+    df = imputed_files(tmp_path)
+    imp = pd.read_csv(tmp_path / "imp.csv")
+    for option in (["--columns", "AGE,INCWAGE"], ["--keep", "SEX"]):
+        res = run("rwn", "--input", "imp.csv", "--output", "r.csv", "--k", "3", "--seed", "1", *option,
+                  cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        assert "dpknn_imputed_INCWAGE" in res.stderr and "unchanged" in res.stderr
+        got = pd.read_csv(tmp_path / "r.csv")
+        assert list(got.columns) == list(imp.columns) and len(got) == len(df)
+        assert got["dpknn_imputed_INCWAGE"].equals(imp["dpknn_imputed_INCWAGE"])
+        assert not got["INCWAGE"].equals(imp["INCWAGE"])
+        (tmp_path / "r.csv").unlink()
+
+
+# Issue 28, finding 7: an output inside an input folder becomes input of the next run.
+def test_outputs_inside_an_input_folder_are_refused(tmp_path):
+    from dpknn.datasets import census_schema, make_census
+
+    (tmp_path / "in").mkdir()
+    make_census(400, rng=1).to_parquet(tmp_path / "in" / "part.0.parquet")
+    (tmp_path / "s.toml").write_text(census_schema().to_toml())
+    (tmp_path / "q.toml").write_text('[[query]]\nname = "n"\ntype = "count"\nepsilon = 1.0\n'
+                                     'method = "ignore_missing"\n')
+    for extra in (["--output", "in/imp"], ["--output", "imp", "--diagnostics", "in/d.json"],
+                  ["--output", "in/sub/deeper/imp"]):
+        res = run("impute", "--schema", "s.toml", "--input", "in", *extra, cwd=tmp_path)
+        assert res.returncode == 2 and "inside the input folder" in res.stderr, res.stderr
+    res = run("release", "--schema", "s.toml", "--queries", "q.toml", "--input", "in", "--output", "in/r.json",
+              "--epsilon", "1", cwd=tmp_path)
+    assert res.returncode == 2 and "inside the input folder" in res.stderr
+    res = run("rwn", "--input", "in", "--output", "in/rwn", "--columns", "AGE", cwd=tmp_path)
+    assert res.returncode == 2 and "inside the input folder" in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "q.toml", "s.toml"]
+    assert [p.name for p in (tmp_path / "in").iterdir()] == ["part.0.parquet"]
+
+
+# Issue 28, finding 4: a terminated run must not leave its staged microdata beside the input.
+@pytest.mark.parametrize("command", ["release", "impute"])
+def test_sigterm_removes_the_temporary_microdata(tmp_path, command):
+    import os
+    import signal
+    import time
+
+    from dpknn.datasets import census_schema, make_census
+
+    df = make_census(300_000, rng=2)
+    (tmp_path / "in").mkdir()
+    for i in range(4):
+        df.iloc[i * 75_000:(i + 1) * 75_000].to_parquet(tmp_path / "in" / f"part.{i}.parquet")
+    (tmp_path / "s.toml").write_text(census_schema().to_toml())
+    (tmp_path / "q.toml").write_text('[[query]]\nname = "n"\ntype = "count"\nepsilon = 1.0\n'
+                                     'method = "ignore_missing"\n')
+    args = (["release", "--queries", "q.toml", "--output", "r.json", "--epsilon", "1"] if command == "release"
+            else ["impute", "--output", "out"])
+    proc = subprocess.Popen([sys.executable, "-m", "dpknn", *args, "--schema", "s.toml", "--input", "in"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        # Staged observed values exist once the first pass has begun.
+        while not list(tmp_path.rglob(".*staging-*")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be interrupted; use more data"
+        assert list(tmp_path.rglob(".*staging-*"))
+        os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "q.toml", "s.toml"], err
+    assert sorted(p.name for p in (tmp_path / "in").iterdir()) == [f"part.{i}.parquet" for i in range(4)]
+
+
+def test_main_restores_the_signal_handlers_it_installs(tmp_path):
+    import signal
+
+    from dpknn.cli import main
+
+    def mine(signum, frame):  # pragma: no cover - never delivered
+        pass
+
+    old = signal.signal(signal.SIGTERM, mine)
+    try:
+        assert main(["census", "--n", "200", "--seed", "1", "--output", str(tmp_path / "c.csv")]) == 0
+        assert signal.getsignal(signal.SIGTERM) is mine
+        assert main(["census", "--n", "100", "--missing-rate", "0.95", "--output", str(tmp_path / "d.csv")]) == 2
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, old)

@@ -10,6 +10,7 @@ import pytest
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema
 from dpknn.datasets import census_schema, make_census
 from dpknn.distributed import impute_parquet, parquet_partitions
+from dpknn.flags import flag_column
 from dpknn.imputation import KNNImputer
 
 distributed = pytest.importorskip("dask.distributed")
@@ -81,8 +82,11 @@ def check_same_as_in_memory(fit, schema, df, k, out_dir, donors_dir, aggregate="
     assert fit.max_donee_count_ == imp.donee_counts_.max(initial=0)
     assert fit.l1_work_ == imp.l1_work_
     got = read_folder(out_dir)
-    assert list(got.index) == list(df.index) and list(got.columns) == list(df.columns)
-    for c in df.columns:
+    # The input's columns, then the same imputation flag columns as in memory.
+    flags = [flag_column(a) for a in schema.imputed_names]
+    assert list(expected.columns) == [*df.columns, *flags]
+    assert list(got.index) == list(df.index) and list(got.columns) == list(expected.columns)
+    for c in expected.columns:
         assert np.array_equal(got[c].astype(object).to_numpy(), expected[c].astype(object).to_numpy()), c
     labels = schema.encode(df).labels
     donors = read_folder(donors_dir)
@@ -209,12 +213,12 @@ def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, c
             for complete_only in (False, True):
                 assert private._count_of(w, complete_only) == memory._count_of(w, complete_only)
         for method in ("smooth", "ignore_missing"):
-            for center in (None, 250.0):
-                got = private._sum_of("INCWAGE", where, (0.0, 2000.0), method, center)
-                want = memory._sum_of("INCWAGE", where, (0.0, 2000.0), method, center)
-                assert got[1] == want[1] and got[0] == pytest.approx(want[0], rel=1e-12)
+            # Exact moments (fractions), partition by partition: equal to the in-memory ones, not just close.
+            assert private._moments("INCWAGE", where, (0.0, 2000.0), method) == \
+                memory._moments("INCWAGE", where, (0.0, 2000.0), method)
         rel = private.mean("INCWAGE", where=where, epsilon=1.5, count_epsilon=1.0)
         assert rel.epsilon == 2.5 and set(rel.to_dict()) >= {"value", "epsilon", "params"}
+        assert rel.mechanism == "smooth_polyplace"
         with pytest.raises(BudgetExceededError):
             private.count(where, epsilon=1.0)     # refused before any pass over the data
     assert not imputed_dir.exists()              # the imputed microdata are removed on exit
@@ -234,3 +238,62 @@ def test_partitions_with_only_complete_only_incomplete_or_no_records(tmp_path, c
         fit = impute_parquet(tmp_path / "in", tmp_path / f"out{k}", schema, k=k, client=client,
                              donors_dir=tmp_path / f"donors{k}")
         check_same_as_in_memory(fit, schema, whole, k, tmp_path / f"out{k}", tmp_path / f"donors{k}")
+
+
+def test_float_coded_integer_categories_impute_as_in_memory(tmp_path, client):
+    # What pandas writes for an integer category column with gaps: float64 with NaN. The write
+    # pass used to put the schema's category objects into the float column and fail.
+    rng = np.random.default_rng(5)
+    n = 300
+    g = rng.integers(1, 4, n).astype(np.float64)
+    g[rng.random(n) < 0.3] = np.nan
+    df = pd.DataFrame({"a": rng.integers(0, 4, n), "g": g, "y": np.where(rng.random(n) < 0.2, np.nan,
+                                                                        rng.uniform(0, 9, n))})
+    schema = Schema(known=[Ordinal("a", 0, 3)], imputed=[Categorical("g", [1, 2, 3]), Continuous("y", 0, 10)])
+    write_partitions(df, tmp_path / "in", [100, 150, 50])
+    for k in (1, 3):
+        out, don = tmp_path / f"out{k}", tmp_path / f"don{k}"
+        fit = impute_parquet(tmp_path / "in", out, schema, k=k, client=client, donors_dir=don)
+        expected = check_same_as_in_memory(fit, schema, df, k, out, don).transform(df)
+        for f in parquet_partitions(out):
+            assert pd.read_parquet(f)["g"].dtype == expected["g"].dtype == np.float64
+
+
+def test_flags_in_every_partition_and_flagged_folders_are_refused(tmp_path, client):
+    from dpknn import ImputedDataError
+    from dpknn.accounting import BudgetAccountant
+    from dpknn.distributed import ParquetPrivateImputation
+
+    schema, df = census_schema(), make_census(900, rng=2)
+    write_partitions(df, tmp_path / "in", [300, 0, 600])
+    impute_parquet(tmp_path / "in", tmp_path / "out", schema, client=client)
+    flags = [flag_column(a) for a in schema.imputed_names]
+    for f in parquet_partitions(tmp_path / "out"):
+        part = pd.read_parquet(f)
+        assert list(part.columns[-len(flags):]) == flags
+        for a, flag in zip(schema.imputed_names, flags):
+            original = pd.read_parquet(tmp_path / "in" / f.name)
+            assert np.array_equal(part[flag].to_numpy(), original[a].isna().to_numpy())
+    # A copy of one imputed partition, without the metadata marker, is still refused by its columns.
+    (tmp_path / "copy").mkdir()
+    pd.read_parquet(parquet_partitions(tmp_path / "out")[0]).to_parquet(tmp_path / "copy" / "p.parquet")
+    with pytest.raises(ImputedDataError, match="dpknn_imputed_"):
+        impute_parquet(tmp_path / "copy", tmp_path / "again", schema, client=client)
+    with pytest.raises(ImputedDataError, match="dpknn_imputed_"):
+        ParquetPrivateImputation(tmp_path / "copy", schema, accountant=BudgetAccountant(1.0), client=client)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy", "in", "out"]
+
+
+def test_outputs_inside_the_input_folder_are_refused(tmp_path, client):
+    from dpknn.rwn import RWN, perturb_parquet
+
+    schema, df = census_schema(), make_census(300, rng=4)
+    write_partitions(df, tmp_path / "in", [300])
+    for kwargs in ({}, {"donors_dir": tmp_path / "in" / "donors"}, {"staging_dir": tmp_path / "in"}):
+        out = tmp_path / "out" if kwargs else tmp_path / "in" / "imp"
+        with pytest.raises(ValueError, match="inside the input folder"):
+            impute_parquet(tmp_path / "in", out, schema, client=client, **kwargs)
+    with pytest.raises(ValueError, match="inside the input folder"):
+        perturb_parquet(tmp_path / "in", tmp_path / "in" / "rwn", RWN(rng=1), columns=["AGE"], client=client)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+    assert [p.name for p in (tmp_path / "in").iterdir()] == ["part.0.parquet"]

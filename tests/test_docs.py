@@ -27,12 +27,20 @@ def blocks(page):
         yield lang, attrs, body
 
 
+# Pages whose examples include blocks marked ``needs=torch`` (the DP-MisGAN examples).
+TORCH_PAGES = sorted(p for p in DOCS.glob("*.md") if any(a.get("needs") == "torch" for _, a, _ in blocks(p)))
+
+
 @pytest.mark.parametrize("page", sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
-def test_examples_run(page, tmp_path, monkeypatch):
+def test_examples_run(page, tmp_path, monkeypatch, *, with_torch=False):
+    """Every block, but those marked ``needs=torch``: the README's test command runs without the
+    optional extras, and the torch blocks run in :func:`test_torch_examples_run` (marked slow)."""
     monkeypatch.chdir(tmp_path)
     namespace, schema, ran = {}, None, 0
     for n, (lang, attrs, body) in enumerate(blocks(page)):
         where = f"{page.name} block {n + 1}"
+        if attrs.get("needs") == "torch" and not with_torch:
+            continue
         if lang == "python":
             exec(compile(body, where, "exec"), namespace)
         elif lang == "toml":
@@ -66,6 +74,23 @@ def test_examples_run(page, tmp_path, monkeypatch):
         ran += 1
     if page.name in ("walkthrough.md", "schema.md", "processing.md", "queries.md", "report.md", "synthesis.md"):
         assert ran >= 1, f"{page.name}: no example ran"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", TORCH_PAGES, ids=lambda p: p.name)
+def test_torch_examples_run(page, tmp_path, monkeypatch):
+    """The pages with DP-MisGAN examples, whole (skipped without torch: ``pip install torch==2.13.0``)."""
+    pytest.importorskip("torch", reason="the DP-MisGAN examples need torch: pip install torch==2.13.0")
+    test_examples_run(page, tmp_path, monkeypatch, with_torch=True)
+
+
+def test_docs_mark_every_torch_example():
+    """A block that uses DPMisGAN must say ``needs=torch``, or the README's test command fails without torch."""
+    assert TORCH_PAGES, "no page marks its DP-MisGAN example needs=torch"
+    for page in sorted(DOCS.glob("*.md")):
+        for lang, attrs, body in blocks(page):
+            if (lang == "python" and "DPMisGAN(" in body) or (lang == "console" and "dpmisgan" in body):
+                assert attrs.get("needs") == "torch", f"{page.name}: a DPMisGAN example lacks needs=torch"
 
 
 def test_walkthrough_ends_in_a_publishable_release(tmp_path, monkeypatch):

@@ -128,3 +128,38 @@ upper = 200
     res = run("evaluate", "--real", "real.csv", "--released", "real.csv", "--attributes", "a.toml", "--out", ".",
               "--label", "id", "--same-order", cwd=tmp_path)
     assert res.returncode == 2 and "not allowed with" in res.stderr
+
+
+def test_record_level_report_gives_each_attributes_share_of_changed_values(tmp_path):
+    # Issue 28, finding 9: an attribute RWN left as it was must show in the evaluation.
+    real = _real(600)
+    released = real.copy()
+    first = released["age"].iloc[:150]
+    released.loc[released.index[:150], "age"] = np.where(first < 90, first + 1, first - 1)
+    released["income"] = released["income"].sample(frac=1.0, random_state=0).to_numpy()
+    rep = evaluate(real, released, ATTRS, same_order=True, rng=0)
+    assert rep.changed_share["age"] == pytest.approx(150 / 600)
+    assert rep.changed_share["sex"] == 0.0 and rep.changed_share["smoker"] == 0.0
+    missing_both = real["income"].isna() & released["income"].isna()
+    expected = 1 - ((real["income"] == released["income"]) | missing_both).mean()
+    assert rep.changed_share["income"] == pytest.approx(expected) and expected > 0.5
+    md = rep.to_markdown()
+    assert "## Values changed" in md and "Released exactly as they were: sex, smoker" in md
+    assert rep.to_dict()["changed_share"]["age"] == pytest.approx(0.25)
+    # Labels in a column, rows shuffled: shares follow the labels, not the positions.
+    real2, rel2 = real.assign(id=np.arange(600)), released.assign(id=np.arange(600)).sample(frac=1.0, random_state=1)
+    assert evaluate(real2, rel2, ATTRS, label="id", rng=0).changed_share == pytest.approx(rep.changed_share)
+    # Synthetic data: no record of its own, no share.
+    assert evaluate(real, _real(600, seed=4), ATTRS, rng=0).changed_share == {}
+
+
+def test_small_regression_coefficients_keep_their_significant_digits():
+    # Issue 28, finding 12: a coefficient per dollar printed as 0.0000.
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1e6, 500)
+    real = pd.DataFrame({"x": x, "y": 5 + 3e-6 * x + rng.normal(0, 0.1, 500)})
+    attrs = [Continuous("x", lower=0, upper=1e6), Continuous("y", lower=0, upper=20)]
+    rep = evaluate(real, real.sample(frac=1.0, random_state=1), attrs, regressions=["y ~ x"], rng=0)
+    coef = rep.regressions[0].table.loc["x", "coef_real"]
+    section = rep.to_markdown().split("### y ~ x", 1)[1].split("Mean CI overlap", 1)[0]
+    assert 1e-6 < coef < 1e-5 and f"{coef:.4g}" in section and "| 0.0000 |" not in section

@@ -355,3 +355,79 @@ def test_progress_shows_the_fit_stages(capsys):
     assert "KNNImputer.fit INCWAGE" in err and "/4 " in err and "L1 search" in err
     KNNImputer(census_schema()).fit(df)
     assert capsys.readouterr().err == ""
+
+
+# Issue 28, finding 1: imputation flags in the data, refused by every DP entry point.
+def flagged_problem():
+    rng = np.random.default_rng(8)
+    n = 200
+    df = pd.DataFrame({"a": rng.integers(0, 5, n), "c": rng.choice(["x", "y"], n),
+                       "y": np.where(rng.random(n) < 0.3, np.nan, rng.uniform(0, 10, n)),
+                       "g": pd.array(np.where(rng.random(n) < 0.2, None, rng.integers(0, 3, n)), dtype="Int64")},
+                      index=np.arange(n)[::-1] + 50)
+    schema = Schema(known=[Ordinal("a", 0, 4), Categorical("c", ["x", "y"])],
+                    imputed=[Continuous("y", 0, 10), Ordinal("g", 0, 2)])
+    return schema, df
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_transform_appends_one_flag_column_per_imputed_attribute(k):
+    from dpknn.flags import flag_column, flag_columns
+
+    schema, df = flagged_problem()
+    before = df.copy()
+    imp = KNNImputer(schema, k=k)
+    out = imp.fit_transform(df)
+    pd.testing.assert_frame_equal(df, before)
+    assert list(out.columns) == [*df.columns, "dpknn_imputed_y", "dpknn_imputed_g"] == [*df.columns,
+                                                                                        *flag_columns(out)]
+    assert list(out.index) == list(df.index)
+    for name in schema.imputed_names:
+        flag = out[flag_column(name)]
+        assert flag.dtype == bool and flag.equals(df[name].isna())
+        observed = df[name].notna()
+        assert (out.loc[observed, name] == df.loc[observed, name]).all() and out[name].notna().all()
+    pd.testing.assert_frame_equal(imp.transform(df), out)
+
+
+def test_flagged_data_are_refused_in_memory():
+    from dpknn import BudgetAccountant, DPKMeans, ImputedDataError, PrivacyLeakWarning, PrivateImputation
+    from dpknn.flags import check_not_imputed, drop_flags
+    from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, PrivBayes
+
+    schema, df = flagged_problem()
+    imp = KNNImputer(schema)
+    out = imp.fit_transform(df)
+    with pytest.raises(ImputedDataError, match=r"\['dpknn_imputed_y', 'dpknn_imputed_g'\].*original data"):
+        KNNImputer(schema).fit(out)
+    with pytest.raises(ImputedDataError):
+        PrivateImputation(out, schema)
+    with pytest.raises(ImputedDataError):
+        PrivateImputation.from_imputer(imp, out)
+    attrs = [*schema.known, *schema.imputed]
+    acc = BudgetAccountant(100.0)
+    for model in (PrivBayes(attrs, epsilon=1.0, rng=1), ColumnwiseSynthesizer(attrs, epsilon=1.0, rng=1),
+                  DPMisGAN(attrs, epsilon=1.0, n_rows=200, rng=1)):
+        with pytest.raises(ImputedDataError):
+            model.fit(out, accountant=acc)
+    with pytest.raises(ImputedDataError):
+        DPKMeans(2, epsilon=1.0, bounds=([0, 0], [10, 2])).fit(out[["y", "g", "dpknn_imputed_y"]], accountant=acc)
+    assert acc.spent()[0] == 0   # refused before any spend
+    check_not_imputed(np.zeros((3, 2)), "X")   # no column names, nothing to refuse
+    with pytest.warns(PrivacyLeakWarning, match="dpknn_imputed_y"):
+        bare = drop_flags(out)
+    assert list(bare.columns) == list(df.columns) and "dpknn_imputed_y" in out.columns
+    KNNImputer(schema).fit(bare)   # a deliberate act: the docs say what it voids
+
+
+def test_flag_columns_reads_names_from_every_container():
+    import pyarrow as pa
+
+    from dpknn.flags import flag_column, flag_columns
+
+    names = ["a", flag_column("y"), "b", flag_column("g")]
+    expected = ["dpknn_imputed_y", "dpknn_imputed_g"]
+    assert flag_columns(names) == flag_columns(pd.Index(names)) == flag_columns(pd.DataFrame(columns=names)) \
+        == flag_columns(pa.schema([(n, pa.int64()) for n in names])) == flag_columns(np.array(names)) == expected
+    # Values are not names: a Series, a matrix, a single string.
+    assert flag_columns(pd.Series(names)) == flag_columns(np.zeros((2, 4))) == flag_columns(expected[0]) == []

@@ -222,3 +222,20 @@ def test_gamma_choice():
         assert cauchy_admissible(6 * LN2, gamma) >= 6 * LN2 / (2 * (gamma - 1)) - 1e-12
     assert cauchy_admissible(2.0, 1.5) < 2.0 / (2 * 0.5)
     assert math.isfinite(best.alpha)
+
+
+def test_gamma_choice_at_huge_epsilon():
+    # 4·(1 + ε/(2 ln 2)) overflows a float at ε = 1e308; the optimal γ does not depend on ε there.
+    huge = choose_gamma(1e308)
+    assert huge.gamma == choose_gamma(1000.0).gamma == 4.25
+    assert huge.alpha == pytest.approx(choose_gamma(1000.0).alpha * 1e305, rel=1e-12)
+    # The search stops at γ = 64 because the spread only grows beyond it: check up to γ = 1024.
+    spread = {g / 4: choose_gamma(3000.0, g / 4).spread() for g in range(13, 4 * 1024 + 1, 7)}
+    assert min(spread, key=spread.get) < 64 and choose_gamma(3000.0).spread() <= min(spread.values())
+    rel = SmoothCauchy(epsilon=1e308, smooth_bound=5.0, grid=1).release(17, rng=0)
+    assert rel.value == 17 and rel.epsilon == 1e308
+    # The paper's γ grows with ε, past what the exact sampler can draw: refused, naming the limit and the remedy.
+    with pytest.raises(ValueError, match=r"gamma='paper'.*needs epsilon <= 5676.*gamma='optimal'"):
+        choose_gamma(1e308, "paper")
+    with pytest.raises(ValueError, match=r"gamma=5000 .*choose a smaller gamma"):
+        choose_gamma(1e308, 5000)

@@ -83,6 +83,7 @@ def test_importing_dpknn_synth_never_needs_torch(tmp_path):
 
 
 # --- with torch ---------------------------------------------------------------------------------
+# Marked slow: with the docs' GAN example they were a third of the suite's CPU time (`-m "not slow"`).
 torch = pytest.importorskip("torch", reason="DPMisGAN needs torch: pip install torch==2.13.0 (the 'gan' extra)")
 from dpknn.synth import _misgan_torch as mt  # noqa: E402
 from dpknn.synth.tabular import TabularEncoding  # noqa: E402
@@ -126,6 +127,7 @@ def _flat(grads):
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.slow
 def test_per_example_gradients_match_autograd_one_record_at_a_time(seed):
     enc, tr = _trainer(seed)
     args = _batch(tr, enc, _frame(7, seed=seed, p_missing=0.3), seed=seed + 10)
@@ -134,6 +136,7 @@ def test_per_example_gradients_match_autograd_one_record_at_a_time(seed):
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_joint_clipping_bounds_every_record_and_keeps_small_ones():
     enc, tr = _trainer(3)
     args = _batch(tr, enc, _frame(40, seed=3), seed=4)
@@ -158,6 +161,7 @@ def test_joint_clipping_bounds_every_record_and_keeps_small_ones():
     torch.testing.assert_close(ratio, clip * (1 - 2.0**-20) / norms[big], rtol=1e-4, atol=0)
 
 
+@pytest.mark.slow
 def test_poisson_batches_are_binomial_and_uniform_over_records():
     gen = np.random.default_rng(5)
     n, q, draws = 400, 0.05, 6000
@@ -199,6 +203,7 @@ def _mu_lower_bound(y0, y1):
     return (abs(y1.mean() - y0.mean()) - 4 * se) / s
 
 
+@pytest.mark.slow
 def test_empirical_privacy_of_one_critic_step_on_worst_case_neighbours():
     """D' = D + an outlier record whose gradient is far above C; the released noisy sum is
     μ-GDP with μ = 1/σ (sensitivity C, std σC). The negative control skips the clipping."""
@@ -231,6 +236,7 @@ def _small_gan(**kw):
     return DPMisGAN(ATTRS, **params)
 
 
+@pytest.mark.slow
 def test_accountant_epsilon_equals_rdp_epsilon_of_the_run():
     df = _frame(600, seed=1)
     acc = BudgetAccountant(3.0, 1e-5)
@@ -246,6 +252,7 @@ def test_accountant_epsilon_equals_rdp_epsilon_of_the_run():
     assert abs(sizes.mean() - 32) < 4 * math.sqrt(32 * (1 - 32 / 600) / len(sizes))
 
 
+@pytest.mark.slow
 def test_budget_is_refused_before_the_data_are_read():
     bad = _frame(600, seed=1)
     bad.loc[0, "AGE"] = 500  # would fail encoding, which comes after the budget check
@@ -260,6 +267,7 @@ def test_budget_is_refused_before_the_data_are_read():
     assert not acc.ledger
 
 
+@pytest.mark.slow
 def test_seeded_runs_are_reproducible_and_inputs_untouched():
     df = _frame(600, seed=2)
     before = df.copy()
@@ -280,6 +288,7 @@ def test_seeded_runs_are_reproducible_and_inputs_untouched():
     assert a.sample(500, rng=4, missing=True).isna().any().any()
 
 
+@pytest.mark.slow
 def test_warnings_paper_mode_and_unfitted():
     df = _frame(600, seed=2)
     with pytest.warns(PrivacyLeakWarning, match="n_rows is None"):
@@ -292,6 +301,7 @@ def test_warnings_paper_mode_and_unfitted():
         _small_gan().sample(3)
 
 
+@pytest.mark.slow
 def test_training_learns_a_skewed_marginal_and_its_missingness():
     """With a large ε the GAN must move from its initial state to the data's law: a binary
     attribute that is 1 in 90% of rows, observed in 70%."""

@@ -3,8 +3,11 @@ import subprocess
 import sys
 import warnings
 
+import pandas as pd
+
 import dpknn
-from dpknn.exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning
+import dpknn.datasets
+from dpknn.exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning, WorkLimitError
 from dpknn.progress import progress_bar
 
 
@@ -13,13 +16,29 @@ def test_public_names():
         assert hasattr(dpknn, name)
 
 
-def test_exception_hierarchy():
-    assert issubclass(BudgetExceededError, ValueError)
-    assert issubclass(DomainError, ValueError)
+def test_exception_hierarchy(monkeypatch, capsys):
+    """Every error the package raises on purpose reaches a command-line user as one line (the CLI
+    turns ValueError and the named WorkLimitError into exit 2), and the leak warning is a real
+    RuntimeWarning that the library emits."""
+    from dpknn import exceptions
+    from dpknn.cli import main
+    from dpknn.draft import draft_schema
+
+    errors = [getattr(exceptions, n) for n in exceptions.__all__ if not issubclass(getattr(exceptions, n), Warning)]
+    assert BudgetExceededError in errors and DomainError in errors
+    for cls in errors:
+        assert issubclass(cls, ValueError) or cls is WorkLimitError, cls
+
+        def boom(*args, cls=cls, **kwargs):
+            raise cls(f"a {cls.__name__}")
+        monkeypatch.setattr(dpknn.datasets, "make_census", boom)
+        assert main(["census", "--n", "10"]) == 2
+        assert capsys.readouterr().err == f"dpknn census: error: a {cls.__name__}\n"
+    assert issubclass(PrivacyLeakWarning, RuntimeWarning)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        warnings.warn("bounds from data", PrivacyLeakWarning, stacklevel=1)
-    assert w[0].category is PrivacyLeakWarning
+        draft_schema(pd.DataFrame({"a": [1, 2, 3], "b": [1.0, None, 2.0]}))
+    assert [x.category for x in w] == [PrivacyLeakWarning] and "READ FROM THE DATA" in str(w[0].message)
 
 
 def test_library_logs_silently_by_default():
@@ -38,3 +57,24 @@ def test_import_without_built_kernels_explains_how_to_build(tmp_path):
                          cwd=tmp_path).stdout
     assert "compiled kernels (dpknn._core) are not built" in out
     assert "pip install ." in out and "build_ext --inplace" in out
+
+
+def test_gan_tests_carry_the_declared_slow_marker():
+    """The torch tests are a large share of the suite's time; `-m "not slow"` must leave them out."""
+    import ast
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+
+    def slow_tests(name):
+        tree = ast.parse((here / name).read_text())
+        return {f.name: "pytest.mark.slow" in map(ast.unparse, f.decorator_list) for f in tree.body
+                if isinstance(f, ast.FunctionDef) and f.name.startswith("test_")}, tree
+
+    misgan, tree = slow_tests("test_misgan.py")
+    torch_at = next(n.lineno for n in tree.body if isinstance(n, ast.Assign) and "importorskip" in ast.unparse(n))
+    with_torch = {name for name, f in ((f.name, f) for f in tree.body if isinstance(f, ast.FunctionDef))
+                  if name in misgan and f.lineno > torch_at}
+    assert with_torch and all(misgan[n] for n in with_torch)
+    assert not any(misgan[n] for n in set(misgan) - with_torch)   # the checks without torch stay quick
+    assert slow_tests("test_cli.py")[0]["test_synth_dpmisgan_writes_rows_and_public_sidecar"]

@@ -35,6 +35,36 @@ def test_demo_figure_marks_off_scale_values(tmp_path):
     assert any("off scale" in t for t in texts)
 
 
+def test_demo_figure_shows_a_zero_release_and_its_units(tmp_path):
+    # Issue 28, finding 12: a bar of height 0 was invisible and the axes had no units.
+    rows = [{"query": "q", "method": "smooth", "value": 0.0}, {"query": "q", "method": "ignore_missing", "value": 0.2}]
+    fig = demo_figure(rows, {"q": 0.1}, units={"q": "share of persons (0 to 1)"}, path=tmp_path / "d.png")
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "share of persons (0 to 1)"
+    markers = [line for line in ax.lines if line.get_marker() == "D"]
+    assert [float(m.get_ydata()[0]) for m in markers] == [0.0, 0.2]
+    assert {"0", "0.2"} <= {t.get_text() for t in ax.texts}
+
+
+def test_demo_states_one_epsilon_per_query_in_title_and_report(tmp_path, monkeypatch, capsys):
+    import dpknn.plotting as plotting
+    from dpknn.experiments.census import COUNT_EPSILON, EPSILON
+    from dpknn.experiments.demo import budget_text, run_demo
+
+    figures = []
+    draw = plotting.demo_figure
+    monkeypatch.setattr(plotting, "demo_figure", lambda *a, **kw: figures.append(draw(*a, **kw)) or figures[-1])
+    run_demo(n=3000, seed=2, out=tmp_path / "demo", progress=False)
+    capsys.readouterr()
+    budget = budget_text(EPSILON, COUNT_EPSILON)
+    assert f"epsilon per query {EPSILON + COUNT_EPSILON:.4f}" in budget
+    title = figures[0]._suptitle.get_text()
+    assert budget in title and "per release" not in title
+    assert budget in (tmp_path / "demo" / "report.md").read_text()
+    labels = [ax.get_ylabel() for ax in figures[0].axes]
+    assert labels == ["mean wage income (dollars)"] * 3 + ["share of persons (0 to 1)"] * 2
+
+
 def test_correlation_difference_on_its_own_diverging_scale(tmp_path):
     names = ["a", "b", "c"]
     before = pd.DataFrame(np.eye(3) + 0.3 * (1 - np.eye(3)), index=names, columns=names)

@@ -1,6 +1,7 @@
 """PrivBayes / PrivBayesE: structure and tables against brute force, privacy, unbiasedness, utility."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -200,3 +201,18 @@ def test_validation_and_budget():
     acc = BudgetAccountant(2.0, 1e-6)
     PrivBayes(attrs, epsilon=1.0, rng=0).fit(df, accountant=acc)
     assert acc.spent() == pytest.approx((1.0, 1e-9))
+
+
+def test_max_rows_refusal_is_listed_as_a_one_bit_refusal():
+    """The refusal depends on the data (n > max_rows), so the docs must list it with the others."""
+    attrs = [Ordinal("a", 0, 3)]
+    with pytest.raises(ValueError, match=r"X has 5 rows, more than the public bound max_rows=4"):
+        PrivBayes(attrs, epsilon=1.0, max_rows=4, rng=0).fit(pd.DataFrame({"a": [0, 1, 2, 3, 0]}))
+    root = Path(__file__).resolve().parent.parent
+    privacy = root.joinpath("docs", "privacy.md").read_text()
+    section = privacy.split("## Refusals that reveal one bit", 1)[1].split("\n## ", 1)[0]
+    assert "PrivBayes" in section and "max_rows" in section
+    readme = root.joinpath("README.md").read_text()
+    bullet = readme.split("**Refusals that reveal a bit**", 1)[1].split("\n- ", 1)[0]
+    assert "PrivBayes" in bullet and "max_rows" in bullet
+    assert "reveals one bit" in " ".join(PrivBayes.__doc__.split())

@@ -247,3 +247,20 @@ def test_impute_leaves_complete_small_integer_columns_alone():
     out = impute(df, lower={"a": 0, "b": 0}, upper={"a": 5, "b": 5}, integer={"b": True}, rng=0)
     assert out["a"].dtype == np.int16 and out["a"].tolist() == [1, 2, 3]
     assert out["b"].notna().all() and out["b"].dtype == "Int64"
+
+
+# --- clear errors (issue 28, finding 5) -----------------------------------------------------------
+@pytest.mark.parametrize("step", [
+    lambda df: clamp(df, lower={"x": 0.0}, upper={"x": 1.0}),
+    lambda df: impute(df, lower={"x": 0.0}, upper={"x": 1.0}),
+    lambda df: resize(df, 3, impute_kwargs={"lower": {"x": 0.0}, "upper": {"x": 1.0}}, rng=0),
+])
+def test_duplicate_column_names_are_refused_by_name(step):
+    df = pd.DataFrame([[0.5, 0.2, "a"], [np.nan, 0.4, "b"]], columns=["x", "x", "g"])
+    with pytest.raises(ValueError, match=r"duplicate column names \['x'\].*distinct name"):
+        step(df)
+
+
+def test_resize_refuses_an_absurd_n_before_allocating():
+    with pytest.raises(ValueError, match=r"n=4611686018427387904 records is more than resize builds in memory"):
+        resize(X100, 2**62, impute_kwargs=PAD, rng=0)

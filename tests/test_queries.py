@@ -1,4 +1,5 @@
 import math
+import pickle
 
 import numpy as np
 import pandas as pd
@@ -6,7 +7,7 @@ import pytest
 from privacy_check import discrete_worst_log_ratio
 from reference_knn import l1_bruteforce
 
-from dpknn import BudgetExceededError, Continuous, Ordinal, Schema
+from dpknn import BudgetExceededError, Continuous, DetachedAccountantError, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
 from dpknn.datasets import census_schema, make_census
 from dpknn.imputation import KNNImputer
@@ -27,7 +28,7 @@ def private(census):
 
 def test_count_mechanism_depends_on_whether_a_is_involved(private, census):
     rel = private.count({"INCWAGE": (658, None)}, epsilon=EPS)
-    assert rel.mechanism == "smooth_cauchy" and rel.diagnostics.values["l1"] == private.imputer.l1_
+    assert rel.mechanism == "smooth_polyplace" and rel.diagnostics.values["l1"] == private.imputer.l1_
     assert rel.diagnostics.values["smooth_bound"] == 1 + private.l1
     assert isinstance(rel.value, int) and rel.value >= 0 and rel.params["grid"] == 1
     rel = private.count({"AGE": (20, 29), "SEX": [1]}, epsilon=1.0)
@@ -40,7 +41,7 @@ def test_count_mechanism_depends_on_whether_a_is_involved(private, census):
 def test_proportion_uses_an_ordinary_denominator(private, census):
     rel = private.proportion({"INCWAGE": (658, None)}, within={"AGE": (20, 29)}, epsilon=EPS,
                              denominator_epsilon=1.0)
-    assert rel.parts["numerator"].mechanism == "smooth_cauchy"
+    assert rel.parts["numerator"].mechanism == "smooth_polyplace"
     assert rel.parts["denominator"].mechanism == "geometric"
     assert rel.epsilon == pytest.approx(EPS + 1.0)
     assert 0 <= rel.value <= 1
@@ -54,7 +55,7 @@ def test_mean_variants_and_methods(private):
     assert rel.parts["count"].mechanism == "geometric"
     assert 0 <= rel.value <= 5001
     rel = private.mean("INCWAGE", where={"INCWAGE": (1, None)}, epsilon=EPS, count_epsilon=EPS)
-    assert rel.params["theorem"] == "5.4b" and rel.parts["count"].mechanism == "smooth_cauchy"
+    assert rel.params["theorem"] == "5.4b" and rel.parts["count"].mechanism == "smooth_polyplace"
     rel = private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=1.0,
                        method="ignore_missing")
     assert rel.mechanism == "laplace" and "l1" not in rel.diagnostics.values
@@ -95,7 +96,9 @@ def test_refusals_spend_nothing(census):
     private = PrivateImputation(census, census_schema(), accountant=acc, rng=3)
     cases = [
         (dict(where={"INCWAGE": (1, None)}, epsilon=0), ValueError, "epsilon"),
-        (dict(where={"INCWAGE": (1, None)}, epsilon=1.0), ValueError, "2 ln 2"),
+        (dict(where={"INCWAGE": (1, None)}, epsilon=0.69), ValueError, "epsilon > ln 2"),
+        (dict(where={"INCWAGE": (1, None)}, epsilon=1.0, noise="cauchy"), ValueError, "2 ln 2"),
+        (dict(where={"INCWAGE": (1, None)}, epsilon=5.0, gamma="paper"), ValueError, "noise='cauchy'"),
         (dict(where={"NOPE": (1, 2)}, epsilon=1.0), ValueError, "not in the schema"),
         (dict(where={"AGE": (30, 20)}, epsilon=1.0), ValueError, "low > high"),
         (dict(where={"AGE": (float("nan"), 20)}, epsilon=1.0), ValueError, "numbers or None"),
@@ -111,8 +114,10 @@ def test_refusals_spend_nothing(census):
         private.mean("INCWAGE_TRUE", epsilon=EPS, count_epsilon=1.0)
     with pytest.raises(BudgetExceededError):
         private.mean("INCWAGE", epsilon=EPS, count_epsilon=7.0)
+    with pytest.raises(ValueError, match="ln 2"):
+        private.mean("INCWAGE", epsilon=0.6, count_epsilon=1.0)
     with pytest.raises(ValueError, match="2 ln 2"):
-        private.mean("INCWAGE", epsilon=1.0, count_epsilon=1.0)
+        private.mean("INCWAGE", epsilon=1.0, count_epsilon=1.0, noise="cauchy")
     assert acc.ledger == () and private.releases == []
 
 
@@ -148,9 +153,114 @@ def test_smooth_count_is_private_end_to_end_on_worst_neighbours():
     worst, used = discrete_worst_log_ratio(out[0], out[1], min_count=150)
     assert used >= 10 and worst <= eps
     # Negative control: the same check catches the mechanism when neighbours differ by 4 (1 + L1).
-    from dpknn.mechanisms import SmoothCauchy
+    from dpknn.mechanisms import SmoothPolyPlace
     src = np.random.default_rng(22)
-    mech = SmoothCauchy(epsilon=eps, smooth_bound=1 + l1, grid=1)
+    mech = SmoothPolyPlace(epsilon=eps, smooth_bound=1 + l1, grid=1)
     a = np.array([mech.release(20, rng=src).value for _ in range(20_000)])
     b = np.array([mech.release(20 + 4 * (1 + l1), rng=src).value for _ in range(20_000)])
     assert discrete_worst_log_ratio(a, b, min_count=100)[0] > eps
+
+
+# --- huge epsilon and pickling (issue 28, findings 5 and 14) ----------------------------------------
+@pytest.fixture(scope="module")
+def small():
+    return make_census(2000, rng=4)
+
+
+def test_huge_epsilon_answers_exactly_or_refuses_by_name(small):
+    p = PrivateImputation(small, census_schema(), rng=1)   # the unlimited default accountant
+    truth = int((p.imputed["INCWAGE"] >= 658).sum())
+    for _ in range(2):   # the second spend takes the total beyond the largest float
+        assert p.count({"INCWAGE": (658, None)}, epsilon=1e308).value == truth
+    assert p.count({"INCWAGE": (658, None)}, epsilon=1e308, noise="cauchy").value == truth
+    rel = p.mean("INCWAGE", epsilon=1e308, count_epsilon=1e300)
+    assert rel.value == pytest.approx(p.imputed["INCWAGE"].mean()) and rel.epsilon == pytest.approx(1e308)
+    with pytest.raises(ValueError, match=r"total epsilon of this query \(epsilon=1e\+308, count_epsilon=1e\+308\)"):
+        p.mean("INCWAGE", epsilon=1e308, count_epsilon=1e308)
+    with pytest.raises(ValueError, match=r"epsilon=1e\+308, denominator_epsilon=1e\+308"):
+        p.proportion({"INCWAGE": (658, None)}, epsilon=1e308)
+    assert p.accountant.remaining() == (math.inf, 0.0) and len(p.accountant.ledger) == 5
+    assert p.count(epsilon=1.0).value >= 0   # still spends after the total overflowed
+
+
+def _release_in_worker(private):
+    """A worker's copy must not spend from the parent's budget."""
+    try:
+        private.count({"INCWAGE": (658, None)}, epsilon=EPS)
+    except DetachedAccountantError as e:
+        return private, str(e)
+    return private, None
+
+
+def _fit_in_worker(df, eps_worker):
+    private = PrivateImputation(df, census_schema(), accountant=BudgetAccountant(eps_worker))
+    return private, private.count({"INCWAGE": (658, None)}, epsilon=eps_worker).value
+
+
+def test_private_imputation_pickles_and_refuses_to_spend_until_given_an_accountant(small):
+    acc = BudgetAccountant(10 * EPS)
+    p = PrivateImputation(small, census_schema(), accountant=acc, rng=1)
+    p.count(epsilon=1.0)
+    copy = pickle.loads(pickle.dumps(p))
+    assert copy.accountant.detached and copy.l1 == p.l1 and copy.imputed.equals(p.imputed)
+    assert copy.releases == p.releases and copy.releases[0].to_dict() == p.releases[0].to_dict()
+    with pytest.raises(DetachedAccountantError, match="with_accountant"):
+        copy.count({"INCWAGE": (658, None)}, epsilon=EPS)
+    with pytest.raises(ValueError, match="detached copy"):
+        copy.with_accountant(copy.accountant)
+    with pytest.raises(TypeError, match="BudgetAccountant"):
+        copy.with_accountant(None)
+    back = copy.with_accountant(acc)
+    back.count({"INCWAGE": (658, None)}, epsilon=EPS)
+    assert [e.label for e in acc.ledger][-1].startswith("count") and len(acc.ledger) == 2
+    assert len(back.releases) == 2 and len(copy.releases) == 1   # the copy's list is its own
+
+
+def test_joblib_process_workers_and_release_in_the_parent(small):
+    joblib = pytest.importorskip("joblib")
+    parent = BudgetAccountant(10 * EPS)
+    p = PrivateImputation(small, census_schema(), accountant=parent)
+    out = joblib.Parallel(n_jobs=2, backend="loky")(joblib.delayed(_release_in_worker)(p) for _ in range(2))
+    for received, error in out:
+        assert error is not None and "copy made by pickling" in error
+        assert received.accountant.detached and received.l1 == p.l1
+    assert parent.ledger == ()   # the workers spent nothing from the parent's budget
+    received.with_accountant(parent).count({"INCWAGE": (658, None)}, epsilon=EPS)
+    assert parent.remaining()[0] == pytest.approx(9 * EPS)
+    # Workers that release do so from their own accountant, charged to the parent first.
+    for i in range(2):
+        parent.spend(EPS, label=f"worker {i}")
+    fitted = joblib.Parallel(n_jobs=2, backend="loky")(joblib.delayed(_fit_in_worker)(small, EPS) for _ in range(2))
+    assert all(f.accountant.remaining()[0] == pytest.approx(0.0) and v >= 0 for f, v in fitted)
+    assert parent.remaining()[0] == pytest.approx(7 * EPS)
+
+
+def test_describe_conditions_reads_as_text():
+    from dpknn.conditions import describe_conditions
+
+    assert describe_conditions({"age": (25, 64)}) == "age in [25, 64]"
+    assert describe_conditions({"age": (16, None), "wage": (None, 5000.5)}) == "age ≥ 16 and wage ≤ 5000.5"
+    assert describe_conditions({"SEX": [1, 2], "lang": ["en"]}) == "SEX in {1, 2} and lang in {en}"
+    assert describe_conditions({}) == describe_conditions(None) == "all records"
+
+
+def test_ledger_labels_read_as_text():
+    # Issue 28, finding 12: the published ledger read "mean of income {'age': (25, 64)}".
+    df = make_census(3000, rng=2)
+    acc = BudgetAccountant(1000.0)
+    private = PrivateImputation(df, census_schema(), accountant=acc, rng=1)
+    private.count({"INCWAGE": (658, None)}, epsilon=EPS)
+    private.count(epsilon=1.0)
+    private.proportion({"INCWAGE": (658, None)}, within={"AGE": (20, 29), "SEX": [1, 2]}, epsilon=EPS,
+                       denominator_epsilon=1.0)
+    private.mean("INCWAGE", where={"AGE": (25, 64)}, epsilon=EPS, count_epsilon=1.0)
+    private.variance("INCWAGE", where={"AGE": (None, 64)}, epsilon=EPS, mean_epsilon=EPS, count_epsilon=1.0)
+    labels = [e.label for e in acc.ledger]
+    assert len(labels) == 9   # two counts, a proportion's two, a mean's two, a variance's three
+    for label in labels:
+        assert "{'" not in label and "(" not in label and "None" not in label, label
+    assert "mean of INCWAGE where AGE in [25, 64]" in labels
+    assert "count where INCWAGE ≥ 658" in labels and "count over all records" in labels
+    assert "proportion numerator where AGE in [20, 29] and SEX in {1, 2} and INCWAGE ≥ 658" in labels
+    assert "proportion denominator where AGE in [20, 29] and SEX in {1, 2}" in labels
+    assert "variance of INCWAGE where AGE ≤ 64" in labels

@@ -112,7 +112,18 @@ def test_sampled_methods_pick_from_their_candidates():
     donors = np.array([a_row[v] for v in out["a"]])
     alone = rwn.neighbourhood_sizes_ == 0   # no sampled partner: the record keeps its values
     assert (donors[~alone] != np.arange(len(df))[~alone]).all() and (donors[alone] == np.flatnonzero(alone)).all()
-    assert (rwn.neighbourhood_sizes_[~alone] >= np.minimum(3, rwn.neighbourhood_sizes_[~alone])).all()
+    # The sampled partners, redrawn from the seed the way RWN draws them (one chunk of n·m/2 pairs):
+    # each neighbourhood is the k nearest of its partners, and every donor is one of them.
+    n = len(df)
+    seed, = np.random.SeedSequence(int(np.random.default_rng(7).integers(2**63))).spawn(1)
+    r = np.random.default_rng(seed).integers(0, n * (n - 1) // 2, size=n * 8 // 2, dtype=np.int64)
+    partners = [set() for _ in range(n)]
+    for i, j in zip(*pairs_from_indices(r, n)):
+        partners[i].add(j)
+        partners[j].add(i)
+    n_partners = np.array([len(p) for p in partners])
+    assert (rwn.neighbourhood_sizes_ == np.minimum(3, n_partners)).all()
+    assert all(donors[i] in partners[i] for i in np.flatnonzero(~alone))
 
 
 def test_theorem_correlation_recovered_as_radius_shrinks():
@@ -180,6 +191,17 @@ def test_errors():
         RWN().fit_transform(df.assign(a=np.nan))
 
 
+@pytest.mark.parametrize("kw,match", [
+    ({"weights": {"a": np.inf}}, r"weight of column 'a' must be a finite positive number, got inf"),
+    ({"scales": {"a": (0.0, np.nan)}}, r"scales\['a'\] must be a pair \(mean, standard deviation\) of finite"),
+    ({"scales": {"a": (np.inf, 1.0)}}, r"scales\['a'\] must be a pair"),
+    ({"scales": {"a": (0.0, -1.0)}}, r"standard deviation >= 0"),
+])
+def test_non_finite_weights_and_scales_are_refused_by_name(kw, match):
+    with pytest.raises(ValueError, match=match):
+        RWN(rng=0, **kw).fit_transform(continuous(50))
+
+
 
 
 @pytest.mark.parametrize("method,kw", [("exact", {}), ("partitioned", {"partitions": 2})])
@@ -236,3 +258,109 @@ def test_rwn_scikit_learn_manners():
     pd.testing.assert_frame_equal(RWN(k=3, rng=5).fit_transform(df, columns=["x", "z"]), out)
     with pytest.raises(ValueError, match="fitted on"):
         rwn.transform(df[["z", "x", "id"]])
+
+
+def _survey(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"age": rng.integers(18, 90, n), "income": rng.lognormal(10, 1, n),
+                         "gender": rng.choice(["f", "m"], n)})
+
+
+def test_a_categorical_column_left_unchanged_is_reported_and_named():
+    # Issue 28, finding 9: with default weights every neighbour shares the record's gender.
+    df = _survey()
+    rwn = RWN(rng=1)
+    with pytest.warns(UserWarning, match=r"column 'gender'.*every neighbour.*shares the record's value.*radius"):
+        out = rwn.fit_transform(df)
+    assert set(rwn.changed_share_) == {"age", "income", "gender"}
+    assert rwn.changed_share_["gender"] < 0.01
+    assert rwn.changed_share_["gender"] == pytest.approx((out["gender"] != df["gender"]).mean())
+    # A one-valued column cannot change at all: share 0, warned.
+    df["country"] = "x"
+    with pytest.warns(UserWarning, match="column 'country'") as caught:
+        RWN(rng=1, radius=3.0).fit_transform(df, columns=["age", "country"])
+    assert not [w for w in caught if "'age'" in str(w.message)]
+    rwn = RWN(rng=1, radius=3.0)
+    with pytest.warns(UserWarning):
+        rwn.fit_transform(df, columns=["age", "country"])
+    assert rwn.changed_share_["country"] == 0.0
+
+
+@pytest.mark.parametrize("method,kw", [("exact", {}), ("partitioned", {"partitions": 2})])
+def test_changed_shares_without_warning_when_every_column_changes(method, kw):
+    import warnings
+
+    df = _survey()
+    rwn = RWN(radius=2.0, method=method, rng=1, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = rwn.fit_transform(df)
+    for c, share in rwn.changed_share_.items():
+        assert 0 < share <= 1 and share == pytest.approx((out[c] != df[c]).mean())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert RWN(q=0.0, rng=1).fit(df).transform(df).equals(df)   # q = 0 asks for no change
+
+
+def test_perturb_parquet_reports_changed_shares_and_warns(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("pyarrow")
+    df = _survey(600)
+    (tmp_path / "in").mkdir()
+    for p in range(2):
+        df.iloc[p * 300:(p + 1) * 300].to_parquet(tmp_path / "in" / f"part.{p}.parquet")
+    with distributed.Client(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as client:
+        with pytest.warns(UserWarning, match="column 'gender'"):
+            info = perturb_parquet(tmp_path / "in", tmp_path / "out", RWN(k=3, rng=5), client=client)
+    out = pd.read_parquet(tmp_path / "out").sort_index()
+    assert list(out.columns) == list(df.columns) and info["rows"] == 600
+    for c in df.columns:
+        assert info["changed_share"][c] == pytest.approx((out[c] != df[c]).mean())
+    assert info["changed_share"]["gender"] < 0.01 < info["changed_share"]["age"]
+
+
+def _imputed_survey(n):
+    """A survey as KNNImputer leaves it: an imputed column and its flag column."""
+    from dpknn.flags import flag_column
+
+    df = _survey(n)
+    df[flag_column("age")] = np.arange(n) % 7 == 0
+    return df
+
+
+def test_imputation_flags_are_carried_through_unchanged_with_a_warning():
+    # Issue 28, finding 1: RWN is not DP, so imputed data pass, but their flags must not be perturbed.
+    df = _imputed_survey(400)
+    before = df.copy()
+    for columns in (None, ["age", "gender", "dpknn_imputed_age"]):
+        with pytest.warns(UserWarning, match=r"\['dpknn_imputed_age'\] are carried through unchanged"):
+            out = RWN(k=3, rng=2).fit_transform(df, columns=columns)
+        assert out["dpknn_imputed_age"].equals(df["dpknn_imputed_age"]) and not out["age"].equals(df["age"])
+    pd.testing.assert_frame_equal(df, before)
+
+
+def test_perturb_parquet_keeps_flags_and_writes_all_or_nothing(tmp_path):
+    import warnings
+
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("pyarrow")
+    df = _imputed_survey(600)
+    (tmp_path / "in").mkdir()
+    for p in range(2):
+        df.iloc[p * 300:(p + 1) * 300].to_parquet(tmp_path / "in" / f"part.{p}.parquet")
+    bad = df.copy()
+    bad.loc[450, "age"] = np.nan   # the second partition fails on a worker, after the first was written
+    (tmp_path / "bad").mkdir()
+    for p in range(2):
+        bad.iloc[p * 300:(p + 1) * 300].to_parquet(tmp_path / "bad" / f"part.{p}.parquet")
+    with distributed.Client(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as client:
+        with pytest.warns(UserWarning, match="dpknn_imputed_age"):
+            perturb_parquet(tmp_path / "in", tmp_path / "out", RWN(k=3, rng=5), client=client)
+        with pytest.raises(ValueError, match="missing values"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the flags, said above
+            perturb_parquet(tmp_path / "bad", tmp_path / "out2", RWN(k=3, rng=5), client=client)
+        with pytest.raises(FileExistsError):
+            perturb_parquet(tmp_path / "in", tmp_path / "out", RWN(k=3, rng=5), client=client)
+    out = pd.read_parquet(tmp_path / "out").sort_index()
+    assert out["dpknn_imputed_age"].equals(df["dpknn_imputed_age"]) and not out["age"].equals(df["age"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "in", "out"]

@@ -22,10 +22,11 @@ import math
 import numbers
 import threading
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
-from ..exceptions import BudgetExceededError
+from ..exceptions import BudgetExceededError, DetachedAccountantError
 from . import rdp as _rdp
 from .mcar import mcar_cost
 
@@ -61,6 +62,14 @@ def _check_cost(epsilon, delta, *, allow_zero=False):
     return float(epsilon), float(delta)
 
 
+def _to_float(x):
+    """A total as a float; totals beyond the float range are infinite, not an OverflowError."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf
+
+
 class BudgetAccountant:
     """A total privacy budget (ε, δ) and the ledger of what was spent on it.
 
@@ -73,6 +82,16 @@ class BudgetAccountant:
     rdp_delta : float or None
         δ at which the RDP part (sampled-Gaussian steps) is converted; it is charged in full once
         any RDP spend is made. None: all of ``delta``.
+
+    Notes
+    -----
+    An accountant can be pickled (so objects holding one can go to joblib or multiprocessing
+    workers), but the copy is *detached*: ``remaining()``, ``spent()``, ``ledger`` and ``repr``
+    work, while ``spend``, ``check``, ``spend_mcar`` and ``spend_sgm`` raise
+    :class:`~dpknn.exceptions.DetachedAccountantError`. Otherwise every copy would spend the same
+    budget again. To release in parallel, either release in the parent process with the original
+    accountant, or charge the parent first and give each worker its own accountant for that
+    share: ``parent.spend(eps_worker, label="worker 1")`` then ``BudgetAccountant(eps_worker)``.
 
     Examples
     --------
@@ -97,9 +116,35 @@ class BudgetAccountant:
         self._rdp_used = False
         self._ledger = []
         self._lock = threading.RLock()
-        # Running totals with Neumaier compensation: O(1) per spend, exact to rounding.
-        self._sums = [0.0, 0.0]
-        self._comp = [0.0, 0.0]
+        self._detached = False
+        # Exact running totals: O(1) per spend, no rounding, and no overflow into inf - inf = NaN
+        # when spends of the unlimited accountant together exceed the largest float.
+        self._sums = [Fraction(0), Fraction(0)]
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]   # a lock cannot be pickled; the copy gets its own
+        state["_detached"] = True
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
+    @property
+    def detached(self):
+        """True for a copy made by pickling: it can be read but refuses every spend and check."""
+        return self._detached
+
+    def _refuse_if_detached(self):
+        if self._detached:
+            raise DetachedAccountantError(
+                "this BudgetAccountant is a copy made by pickling (for example sent to a joblib or "
+                "multiprocessing worker); it cannot spend from the original's budget, because every "
+                "copy would spend the same budget again. Release in the parent process with the original "
+                "accountant, or give each worker its own BudgetAccountant(eps_worker) after charging the "
+                "parent first with parent.spend(eps_worker, label=...). A PrivateImputation that was "
+                "pickled takes an accountant with private.with_accountant(accountant).")
 
     @property
     def ledger(self):
@@ -108,12 +153,7 @@ class BudgetAccountant:
             return tuple(self._ledger)
 
     def _add(self, i, x):
-        t = self._sums[i] + x
-        if abs(self._sums[i]) >= abs(x):
-            self._comp[i] += (self._sums[i] - t) + x
-        else:
-            self._comp[i] += (x - t) + self._sums[i]
-        self._sums[i] = t
+        self._sums[i] += Fraction(x)
 
     def _rdp_part(self, curve, used):
         if not used:
@@ -125,14 +165,21 @@ class BudgetAccountant:
 
     def spent(self):
         """(ε, δ) spent so far (the RDP part converted at ``rdp_delta``)."""
+        e, d = self._exact_spent()
+        return _to_float(e), _to_float(d)
+
+    def _exact_spent(self):
+        """(ε, δ) spent, exact (ε is inf when the RDP part converts to inf)."""
         with self._lock:
             e, d = self._rdp_part(self._rdp, self._rdp_used)
-            return (self._sums[0] + self._comp[0] + e, self._sums[1] + self._comp[1] + d)
+            eps = math.inf if math.isinf(e) else self._sums[0] + Fraction(e)
+            return eps, self._sums[1] + Fraction(d)
 
     def remaining(self):
-        """(ε, δ) still available."""
-        eps, delta = self.spent()
-        return (max(self.epsilon - eps, 0.0), max(self.delta - delta, 0.0))
+        """(ε, δ) still available (ε is inf for an unlimited accountant, whatever was spent)."""
+        eps, delta = self._exact_spent()
+        rem_e = math.inf if math.isinf(self.epsilon) else max(_to_float(Fraction(self.epsilon) - eps), 0.0)
+        return rem_e, max(_to_float(Fraction(self.delta) - delta), 0.0)
 
     def check(self, epsilon, delta=0.0):
         """Raise :class:`~dpknn.exceptions.BudgetExceededError` if (ε, δ) does not fit.
@@ -140,17 +187,22 @@ class BudgetAccountant:
         Nothing is recorded; call before any computation on the data.
         """
         epsilon, delta = _check_cost(epsilon, delta, allow_zero=True)
+        self._refuse_if_detached()
         with self._lock:
             return self._check(epsilon, delta)
 
     def _fits(self, eps_total, delta_total):
-        """Whether totals (ε, δ) fit the budget (to rounding, so that ε/3 + ε/3 + ε/3 fits)."""
-        tol = _REL_TOL * max(1.0, self.epsilon if math.isfinite(self.epsilon) else 1.0)
-        return eps_total <= self.epsilon + tol and delta_total <= self.delta + _REL_TOL
+        """Whether exact totals (ε, δ) fit the budget (to rounding, so that ε/3 + ε/3 + ε/3 fits)."""
+        if math.isinf(self.epsilon):
+            eps_ok = True
+        else:
+            tol = _REL_TOL * max(1.0, self.epsilon)
+            eps_ok = eps_total <= Fraction(self.epsilon) + Fraction(tol)
+        return eps_ok and delta_total <= Fraction(self.delta) + Fraction(_REL_TOL)
 
     def _check(self, epsilon, delta):
-        eps_spent, delta_spent = self.spent()
-        if not self._fits(eps_spent + epsilon, delta_spent + delta):
+        eps_spent, delta_spent = self._exact_spent()
+        if not self._fits(eps_spent + Fraction(epsilon), delta_spent + Fraction(delta)):
             rem_e, rem_d = self.remaining()
             raise BudgetExceededError(
                 f"privacy budget exceeded: asked for epsilon={epsilon:g}, delta={delta:g}; remaining "
@@ -162,6 +214,7 @@ class BudgetAccountant:
     def spend(self, epsilon, delta=0.0, *, label=""):
         """Check and record a spend of (ε, δ) under ``label``, as one atomic step."""
         epsilon, delta = _check_cost(epsilon, delta)
+        self._refuse_if_detached()
         with self._lock:
             self._check(epsilon, delta)
             self._ledger.append(LedgerEntry(label=str(label), epsilon=epsilon, delta=delta))
@@ -179,6 +232,7 @@ class BudgetAccountant:
         if method == "paper":
             raise ValueError("method='paper' is the paper's linear cost, which is not a valid DP bound; the "
                              "accountant records only 'exact' or 'partition'.")
+        self._refuse_if_detached()
         cost = mcar_cost(epsilons, attribute_sets, missing_rates, method=method)
         with self._lock:
             self._check(cost.epsilon, 0.0)
@@ -194,16 +248,17 @@ class BudgetAccountant:
         (ε, δ) at ``rdp_delta`` with the improved conversion (:func:`dpknn.accounting.rdp_epsilon`).
         Refused, with nothing recorded, when the converted total would exceed the budget.
         """
+        self._refuse_if_detached()
         add = steps * _rdp.sgm_rdp(q=q, sigma=sigma)
         with self._lock:
             before, _ = self._rdp_part(self._rdp, self._rdp_used)
             after, d = self._rdp_part(self._rdp + add, True)
-            pure_e = self._sums[0] + self._comp[0]
-            pure_d = self._sums[1] + self._comp[1]
-            if not self._fits(pure_e + after, pure_d + d):
+            total_e = math.inf if math.isinf(after) else self._sums[0] + Fraction(after)
+            total_d = self._sums[1] + Fraction(d)
+            if not self._fits(total_e, total_d):
                 raise BudgetExceededError(
                     f"privacy budget exceeded: {steps} sampled-Gaussian steps (q={q:g}, sigma={sigma:g}) would bring "
-                    f"the total to epsilon={pure_e + after:g}, delta={pure_d + d:g}; the budget is "
+                    f"the total to epsilon={_to_float(total_e):g}, delta={_to_float(total_d):g}; the budget is "
                     f"epsilon={self.epsilon:g}, delta={self.delta:g}.")
             self._rdp = self._rdp + add
             self._rdp_used = True
@@ -212,4 +267,5 @@ class BudgetAccountant:
 
     def __repr__(self):
         e, d = self.spent()
-        return f"BudgetAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}, spent=({e:g}, {d:g}))"
+        detached = ", detached" if self._detached else ""
+        return f"BudgetAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}, spent=({e:g}, {d:g}){detached})"

@@ -30,6 +30,7 @@ import pandas as pd
 from ..datasets import add_missingness, census_schema, make_census
 from ..progress import progress_bar
 from ..queries import PrivateImputation
+from ..validation import check_positive_int
 from .baseline import global_baseline
 
 __all__ = ["METHODS", "QUERIES", "CensusQuery", "mse_table", "release_queries", "run_experiment", "truth"]
@@ -154,6 +155,11 @@ def run_experiment(*, runs=200, n=200_000, population=1_000_000, k=1, epsilon=EP
     """
     from joblib import Parallel, delayed
 
+    # Checked before the population is drawn: with no run the tables below would be empty.
+    for value, name in ((runs, "runs"), (n, "n"), (population, "population"), (k, "k")):
+        check_positive_int(value, name)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0:
+        raise ValueError(f"jobs must be a non-zero integer (-1: all cores), got {jobs!r}.")
     if n > population:
         raise ValueError(f"n={n} is larger than the population ({population}).")
     queries = [q.name for q in _queries(queries)]

@@ -51,6 +51,15 @@ logger = logging.getLogger(__name__)
 STRATEGIES = (("PrivBayes", "complete rows"), ("PrivBayes", "impute first"), ("PrivBayes", "missing-aware"),
               ("Columnwise", "complete rows"), ("Columnwise", "impute first"), ("Columnwise", "missing-aware"))
 
+#: Line style and marker of each model in synthesis.png.
+MODEL_STYLES = {"PrivBayes": ("-", "o"), "Columnwise": ("--", "s"), "DP-MisGAN": (":", "^")}
+#: Colour of each (model, strategy) line: one hue per strategy, dark for PrivBayes and light for
+#: the column-wise synthesiser, so that every line has its own colour as well as its own style.
+STRATEGY_COLORS = {("PrivBayes", "complete rows"): "#b2182b", ("PrivBayes", "impute first"): "#d95f02",
+                   ("PrivBayes", "missing-aware"): "#08519c", ("Columnwise", "complete rows"): "#f4a582",
+                   ("Columnwise", "impute first"): "#fdb863", ("Columnwise", "missing-aware"): "#6baed6",
+                   ("DP-MisGAN", "missing-aware"): "#1b7837"}
+
 #: Targets of the F1 score: the binary-or-small census attributes (all ten are slow to score).
 F1_TARGETS = ("SEX", "URBAN", "EMPSTAT", "CLASSWKR", "MARST")
 
@@ -172,25 +181,37 @@ def synthesis_figure(summary, *, title=None):
 
     plt = _pyplot()
     mechs = list(dict.fromkeys(summary["mechanism"]))
-    fig, axes = plt.subplots(2, len(mechs), figsize=(4.2 * len(mechs), 6.4), squeeze=False, sharex=True)
-    colors = {"complete rows": "tab:red", "impute first": "tab:orange", "missing-aware": "tab:blue"}
-    styles = {"PrivBayes": "-", "Columnwise": "--", "DP-MisGAN": ":"}
+    fig, axes = plt.subplots(2, len(mechs), figsize=(4.2 * len(mechs), 7.2), squeeze=False, sharex=True)
     for j, mech in enumerate(mechs):
         part = summary[summary["mechanism"] == mech]
-        for i, (metric, label) in enumerate((("tvd2", "2-way TVD (lower is better)"), ("f1", "F1 (higher is better)"))):
+        for i, (metric, label) in enumerate((("tvd2", "2-way TVD (share, lower is better)"),
+                                             ("f1", "F1 score (0 to 1, higher is better)"))):
             ax = axes[i][j]
             for (model, strategy), g in part.groupby(["model", "strategy"]):
-                ax.plot(g["rate"], g[metric], styles[model], color=colors[strategy], marker="o", ms=4,
-                        label=f"{model}, {strategy}")
+                linestyle, marker = MODEL_STYLES.get(model, ("-.", "x"))
+                ax.plot(g["rate"], g[metric], linestyle=linestyle, marker=marker, ms=5, lw=1.6,
+                        color=STRATEGY_COLORS.get((model, strategy), "grey"), label=f"{model}, {strategy}")
             ax.set_title(f"{mech.upper()}", fontsize=9)
             ax.set_ylabel(label, fontsize=8)
             ax.grid(alpha=0.3)
             if i == 1:
-                ax.set_xlabel("missing rate per cell")
-    axes[0][0].legend(fontsize=7, loc="best")
+                ax.set_xlabel("missing rate per cell (share of cells)")
+    # One legend for all panels, below them: inside a panel it hid lines and was too small to read.
+    # A legend column per model: the legend fills column by column, so each model's entries are
+    # padded with blank ones to the longest model's count.
+    from matplotlib.lines import Line2D
+
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    models = list(dict.fromkeys(label.split(", ")[0] for label in labels))
+    rows = max(sum(label.startswith(f"{m}, ") for label in labels) for m in models)
+    cells = []
+    for m in models:
+        own = [(h, label) for h, label in zip(handles, labels) if label.startswith(f"{m}, ")]
+        cells += own + [(Line2D([], [], alpha=0), "")] * (rows - len(own))
+    fig.legend(*zip(*cells), loc="lower center", ncol=len(models), fontsize=9, handlelength=3.5, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.02 + 0.035 * rows, 1, 1))
     return fig
 
 

@@ -46,6 +46,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..accounting.mcar import amplify_mcar
+from ..flags import check_not_imputed
 from ..noise import discrete_laplace
 from ..progress import progress_bar
 from ..randomness import as_source
@@ -157,6 +158,7 @@ class ColumnwiseSynthesizer(BaseEstimator):
         ``accountant`` (a :class:`~dpknn.accounting.BudgetAccountant`) is charged ε before
         the data are read.
         """
+        check_not_imputed(X, "X")  # imputed values would be learnt as observed ones
         disc, eps, eps0, order = self._validate()
         if accountant is not None:
             accountant.spend(float(eps), 0.0, label="ColumnwiseSynthesizer")

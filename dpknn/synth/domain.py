@@ -149,17 +149,20 @@ class Discretization:
 
 
 
-def read_attributes(path):
+def read_attributes(path, *, allow_draft=False):
     """The attributes listed in a TOML file.
 
     Either ``[[attribute]]`` tables (``name``, ``type`` and the type's keys, as in a schema; see
     ``docs/synthesis.md``), or a schema file, whose known then imputed attributes are taken in
-    order (universes play no part in synthesis).
+    order (universes play no part in synthesis). A file with ``draft = true`` is refused unless
+    ``allow_draft`` (:func:`dpknn.schema.check_draft`).
     """
     from .._io import read_toml
-    from ..schema import Schema, attribute_from_dict
+    from ..schema import DRAFT_KEY, Schema, attribute_from_dict, check_draft
 
     spec = read_toml(path, "attributes file")
+    check_draft(spec, f"attributes file {str(path)!r}", allow_draft=allow_draft)
+    spec = {k: v for k, v in spec.items() if k != DRAFT_KEY}
     if "attribute" in spec:
         extra = set(spec) - {"attribute"}
         if extra:

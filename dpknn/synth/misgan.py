@@ -71,6 +71,7 @@ from sklearn.base import BaseEstimator
 
 from ..accounting import rdp_epsilon, sgm_sigma
 from ..exceptions import PrivacyLeakWarning
+from ..flags import check_not_imputed
 from ..mechanisms import CuratorDiagnostics
 from ..randomness import as_source
 from ..validation import check_positive_int, check_positive_real, check_rng, check_unit_interval
@@ -250,6 +251,7 @@ class DPMisGAN(BaseEstimator):
             Charged T sampled-Gaussian steps (q, σ) in its RDP part before the data are read;
             refused, with nothing trained, when they do not fit.
         """
+        check_not_imputed(X, "X")  # imputed values would be learnt as observed ones
         enc, eps = self._validate()
         mt = _torch()
         import torch

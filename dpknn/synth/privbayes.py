@@ -55,6 +55,7 @@ from fractions import Fraction
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from ..flags import check_not_imputed
 from ..noise import discrete_laplace
 from ..progress import progress_bar
 from ..randomness import as_source
@@ -144,6 +145,9 @@ class PrivBayes(BaseEstimator):
         Share of ε (after the row bound) spent on the structure.
     max_rows : int or None
         Public bound on the number of rows. None: released privately with ``rows_share``·ε.
+        :meth:`fit` refuses data with more rows than ``max_rows`` (ValueError). Whether it does
+        depends on the data, so the refusal reveals one bit (``docs/privacy.md``, "Refusals that
+        reveal one bit"); declare a bound that no possible data set exceeds, or use None.
     rows_share : float, default 0.01
         Share of ε for the row bound when ``max_rows`` is None.
     delta : float, default 1e-9
@@ -231,6 +235,7 @@ class PrivBayes(BaseEstimator):
         accountant : BudgetAccountant or None
             Charged (ε, δ) before the data are read; refused when it does not fit.
         """
+        check_not_imputed(X, "X")  # imputed values would be learnt as observed ones
         disc, k, (eps0, eps1, eps2, delta) = self._validate()
         eps = eps0 + eps1 + eps2
         if accountant is not None:

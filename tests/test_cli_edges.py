@@ -1,0 +1,131 @@
+"""The command line at its edges (issue 28, findings 6 and 11): outputs named for what they hold,
+refusals instead of silent or wrong results, help text that says what exists, and one-line
+errors only for the user's own mistakes."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_cli import census_files
+
+import dpknn.datasets
+from dpknn.cli import build_parser, main
+from dpknn.exceptions import WorkLimitError
+
+
+def test_release_refuses_an_output_not_named_json_before_any_work(tmp_path, capsys):
+    census_files(tmp_path)
+    # The queries file does not exist: the name is refused before anything is read.
+    rc = main(["release", "--schema", str(tmp_path / "schema.toml"), "--queries", str(tmp_path / "none.toml"),
+               "--input", str(tmp_path / "data.csv"), "--output", str(tmp_path / "r.csv"), "--epsilon", "20"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "release writes JSON, so its name must end in .json" in err and "r.json" in err
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_process_refuses_categories_of_another_type_than_the_column(tmp_path, capsys):
+    pd.DataFrame({"AGE": [20, np.nan, 40], "SEX": ["f", None, "m"]}).to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "steps.toml").write_text('[impute.AGE]\ncategories = ["young", "old"]\n')
+    rc = main(["process", "--input", str(tmp_path / "d.csv"), "--steps", str(tmp_path / "steps.toml"),
+               "--output", str(tmp_path / "o.csv")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "column 'AGE' holds numbers" in err and "['young', 'old']" in err
+    assert not (tmp_path / "o.csv").exists()
+    # Categories of the column's type still work, and text categories on a text column.
+    (tmp_path / "steps.toml").write_text('[impute.AGE]\ncategories = [20, 40]\n\n[impute.SEX]\ncategories = ["f", '
+                                         '"m"]\n')
+    rc = main(["process", "--input", str(tmp_path / "d.csv"), "--steps", str(tmp_path / "steps.toml"),
+               "--output", str(tmp_path / "o.csv"), "--seed", "0"])
+    out = pd.read_csv(tmp_path / "o.csv")
+    assert rc == 0 and set(out["AGE"]) <= {20, 40} and set(out["SEX"]) <= {"f", "m"}
+
+
+def _evaluate_files(tmp_path):
+    real = pd.DataFrame({"id": np.arange(60), "age": np.arange(60) % 50 + 20})
+    real.to_csv(tmp_path / "real.csv", index=False)
+    real.to_csv(tmp_path / "rel.csv", index=False)
+    (tmp_path / "a.toml").write_text('[[attribute]]\nname = "age"\ntype = "ordinal"\nlower = 18\nupper = 90\n')
+    return real
+
+
+@pytest.mark.parametrize("label,real_ids,message", [
+    ("idd", None, "label='idd' is not a column of the real table"),
+    ("id", [0, 0, *range(2, 60)], "label='id': the real table's record labels are not unique"),
+])
+def test_evaluate_refuses_a_label_it_cannot_link_by(tmp_path, capsys, label, real_ids, message):
+    real = _evaluate_files(tmp_path)
+    if real_ids is not None:
+        real.assign(id=real_ids).to_csv(tmp_path / "real.csv", index=False)
+    rc = main(["evaluate", "--real", str(tmp_path / "real.csv"), "--released", str(tmp_path / "rel.csv"),
+               "--attributes", str(tmp_path / "a.toml"), "--out", str(tmp_path / "rep"), "--label", label])
+    assert rc == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "rep" / "evaluation.json").exists()
+
+
+def test_schema_gives_the_true_reason_when_the_gappy_column_has_no_observed_value(tmp_path, capsys):
+    pd.DataFrame({"AGE": np.arange(60) % 40, "SEX": ["f", "m"] * 30, "WAGE": [np.nan] * 60}).to_csv(
+        tmp_path / "d.csv", index=False)
+    rc = main(["schema", "--input", str(tmp_path / "d.csv"), "--output", str(tmp_path / "s.toml")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "WAGE: no observed value" in err and "no column has missing values" not in err
+
+
+def test_experiment_census_validates_its_counts_up_front(tmp_path, capsys):
+    for flag in ("--runs", "--n", "--population", "--k", "--jobs"):
+        rc = main(["experiment", "census", flag, "0", "--out", str(tmp_path / "x"), "--quiet"])
+        assert rc == 2 and f"{flag} must be" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    from dpknn.experiments.census import run_experiment
+
+    with pytest.raises(ValueError, match="runs must be an integer >= 1, got 0"):
+        run_experiment(runs=0, n=10, population=100)
+
+
+def _parsers(parser, path="dpknn"):
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action.choices, dict):   # the sub-commands
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, f"{path} {name}")
+
+
+def test_help_texts_print_as_written_and_say_what_the_sidecar_holds(capsys):
+    # argparse %-formats argument help but prints descriptions as they are.
+    for path, parser in _parsers(build_parser()):
+        assert "%%" not in parser.format_help(), path
+    with pytest.raises(SystemExit):
+        main(["impute", "--help"])
+    assert "90% intervals" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = " ".join(capsys.readouterr().out.split())
+    assert "sidecar with L1(D)" not in top and "L1(D) only to --diagnostics" in top
+
+
+def _raising(exc):
+    def boom(*args, **kwargs):
+        raise exc
+    return boom
+
+
+@pytest.mark.parametrize("exc", [ValueError("bad value"), OSError("no such file"), WorkLimitError("too much work"),
+                                 ImportError("plots need matplotlib: pip install 'dpknn[plot]'"),
+                                 ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")])
+def test_user_errors_are_one_line_and_their_traceback_shows_with_verbose(monkeypatch, capsys, exc):
+    monkeypatch.setattr(dpknn.datasets, "make_census", _raising(exc))
+    assert main(["census", "--n", "10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("dpknn census: error: ") and str(exc) in err
+    if isinstance(exc, ModuleNotFoundError):
+        assert "pip install 'dpknn[parquet]'" in err
+    assert main(["-v", "census", "--n", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err
+    assert err.rstrip().splitlines()[-1].startswith("dpknn census: error: ")
+
+
+@pytest.mark.parametrize("exc", [TypeError("unsupported operand"), KeyError("query"), RuntimeError("bug"),
+                                 ImportError("cannot import name 'x' from 'dpknn.y'")])
+def test_library_bugs_keep_their_traceback(monkeypatch, exc):
+    monkeypatch.setattr(dpknn.datasets, "make_census", _raising(exc))
+    with pytest.raises(type(exc)):
+        main(["census", "--n", "10"])
