@@ -546,18 +546,20 @@ class _PolyPlaceRounder:
         return not self._below_one(top, k, n, d)
 
     def _guess(self, sign, top, k):
-        """The output at the middle of U's interval (floats, or exact integers when they overflow)."""
-        u = (top + 0.5) / 2.0**k
-        try:
+        """The output at the middle of U's interval: a candidate that :meth:`_decides` accepts or refuses.
+
+        Floats when the centre and the noise are both below 2^40 grid steps (then their sum is off by
+        less than 2^-12, and an output off by one is caught by trying its neighbours); otherwise decimal
+        arithmetic with digits for the centre, the width and V, plus 20 to spare.
+        """
+        u = (top + 0.5) / 2.0**k if k < 1000 else 0.0
+        if u > 0:
             mag = u ** (-self.inv) - 1.0
-            x = self.cf + sign * self.wf * mag + 0.5
-            if math.isfinite(x) and abs(x) < 2.0**50:
-                return math.floor(x)
-        except OverflowError:
-            pass
-        # Too large for a float's 53 bits: decimal arithmetic with digits to spare. Only a guess: the
-        # exact comparisons of _decides accept or refuse it.
-        digits = 20 + len(str(abs(self.cn // self.cd) + self.wn // self.wd + 1)) + int(0.302 * k * self.inv) + 1
+            noise = self.wf * mag
+            if abs(self.cf) < 2.0**40 and abs(noise) < 2.0**40:
+                return math.floor(self.cf + sign * noise + 0.5)
+        digits = (20 + len(str(abs(self.cn) // self.cd)) + len(str(self.wn // self.wd))
+                  + int(0.302 * (k + 1) * self.inv) + 1)
         ctx = decimal.Context(prec=digits)
         Dec = decimal.Decimal
         u = ctx.divide(Dec(2 * top + 1), Dec(1 << (k + 1)))

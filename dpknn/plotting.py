@@ -4,6 +4,7 @@ utility and disclosure measures, and the curator's report."""
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 
@@ -11,7 +12,7 @@ __all__ = ["amplification_figure", "census_boxplots", "closest_distances_figure"
            "demo_figure", "donee_count_figure", "evaluation_risk_figure", "imputed_observed_figure",
            "marginals_figure", "planned_errors_figure", "regression_intervals_figure"]
 
-_COLORS = {"smooth": "#1b9e77", "ignore_missing": "#d95f02", "global": "#7570b3"}
+_COLORS = {"smooth": "#1b9e77", "smooth_cauchy": "#66a61e", "ignore_missing": "#d95f02", "global": "#7570b3"}
 
 
 def _pyplot():
@@ -40,7 +41,8 @@ def _box(ax, values, pos, color):
 
 def _method_axis(ax, methods, method_labels, title):
     ax.set_xticks(range(len(methods)))
-    ax.set_xticklabels([(method_labels or {}).get(m, m) for m in methods], rotation=20, fontsize=8)
+    # Wrapped, not rotated: four long method names side by side would overlap.
+    ax.set_xticklabels([textwrap.fill((method_labels or {}).get(m, m), 13) for m in methods], fontsize=8)
     ax.set_title(title, fontsize=9)
 
 

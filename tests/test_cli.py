@@ -104,9 +104,12 @@ def test_demo_writes_report_results_and_figure(tmp_path):
     assert res.returncode == 0, res.stderr
     out = tmp_path / "demo"
     results = json.loads((out / "results.json").read_text())
-    # Published: the 10 DP releases only (the non-DP baseline is in the curator's report).
-    assert results["differentially_private"] is True and len(results["releases"]) == 10
-    assert {r["method"] for r in results["releases"]} == {"smooth", "ignore_missing"}
+    # Published: the 15 DP releases only (the non-DP baseline is in the curator's report): PolyPlace and the
+    # paper's Cauchy noise side by side, and ignoring missing data.
+    assert results["differentially_private"] is True and len(results["releases"]) == 15
+    assert {r["method"] for r in results["releases"]} == {"smooth", "smooth_cauchy", "ignore_missing"}
+    mechanisms = {r["method"]: r["mechanism"] for r in results["releases"] if r["query"] == "mean_20_59"}
+    assert mechanisms["smooth"] == "smooth_polyplace" and mechanisms["smooth_cauchy"] == "smooth_cauchy"
     text = (out / "results.json").read_text()
     assert "l1" not in text and "stats" not in text and "smooth_bound" not in text
     curator = json.loads((tmp_path / "curator.json").read_text())
@@ -122,9 +125,9 @@ def test_experiment_census(tmp_path):
               "--jobs", "2", "--queries", "mean_20_59,prop_40_49", "--out", str(out), "--quiet")
     assert res.returncode == 0, res.stderr
     results = pd.read_csv(out / "results.csv")
-    assert len(results) == 3 * 2 * 3 and set(results["query"]) == {"mean_20_59", "prop_40_49"}
+    assert len(results) == 3 * 2 * 4 and set(results["query"]) == {"mean_20_59", "prop_40_49"}
     mse = pd.read_csv(out / "mse.csv", index_col=0)
-    assert {"smooth", "ignore_missing", "global", "paper_smooth"} <= set(mse.columns)
+    assert {"smooth", "smooth_cauchy", "ignore_missing", "global", "paper_smooth_cauchy"} <= set(mse.columns)
     assert (out / "boxplots.png").exists() and (out / "boxplot_global.png").exists()
     res = run("experiment", "census", "--runs", "1", "--queries", "median_income", "--out", str(tmp_path / "x"))
     assert res.returncode == 2 and "unknown queries" in res.stderr and not (tmp_path / "x").exists()

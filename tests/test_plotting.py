@@ -25,7 +25,7 @@ def test_boxplots_and_mse(tmp_path):
     assert lo < 100 < hi and lo < 80 - 1
     table = mse_table(res)
     assert table.loc["mean_20_59", "ignore_missing"] > 100 * table.loc["mean_20_59", "smooth"]
-    assert table.loc["mean_20_59", "paper_smooth"] == 1.3
+    assert table.loc["mean_20_59", "paper_smooth_cauchy"] == 1.3
 
 
 def test_demo_figure_marks_off_scale_values(tmp_path):
@@ -81,3 +81,21 @@ def test_correlation_difference_on_its_own_diverging_scale(tmp_path):
     assert "+0.14" in [t.get_text() for t in panel.texts] and len(panel.texts) == 9
     table = pd.DataFrame({"before": [0.1, 0.2, 0.5], "after": [0.4, 0.3, 0.6]})
     assert closest_distances_figure(table, path=tmp_path / "d.png").axes
+
+
+def test_synthesis_figure_tells_every_line_apart():
+    # Issue 28, finding 12: the column-wise and PrivBayes lines differed only by a dash pattern.
+    from dpknn.experiments.synthesis import STRATEGIES, synthesis_figure
+
+    rows = [{"mechanism": mech, "rate": rate, "model": model, "strategy": strategy, "tvd2": 0.1 + rate, "f1": 0.8}
+            for mech in ("mcar", "mar") for rate in (0.1, 0.2) for model, strategy in STRATEGIES]
+    fig = synthesis_figure(pd.DataFrame(rows), title="t")
+    lines = fig.axes[0].lines
+    assert len(lines) == len(STRATEGIES)
+    assert len({line.get_color() for line in lines}) == len(STRATEGIES)
+    by_model = {line.get_label().split(", ")[0]: (line.get_marker(), line.get_linestyle()) for line in lines}
+    assert by_model["PrivBayes"][0] != by_model["Columnwise"][0]
+    assert by_model["PrivBayes"][1] != by_model["Columnwise"][1]
+    legend = fig.legends[0]
+    assert {t.get_text() for t in legend.get_texts()} >= {f"{m}, {s}" for m, s in STRATEGIES}
+    assert all(t.get_fontsize() >= 9 for t in legend.get_texts())

@@ -221,3 +221,16 @@ def test_release_publishes_public_constants_only():
     assert rel.params["c"] == float(choose_polyplace(3.0).c)
     assert 17.0 not in rel.params.values() and rel.diagnostics.values["smooth_bound"] == 17.0
     assert rel.to_dict()["params"] == rel.params and "diagnostics" not in rel.to_dict()
+
+
+def test_sampler_is_exact_when_centre_and_noise_cancel():
+    # A mean's centre and noise, both near 10^17 grid steps and of opposite signs: their float sum is off by
+    # tens of steps, so a float guess would never be accepted. (Found by the report's example: a hang.)
+    a = Fraction(25, 8)
+    width = Fraction(7456095985019584010385, 16384)
+    center = Fraction(40813871623045120, 21)
+    z = noise.rounded_polyplace(a, width, 2000, center=center, rng=np.random.default_rng(0))
+    x = np.array([float((Fraction(int(v)) - center) / width) for v in z])
+    assert stats.kstest(x, lambda t: noise.polyplace_cdf(t, a)).pvalue > 1e-3
+    near = np.abs(x) < 0.01   # the draws whose float sum cancels
+    assert near.sum() > 5

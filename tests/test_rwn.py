@@ -286,7 +286,8 @@ def test_a_categorical_column_left_unchanged_is_reported_and_named():
     assert rwn.changed_share_["country"] == 0.0
 
 
-@pytest.mark.parametrize("method,kw", [("exact", {}), ("partitioned", {"partitions": 2})])
+@pytest.mark.parametrize("method,kw", [("exact", {}), ("partitioned", {"partitions": 2}),
+                                       ("sampled_points", {"m": 60}), ("sampled_pairs", {"m": 60})])
 def test_changed_shares_without_warning_when_every_column_changes(method, kw):
     import warnings
 
