@@ -86,6 +86,14 @@ def _exact(x, name):
     return f
 
 
+def _exact_center(center):
+    """``center`` as an exact Fraction (a float is the rational it stores); a clear error otherwise."""
+    try:
+        return Fraction(center)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"center must be a finite rational number, got {center!r}.") from None
+
+
 def _draw(one, size):
     if size is None:
         return one()
@@ -394,10 +402,7 @@ def rounded_generalized_cauchy(gamma, width, size=None, *, center=0, rng=None):
     """
     g = gamma_fraction(gamma)
     w = _exact(width, "width")
-    try:
-        c = Fraction(center)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"center must be a finite rational number, got {center!r}.") from None
+    c = _exact_center(center)
     src = as_source(rng)
     power = _Power(g)
     return _draw(lambda: _rounded_cauchy_one(power, g, w, c, src), size)
@@ -614,10 +619,7 @@ def rounded_polyplace(a, width, size=None, *, center=0, rng=None):
     """
     f = polyplace_fraction(a)
     w = _exact(width, "width")
-    try:
-        c = Fraction(center)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"center must be a finite rational number, got {center!r}.") from None
+    c = _exact_center(center)
     src = as_source(rng)
     rounder = _PolyPlaceRounder(f, w, c)
     return _draw(lambda: rounder.draw(src), size)

@@ -1,4 +1,5 @@
 import re
+import warnings
 from pathlib import Path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -11,7 +12,9 @@ def test_readme_quickstart_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert not any(tmp_path.iterdir())
     namespace = {}
-    exec(compile(code, "README quickstart", "exec"), namespace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)   # a new user's first run warns of nothing
+        exec(compile(code, "README quickstart", "exec"), namespace)
     assert namespace["imp"].l1_ >= 1 and namespace["perturbed"].shape == namespace["known"].shape
 
 
