@@ -63,6 +63,12 @@ __all__ = [
 _GRID_BITS = 20
 # α is shrunk by this factor so that float rounding in S(D) and α can only add noise.
 _SAFETY = 1.0 - 1e-12
+# S(D) is computed in floating point: it may sit a few units in the last place below its exact value,
+# and the ratio of two neighbours' floats may exceed e^β by as much. The PolyPlace width is raised by
+# 2^-40 (the Cauchy's α is lowered by _SAFETY) to cover the first, and every smoothness condition is
+# checked at β(1 + 10^-12) to cover the second (and the float ln 2, 1e-17 below the true one).
+_S_INFLATION = 1 + Fraction(1, 2**40)
+_BETA_MARGIN = 1e-12
 # The spread of the noise, sd(X_γ)·2(γ-1)^(1-1/γ)/ε, is smallest at γ = 4.25 for every ε >= 5 and
 # beyond γ = 16 only grows (sd(X_γ) tends to 1/√3, the other factor grows like γ): searching
 # candidates up to this bound finds the same γ as searching them all, in time independent of ε.
@@ -421,11 +427,12 @@ def cauchy_admissible(epsilon, gamma, *, beta=LN2):
         raise ValueError(f"epsilon must be a finite positive number, got {epsilon!r}.")
     if not gamma > 1:
         raise ValueError(f"gamma must be > 1, got {gamma!r}.")
-    if beta * max(gamma - 1.0, 1.0) > epsilon / 2.0:
+    if beta * (1 + _BETA_MARGIN) * max(gamma - 1.0, 1.0) > epsilon / 2.0:
         raise ValueError(
             f"generalized Cauchy noise with gamma={float(gamma):g} is not admissible at epsilon={epsilon:g} "
-            f"with smoothness beta={beta:g}: need beta*max(gamma-1, 1) <= epsilon/2"
-            + (f"; no gamma works for epsilon < 2*beta = {2 * beta:.6f}." if epsilon < 2 * beta else ".")
+            f"with smoothness beta={beta:g}: need beta*max(gamma-1, 1) <= epsilon/2 (beta with a relative "
+            "margin of 1e-12 for floating-point rounding)"
+            + (f"; no gamma works for epsilon <= 2*beta = {2 * beta:.6f}." if epsilon <= 2 * beta else ".")
         )
     return epsilon / (2.0 * (gamma - 1.0) ** (1.0 - 1.0 / gamma))
 
@@ -465,13 +472,13 @@ def choose_gamma(epsilon, gamma="optimal", *, beta=LN2):
 def _choose_gamma(epsilon, gamma, beta):
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be a finite positive number, got {epsilon!r}.")
-    if epsilon < 2 * beta:
+    if epsilon <= 2 * beta * (1 + _BETA_MARGIN):
         raise ValueError(
-            f"a smooth-sensitivity release needs epsilon >= 2 ln 2 = {2 * beta:.6f} (the bound 1 + L1 is "
-            f"only ln 2-smooth), got epsilon={epsilon:g}. Spend more budget on this release or use "
-            "method='ignore_missing'."
+            f"a smooth-sensitivity release with Cauchy noise needs epsilon > 2 ln 2 = {2 * beta:.6f} (the bound "
+            f"1 + L1 is only ln 2-smooth), got epsilon={epsilon:g}. Spend more budget on this release, use the "
+            "default PolyPlace noise (any epsilon > ln 2) or method='ignore_missing'."
         )
-    g_max = 1.0 + epsilon / (2.0 * beta)
+    g_max = 1.0 + epsilon / (2.0 * beta * (1 + _BETA_MARGIN))
     top = Fraction(math.floor(4 * Fraction(g_max)), 4)   # exact: 4 * g_max overflows for huge ε
     if gamma == "paper":
         g, rule = top, "paper"
@@ -585,8 +592,10 @@ def certify_polyplace(a, c, epsilon, *, beta=LN2):
     """True when ε(a, c) <= ε, decided in 60-digit Decimal arithmetic with a margin of 1e-40.
 
     ``beta`` equal to the float :data:`LN2` is taken as the true ln 2 (its float is 1e-17 below it,
-    which would understate the smoothness); any other β is taken as the rational its float stores.
-    Decimal's ``ln`` and ``exp`` are correctly rounded, so each term is within 1e-58 of its value.
+    which would understate the smoothness); any other β is taken as the rational its float stores. β
+    is then raised by the relative margin 10^-12, which covers the floating-point rounding of S(D)
+    between neighbours (see :class:`SmoothPolyPlace`). Decimal's ``ln`` and ``exp`` are correctly
+    rounded, so each term is within 1e-58 of its value.
     """
     import decimal
 
@@ -595,11 +604,9 @@ def certify_polyplace(a, c, epsilon, *, beta=LN2):
     a, c = Fraction(a), Fraction(c)
     da = ctx.divide(D(a.numerator), D(a.denominator))
     inv_c = ctx.divide(D(c.denominator), D(c.numerator))
-    if beta == LN2:
-        b, eb = ctx.ln(D(2)), D(2)
-    else:
-        b = D(Fraction(beta).numerator) / D(Fraction(beta).denominator)
-        eb = ctx.exp(b)
+    b = ctx.ln(D(2)) if beta == LN2 else ctx.divide(D(Fraction(beta).numerator), D(Fraction(beta).denominator))
+    b = ctx.multiply(b, ctx.add(D(1), D(_BETA_MARGIN)))
+    eb = ctx.exp(b)
     terms = (ctx.multiply(da, ctx.ln(ctx.add(D(1), inv_c))),
              ctx.add(ctx.multiply(ctx.subtract(D(1), da), b), ctx.multiply(da, ctx.ln(ctx.add(eb, inv_c)))),
              ctx.multiply(ctx.subtract(da, D(1)), b))
@@ -656,8 +663,10 @@ def _polyplace_c(a, epsilon, beta):
         c2 = 0.0
     step = Fraction(1, 2**_POLYPLACE_C_BITS)
     c = max(step, math.ceil(Fraction(max(c1, c2)) * (1 + Fraction(1, 10**9)) / step) * step)
+    bump = step
     while not certify_polyplace(a, c, epsilon, beta=beta):
-        c += max(step, c / 2**30)
+        c += bump   # stays on the grid of multiples of 2^-20
+        bump *= 2
     return c
 
 
@@ -699,6 +708,10 @@ def _choose_polyplace(epsilon, a, beta):
         top = min(_POLYPLACE_A_MAX, 1 + Fraction(epsilon) / Fraction(beta))
         candidates = (Fraction(i, _A_STEP) for i in range(_A_STEP * 5 // 4, math.floor(_A_STEP * top) + 1))
         found = [(x, c) for x in candidates if (c := _polyplace_c(x, epsilon, beta)) is not None]
+        if not found:
+            raise ValueError(f"epsilon={epsilon!r} is too close to ln 2 = {beta:.6f}: no PolyPlace noise on the "
+                             f"grid of a (multiples of 1/{_A_STEP}) is certified there. Spend a little more budget "
+                             "on this release (epsilon >= 0.7 is always enough).")
         finite = [(x, c) for x, c in found if x > 3]
         a_best, c_best = min(finite or found, key=lambda xc: polyplace_spread(*xc))
         return PolyPlaceCalibration(epsilon=epsilon, a=a_best, c=c_best, beta=beta, rule="optimal")
@@ -718,7 +731,9 @@ class SmoothPolyPlace:
     upper bound S(D) on the local sensitivity (β = ln 2 for the bounds 1 + L1 of Theorems 5.1, 5.4 and
     5.6), ``q + c·S·X`` is ε-DP under add/remove one record when ε(a, c) <= ε (Theorem P of
     ``docs/privacy.md``; :func:`polyplace_epsilon`, certified by :func:`certify_polyplace`); rounding
-    to the grid is post-processing. Any ε > ln 2 works.
+    to the grid is post-processing. Any ε > ln 2 works. S(D) arrives as a float a few units in the last
+    place from its exact value: the width is c·S(D)·(1 + 2^-40) and ε(a, c) is certified at
+    β(1 + 10^-12), which covers that rounding (:func:`certify_polyplace`).
 
     Parameters
     ----------
@@ -740,10 +755,11 @@ class SmoothPolyPlace:
         self.smooth_bound = check_positive_real(smooth_bound, "smooth_bound")
         self.grid = _check_grid(grid)
         self.calibration = choose_polyplace(self.epsilon, a)
-        self.scale = float(self.calibration.c) * self.smooth_bound
+        width = self.calibration.c * Fraction(self.smooth_bound) * _S_INFLATION
+        self.scale = float(width)
         if not math.isfinite(self.scale):
             raise ValueError(f"the noise scale overflows (smooth_bound={smooth_bound!r}); use narrower bounds.")
-        self._width = self.calibration.c * Fraction(self.smooth_bound) / Fraction(self.grid)
+        self._width = width / Fraction(self.grid)
 
     def __repr__(self):
         c = self.calibration

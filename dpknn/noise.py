@@ -524,15 +524,18 @@ class _PolyPlaceRounder:
     def _below_one(self, u_top, k, n, d):
         """Whether (u_top/2^k)^q (n/d)^p < 1 (False when equal), for positive integers.
 
-        A float screen in the log domain decides when the log is farther than 1e-6 from 0: each of
-        its four terms is a correctly rounded or 1-ulp log of at most ~10^5, so the screen errs by
-        less than 1e-9. Closer cases are decided by the exact integer comparison.
+        A float screen in the log domain decides when the log is farther from 0 than 10^-9 times the
+        sum of its terms' magnitudes (plus 10^-9): each term is a correctly rounded or 1-ulp log times a
+        small integer, so the screen's own error is below 10^-15 of that sum. Closer cases are decided
+        by the exact integer comparison.
         """
         p, q = self.p, self.q
-        log = q * math.log(u_top) + p * (math.log(n) - math.log(d)) - k * q * _LN2_FLOAT
-        if log < -1e-6:
+        terms = (q * math.log(u_top), p * math.log(n), -p * math.log(d), -k * q * _LN2_FLOAT)
+        log = math.fsum(terms)
+        margin = 1e-9 * (1.0 + sum(abs(t) for t in terms))
+        if log < -margin:
             return True
-        if log > 1e-6:
+        if log > margin:
             return False
         return u_top**q * n**p < (d**p) << (k * q)
 
@@ -558,11 +561,12 @@ class _PolyPlaceRounder:
         arithmetic with digits for the centre, the width and V, plus 20 to spare.
         """
         u = (top + 0.5) / 2.0**k if k < 1000 else 0.0
-        if u > 0:
-            mag = u ** (-self.inv) - 1.0
-            noise = self.wf * mag
-            if abs(self.cf) < 2.0**40 and abs(noise) < 2.0**40:
-                return math.floor(self.cf + sign * noise + 0.5)
+        try:
+            noise = self.wf * (u ** (-self.inv) - 1.0) if u > 0 else math.inf
+        except OverflowError:
+            noise = math.inf
+        if abs(self.cf) < 2.0**40 and abs(noise) < 2.0**40:
+            return math.floor(self.cf + sign * noise + 0.5)
         digits = (20 + len(str(abs(self.cn) // self.cd)) + len(str(self.wn // self.wd))
                   + int(0.302 * (k + 1) * self.inv) + 1)
         ctx = decimal.Context(prec=digits)

@@ -54,10 +54,13 @@ class Moments:
 
 
 def _sum_int(values):
-    """Exact sum of int64 values below 2^53 in magnitude, as a Python int."""
-    hi = values >> 26
-    lo = values & _LOW26
-    return int(hi.sum(dtype=np.int64)) * (1 << 26) + int(lo.sum(dtype=np.int64))
+    """Exact sum of int64 values below 2^53 in magnitude, as a Python int (26-bit halves, summed in
+    chunks of 2^35 so that no int64 total can overflow)."""
+    total = 0
+    for start in range(0, values.size, 1 << 35):
+        chunk = values[start:start + (1 << 35)]
+        total += int((chunk >> 26).sum(dtype=np.int64)) * (1 << 26) + int((chunk & _LOW26).sum(dtype=np.int64))
+    return total
 
 
 def _sum_squares_int(values):

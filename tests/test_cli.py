@@ -158,7 +158,7 @@ def test_paper_gap_notes_compare_the_cauchy_constants():
                                                  ("ignore_missing", "laplace", 90.0 + 0.1 * r))]
     text = "\n".join(paper_gap_notes(pd.DataFrame(rows), n=1000, epsilon=6 * math.log(2)))
     assert "missing rate (here 20.0% of INCWAGE)" in text and "1 + L1(D) (here 15 to 18)" in text
-    assert "γ = 4 and α = 0.912" in text and "α = ε/(2(γ - 1)) = 0.693" in text and "1.32 times as wide" in text
+    assert "γ = 3.75 and α = 0.990" in text and "α = ε/(2(γ - 1)) = 0.693" in text and "1.27 times as wide" in text
     assert "squared bias is 0.0% to 0.0% of the MSE" in text   # smooth: unbiased here by construction
 
 

@@ -204,7 +204,9 @@ def test_exact_sliding_and_dilation_constants(gamma):
 def test_gamma_choice():
     eps = 6 * LN2
     paper = choose_gamma(eps, "paper")
-    assert paper.gamma == math.floor(4 * (1 + eps / (2 * LN2))) / 4
+    # 1 + ε/(2β) = 4 exactly at the paper's ε; the smoothness margin for floating point (β(1 + 1e-12))
+    # puts γ = 4 just out of bounds, so the paper's rule takes the next multiple of 1/4 down.
+    assert paper.gamma == math.floor(4 * (1 + eps / (2 * LN2 * (1 + 1e-12)))) / 4 == 3.75
     best = choose_gamma(eps, "optimal")
     assert best.spread() <= paper.spread() + 1e-12
     big = choose_gamma(10.0, "optimal")
@@ -212,13 +214,15 @@ def test_gamma_choice():
     assert (4 * big.gamma).is_integer()
     with pytest.raises(ValueError, match="2 ln 2"):
         choose_gamma(1.3)
-    assert choose_gamma(2 * LN2).gamma == 2.0
+    assert choose_gamma(2 * LN2 * (1 + 1e-9)).gamma == 2.0
+    with pytest.raises(ValueError, match="2 ln 2"):
+        choose_gamma(2 * LN2)
     with pytest.raises(ValueError, match="not admissible"):
         cauchy_admissible(3.0, 4.0)
     with pytest.raises(ValueError, match="multiple of 1/4"):
         choose_gamma(8.0, 2.1)
     # The paper's α = β = ε/(2(γ-1)) (Theorem 3.8) is below the exact α only for γ >= 2.
-    for gamma in (2.0, 3.0, 4.0):
+    for gamma in (2.0, 3.0, 3.75):
         assert cauchy_admissible(6 * LN2, gamma) >= 6 * LN2 / (2 * (gamma - 1)) - 1e-12
     assert cauchy_admissible(2.0, 1.5) < 2.0 / (2 * 0.5)
     assert math.isfinite(best.alpha)

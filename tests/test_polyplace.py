@@ -234,3 +234,59 @@ def test_sampler_is_exact_when_centre_and_noise_cancel():
     assert stats.kstest(x, lambda t: noise.polyplace_cdf(t, a)).pvalue > 1e-3
     near = np.abs(x) < 0.01   # the draws whose float sum cancels
     assert near.sum() > 5
+
+
+def decimal_output(a, width, center, sign, u):
+    """round(center + sign·width·(u^(-1/(a-1)) - 1)) in 80-digit decimal arithmetic (u a Fraction in (0, 1])."""
+    import decimal
+
+    ctx = decimal.Context(prec=80)
+    D = decimal.Decimal
+    e = a - 1
+    v = ctx.power(ctx.divide(D(u.numerator), D(u.denominator)), ctx.divide(D(-e.denominator), D(e.numerator)))
+    x = ctx.add(ctx.divide(D(center.numerator), D(center.denominator)),
+                ctx.multiply(D(sign), ctx.multiply(ctx.divide(D(width.numerator), D(width.denominator)), v - 1)))
+    return int(ctx.add(x, D("0.5")).to_integral_value(rounding=decimal.ROUND_FLOOR))
+
+
+def test_each_decision_is_exact_on_short_uniforms():
+    # With k = 4..12 bits of U its interval often straddles a threshold: _decides must accept an output
+    # exactly when both ends of the interval give it (a brute-force oracle in 80-digit decimals).
+    rng = np.random.default_rng(8)
+    checked = 0
+    for _ in range(150):
+        a = Fraction(int(rng.integers(20, 200)), 16)
+        width = Fraction(int(rng.integers(1, 10**6)), int(rng.integers(1, 10**4)))
+        center = Fraction(int(rng.integers(-10**6, 10**6)), int(rng.integers(1, 10**3)))
+        rounder = noise._PolyPlaceRounder(a, width, center)
+        k = int(rng.choice([4, 8, 12]))
+        top = int(rng.integers(0, 2**k))
+        for sign in (1, -1):
+            at_low_u = decimal_output(a, width, center, sign, Fraction(top + 1, 2**k))
+            at_high_v = decimal_output(a, width, center, sign, Fraction(top, 2**k)) if top > 0 else None
+            ends = [m for m in (at_low_u, at_high_v) if m is not None]
+            for m in range(min(ends) - 2, max(ends) + 3):
+                assert rounder._decides(sign, m, top, k) == (at_high_v is not None and at_low_u == at_high_v == m)
+                checked += 1
+    assert checked > 1000
+
+
+def test_every_term_of_the_certificate_is_checked():
+    # At ε = 1 the second term binds: a c just below the calibrated one must fail the certificate.
+    cal = choose_polyplace(1.0)
+    a, c = cal.a, cal.c
+    first = float(a) * math.log1p(1 / float(c))
+    second = (1 - float(a)) * LN2 + float(a) * math.log(2 + 1 / float(c))
+    assert second > first and second == pytest.approx(1.0, abs=1e-6)
+    assert not certify_polyplace(a, c * Fraction(9999, 10000), 1.0)
+
+
+def test_the_centre_is_not_rounded_to_the_grid():
+    # A count grid of 1 and a centre of 1/2: rounding the centre first would move the whole distribution
+    # by half a step (and need a charge in S). The released pmf is that of round(1/2 + c·S·X).
+    mech = SmoothPolyPlace(epsilon=6 * LN2, smooth_bound=0.8, grid=1)
+    src = np.random.default_rng(12)
+    z = np.array([mech.release(Fraction(1, 2), rng=src).value for _ in range(20_000)])
+    a, w = mech.calibration.a, mech._width
+    assert chi_square(z, a, w, Fraction(1, 2), -4, 5) > 1e-3
+    assert chi_square(z, a, w, Fraction(0), -4, 5) < 1e-6 and chi_square(z, a, w, Fraction(1), -4, 5) < 1e-6

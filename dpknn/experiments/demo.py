@@ -17,7 +17,7 @@ import numpy as np
 
 from .._io import text_writer, write_with_figures
 from ..datasets import census_schema, make_census
-from ..mechanisms import choose_gamma, choose_polyplace
+from ..mechanisms import LN2, CauchyCalibration, choose_gamma, choose_polyplace
 from ..progress import progress_bar
 from ..queries import PrivateImputation
 from .census import (
@@ -184,11 +184,11 @@ def paper_gap_notes(results, *, n, epsilon):
         text += (f" For the smooth mechanism squared bias is {share_range('smooth')} of the MSE; the rest is noise, "
                  "sampling and imputation error.")
     lines.append(text)
-    try:
-        paper = choose_gamma(epsilon, "paper")
-    except ValueError:
+    # The paper's Corollary 3.9 takes γ = 1 + ε/(2 ln 2) and its Theorem 3.8 α = ε / (2(γ - 1)); the code
+    # uses the exact constants (and keeps γ a multiple of 1/4 inside a floating-point margin).
+    if epsilon < 2 * LN2:
         return lines
-    # The paper's Theorem 3.8 sets α = ε / (2(γ - 1)); the code uses the exact constants.
+    paper = CauchyCalibration(epsilon=epsilon, gamma=1 + epsilon / (2 * LN2), alpha=1.0, beta=LN2, rule="paper")
     paper_alpha = epsilon / (2 * (paper.gamma - 1))
     paper_spread = dataclasses.replace(paper, alpha=paper_alpha).spread()
     draws = []
