@@ -318,6 +318,8 @@ def _cmd_rwn(args):
     if args.method in ("sampled_points", "sampled_pairs") and args.m is None:
         what = "the sample size" if args.method == "sampled_points" else "the average number of partners per record"
         raise CLIError(f"--method {args.method} needs --m ({what}).")
+    if args.method == "partitioned" and args.partitions is None:
+        raise CLIError("--method partitioned needs --partitions (the number of partitions of the records).")
     names = [c.strip() for c in (args.columns or args.keep).split(",") if c.strip()]
     if args.keep is None:
         columns = names
@@ -805,10 +807,14 @@ def build_parser():
                        "unchanged (docs/rwn.md).")
     p.add_argument("--input", type=Path, required=True)
     p.add_argument("--output", type=Path, required=True, help="file (.csv/.parquet) or folder for Parquet input")
-    p.add_argument("--k", type=int, default=5)
-    p.add_argument("--radius", type=float, default=None)
-    p.add_argument("--q", type=float, default=1.0)
-    p.add_argument("--method", default="exact", choices=["exact", "sampled_points", "sampled_pairs", "partitioned"])
+    p.add_argument("--k", type=int, default=5,
+                   help="least neighbourhood size: the k nearest other records, ties included (default 5)")
+    p.add_argument("--radius", type=float, default=None,
+                   help="records within this Euclidean distance are neighbours too, in standardised units (numeric "
+                        "columns divided by their standard deviation; two different categories are sqrt(2) apart)")
+    p.add_argument("--q", type=float, default=1.0, help="probability that each value is replaced (default 1)")
+    p.add_argument("--method", default="exact", choices=["exact", "sampled_points", "sampled_pairs", "partitioned"],
+                   help="exact, or a method for large data (docs/rwn.md); default exact")
     p.add_argument("--m", type=int, default=None,
                    help="required by the sampled methods: sample size (sampled_points) or partners per record "
                         "(sampled_pairs)")
@@ -839,7 +845,7 @@ def build_parser():
     p.add_argument("--k", type=int, default=1)
     p.add_argument("--noise", default="polyplace", choices=["polyplace", "cauchy"],
                    help="noise of the smooth releases whose query sets no noise: polyplace (default, any epsilon > "
-                        "ln 2) or cauchy (the paper's generalized Cauchy, epsilon >= 2 ln 2)")
+                        "ln 2) or cauchy (the paper's generalized Cauchy, epsilon > 2 ln 2)")
     p.add_argument("--allow-non-dp", action="store_true",
                    help='allow method = "global" (the paper\'s comparison, NOT differentially private)')
     _add_max_work(p)
@@ -889,7 +895,8 @@ def main(argv=None):
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        with _cleanup_on_termination():
+        with _cleanup_on_termination(), warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning(args)
             return args.func(args)
     # Only errors about the user's input, files or installation become one line; anything else is a
     # bug and keeps its traceback. ValueError covers DomainError and BudgetExceededError;
@@ -901,6 +908,15 @@ def main(argv=None):
         if message is None:
             raise
         return _user_error(args, exc, message)
+
+
+def _one_line_warning(args):
+    """Warnings as one line each, ``dpknn CMD: warning: ...``: no source path and no code line (with -v the
+    category and the place that warned are added)."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        where = f" ({category.__name__} at {filename}:{lineno})" if args.verbose else ""
+        print(f"dpknn {args.command}: warning: {message}{where}", file=sys.stderr)
+    return show
 
 
 def _user_error(args, exc, message):

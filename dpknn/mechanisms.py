@@ -510,7 +510,7 @@ class SmoothCauchy:
     exactly, and σ = S(D)/α. ``q + σX`` is ε-DP under add/remove one record by Theorem 3.6
     (Nissim, Raskhodnikova, Smith 2007, Lemma 2.6) with the exact admissibility constants
     α (γ-1)^(1-1/γ) <= ε/2 and β max(γ-1, 1) <= ε/2 (``docs/privacy.md``); the rounding to the
-    public grid g is post-processing. ε >= 2 ln 2 is required. The paper's mechanism, kept for
+    public grid g is post-processing. ε > 2 ln 2 is required. The paper's mechanism, kept for
     reproduction (``noise="cauchy"``); :class:`SmoothPolyPlace` is the default.
 
     Parameters

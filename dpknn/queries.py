@@ -144,7 +144,7 @@ class PrivateImputation:
     noise : {"polyplace", "cauchy"}, default "polyplace"
         Noise of the smooth releases. ``"polyplace"``: :class:`~dpknn.mechanisms.SmoothPolyPlace`,
         any ε > ln 2, about a third of the Cauchy's spread at ε = 6 ln 2. ``"cauchy"``: the paper's
-        generalized Cauchy (:class:`~dpknn.mechanisms.SmoothCauchy`, ε >= 2 ln 2), for reproduction.
+        generalized Cauchy (:class:`~dpknn.mechanisms.SmoothCauchy`, ε > 2 ln 2), for reproduction.
     gamma : "optimal", "paper" or float
         Default γ rule of the generalized Cauchy noise (see
         :func:`dpknn.mechanisms.choose_gamma`); with ``noise="cauchy"`` only.

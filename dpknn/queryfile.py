@@ -140,8 +140,48 @@ def read_queries(path, schema, *, allow_non_dp=False):
         for key in BUDGET_KEYS:
             if key in q:
                 q[key] = _budget(q, key, name)
+        if method == "smooth":
+            _check_smooth_budgets(name, kind, q, schema)
         parsed.append({"name": name, "type": kind, **q})
     return parsed, math.fsum(query_cost(q) for q in parsed)
+
+
+def _smooth_budgets(kind, q, schema):
+    """The budget keys of a query that a smooth-sensitivity mechanism would spend (those whose release
+    reads an imputed attribute), as in :class:`~dpknn.queries.PrivateImputation`."""
+    imputed = set(schema.imputed_names)
+    where = bool(imputed & set(q.get("where") or {}))
+    within = bool(imputed & set(q.get("within") or {}))
+    column = q.get("column") in imputed
+    if kind == "count":
+        return ["epsilon"] if where else []
+    if kind == "proportion":
+        return [k for k, smooth in (("epsilon", where or within),
+                                    ("denominator_epsilon" if "denominator_epsilon" in q else "epsilon", within))
+                if smooth]
+    keys = ["count_epsilon"] if where else []
+    if where or column:
+        keys += ["epsilon"] + (["mean_epsilon"] if kind == "variance" else [])
+    return keys
+
+
+def _check_smooth_budgets(name, kind, q, schema):
+    """Refuse, before any data are read, a smooth release whose ε its noise cannot use."""
+    from .mechanisms import choose_gamma, choose_polyplace
+
+    noise = q.get("noise", "polyplace")
+    for key in dict.fromkeys(_smooth_budgets(kind, q, schema)):
+        try:
+            if noise == "cauchy":
+                choose_gamma(q[key], q.get("gamma", "optimal"))
+            else:
+                choose_polyplace(q[key])
+        except ValueError:
+            need = ("epsilon > 2 ln 2 = 1.3863 with noise = \"cauchy\" (the default PolyPlace noise needs only "
+                    "epsilon > ln 2)" if noise == "cauchy" else "epsilon > ln 2 = 0.6931")
+            raise ValueError(f"query {name!r}: {key} = {q[key]:g} is too small for a smooth-sensitivity release, "
+                             f"which needs {need}: the noise is scaled to 1 + L1(D), which is only ln 2-smooth. "
+                             "Spend more budget on it, or set method = \"ignore_missing\".") from None
 
 
 def ask(private, query):

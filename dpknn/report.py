@@ -324,11 +324,13 @@ def curator_report(imputer, X, *, queries=None, draws=1000, rng=None, progress=F
     warnings = [f"no record is missing {', '.join(u.attributes)}{_in_universe(u.universe)}: the smooth mechanisms "
                 "still pay for L1(D) >= 1, so method = \"ignore_missing\" gives the same estimates with less noise."
                 for u in universes if u.records and not u.incomplete]
-    warnings += [f"{u.share_without_donor:.0%} of the incomplete records missing {', '.join(u.attributes)}"
-                 f"{_in_universe(u.universe)} sit in classes without a donor ({u.incomplete_without_donor:,} of "
-                 f"{u.incomplete:,}; warned above {DONORLESS_SHARE:.0%}): their donors come from other cells, at a "
-                 f"distance, so the known attributes ({', '.join(schema.known_names)}) are too fine for the data; "
-                 "bin an ordinal more coarsely or drop an attribute."
+    warnings += [f"{u.share_without_donor:.0%} of the incomplete records (missing any of "
+                 f"{', '.join(u.attributes)}){_in_universe(u.universe)} sit in classes without a donor "
+                 f"({u.incomplete_without_donor:,} of {u.incomplete:,}; warned above {DONORLESS_SHARE:.0%}): their "
+                 "donors come from other cells, at a distance. Either the known attributes "
+                 f"({', '.join(schema.known_names)}) are too fine for the data (bin an ordinal more coarsely or drop "
+                 "an attribute), or the attribute does not apply to those records (no wage after retirement): "
+                 "declare a universe for it (docs/schema.md)."
                  for u in universes if u.incomplete and u.share_without_donor > DONORLESS_SHARE]
     donee = imputer.donee_counts_
     values, counts = np.unique(donee[donee > 0], return_counts=True)

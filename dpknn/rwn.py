@@ -94,7 +94,7 @@ def _design(df, columns, weights, scales, rows=None):
         s = df[c]
         if s.isna().any():
             raise ValueError(f"column {c!r} has missing values; RWN needs complete data "
-                             "(fill them first, e.g. dpknn.processing.impute).")
+                             "(fill them first: dpknn.processing.impute, or an [impute] step of dpknn process).")
         w = float(weights.get(c, 1.0))
         if _is_numeric(s):
             x = s.to_numpy(dtype=np.float64)
@@ -152,7 +152,7 @@ def _changed_shares(before, after, columns):
 
 
 def warn_unchanged(shares, q, *, stacklevel=2):
-    """Warn (UserWarning and the log) about each perturbed column whose share of changed values
+    """Warn (UserWarning) about each perturbed column whose share of changed values
     is below ``UNCHANGED_SHARE · q``. Returns the names of those columns.
 
     Copying a neighbour's value changes nothing when every neighbour holds the record's own
@@ -168,9 +168,9 @@ def warn_unchanged(shares, q, *, stacklevel=2):
                    f"{100 * UNCHANGED_SHARE:g} % of q={q:g}): every neighbour (the k nearest or those within the "
                    "radius) shares the record's value under the current weights and scales, so copying a "
                    "neighbour's value leaves it as it was. "
-                   f"Raise radius (or k), lower the weight of {c!r} or raise the other columns' weights, or perturb "
-                   f"{c!r} differently (e.g. dpknn.randomized_response.RandomizedResponse).")
-        logger.warning(message)
+                   f"Raise the radius (--radius) or k (--k), lower the weight of {c!r} or raise the other columns' "
+                   f"weights (RWN(weights=...) in Python), or perturb {c!r} differently (e.g. "
+                   "dpknn.randomized_response.RandomizedResponse).")
         warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
     return low
 

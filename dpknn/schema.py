@@ -153,10 +153,14 @@ class Ordinal:
         if obs.dtype.kind == "f":
             bad |= obs != np.floor(obs)
         if bad.any():
+            fractional = obs.dtype.kind == "f" and bool((obs[bad] != np.floor(obs[bad])).any())
+            fix = ("Some are not whole numbers: round or bin them first, or declare the attribute Continuous (an "
+                   "imputed one) instead of Ordinal." if fractional else
+                   "Clamp them first (dpknn.processing.clamp, or a [clamp] step of dpknn process) or widen the "
+                   "declared range.")
             raise DomainError(
                 f"column {self.name!r} has values outside the integers of its public range "
-                f"[{self.lower}, {self.upper}]: {_show(obs[bad])}. Clamp them first "
-                f"(dpknn.processing.clamp) or widen the declared range."
+                f"[{self.lower}, {self.upper}]: {_show(obs[bad])}. {fix}"
             )
         return values, missing
 

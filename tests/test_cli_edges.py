@@ -129,3 +129,40 @@ def test_library_bugs_keep_their_traceback(monkeypatch, exc):
     monkeypatch.setattr(dpknn.datasets, "make_census", _raising(exc))
     with pytest.raises(type(exc)):
         main(["census", "--n", "10"])
+
+
+def test_rwn_partitioned_without_partitions_is_one_line(tmp_path, capsys):
+    pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 3}).to_csv(tmp_path / "d.csv", index=False)
+    rc = main(["rwn", "--input", str(tmp_path / "d.csv"), "--output", str(tmp_path / "o.csv"), "--columns", "a,b",
+               "--method", "partitioned"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "needs --partitions" in err and "Traceback" not in err
+
+
+def test_a_smooth_budget_too_small_is_refused_before_the_data_are_read(tmp_path, capsys):
+    census_files(tmp_path)
+    (tmp_path / "q.toml").write_text(
+        '[[query]]\nname = "a"\ntype = "count"\nwhere = { INCWAGE = { low = 1 } }\nepsilon = 1.0\n\n'
+        '[[query]]\nname = "b"\ntype = "mean"\ncolumn = "INCWAGE"\nepsilon = 0.6\ncount_epsilon = 1.0\n')
+    # The input does not exist: the query is refused first, by name, with the fix in the file's syntax.
+    rc = main(["release", "--schema", str(tmp_path / "schema.toml"), "--queries", str(tmp_path / "q.toml"),
+               "--input", str(tmp_path / "none.csv"), "--output", str(tmp_path / "r.json"), "--epsilon", "20"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "query 'b': epsilon = 0.6 is too small" in err and 'method = "ignore_missing"' in err
+    (tmp_path / "q.toml").write_text(
+        '[[query]]\nname = "c"\ntype = "count"\nwhere = { INCWAGE = { low = 1 } }\nepsilon = 1.0\nnoise = "cauchy"\n')
+    rc = main(["release", "--schema", str(tmp_path / "schema.toml"), "--queries", str(tmp_path / "q.toml"),
+               "--input", str(tmp_path / "none.csv"), "--output", str(tmp_path / "r.json"), "--epsilon", "20"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "query 'c'" in err and "2 ln 2" in err and "default PolyPlace" in err
+
+
+def test_warnings_print_once_on_one_line(tmp_path, capsys):
+    df = pd.DataFrame({"x": np.arange(200.0), "g": pd.Series(["a", "b"] * 100)})
+    df.to_csv(tmp_path / "d.csv", index=False)
+    rc = main(["rwn", "--input", str(tmp_path / "d.csv"), "--output", str(tmp_path / "o.csv"), "--columns", "x,g",
+               "--seed", "1"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "column 'g'" in line]
+    assert rc == 0 and len(lines) == 1 and lines[0].startswith("dpknn rwn: warning: RWN changed")
+    assert ".py:" not in err and "UserWarning" not in err

@@ -228,9 +228,9 @@ def test_warns_when_many_incomplete_records_have_no_donor_in_their_class():
     assert u.share_without_donor > DONORLESS_SHARE == 0.10
     text = [w for w in rep.warnings if "without a donor" in w]
     assert len(text) == 1
-    assert f"{u.share_without_donor:.0%} of the incomplete records missing wage" in text[0]
+    assert f"{u.share_without_donor:.0%} of the incomplete records (missing any of wage)" in text[0]
     assert f"({u.incomplete_without_donor:,} of {u.incomplete:,}; warned above 10%)" in text[0]
-    assert "too fine" in text[0] and "age, sex" in text[0]
+    assert "too fine" in text[0] and "age, sex" in text[0] and "declare a universe" in text[0]
     assert f"- {text[0]}" in rep.to_markdown().split("## Imputation")[0]
     # Random gaps in a coarse cell grid: every class has donors, no warning.
     df.loc[df.age >= 50, "wage"] = 20.0

@@ -252,3 +252,12 @@ def test_from_file_errors(tmp_path):
     path.write_text("known = [\n")
     with pytest.raises(ValueError, match="not valid TOML"):
         Schema.from_file(path)
+
+
+def test_non_integer_ordinal_values_get_a_hint_that_can_work():
+    # Issue 28 (a new user): "13.2 ... Clamp them first or widen the range" cannot fix a fraction.
+    schema = Schema(known=[Ordinal("e", 0, 25)], imputed=[Continuous("w", 0, 1)])
+    with pytest.raises(DomainError, match="not whole numbers: round or bin them"):
+        schema.encode(pd.DataFrame({"e": [1.0, 13.2], "w": [0.5, None]}))
+    with pytest.raises(DomainError, match="Clamp them first"):
+        schema.encode(pd.DataFrame({"e": [1, 30], "w": [0.5, None]}))
