@@ -368,7 +368,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
             class_keys = None
         class_id = np.ascontiguousarray(class_id, dtype=np.int64).ravel()
         n_classes = class_cells.shape[0]
-        if n > 1 and np.all(labels[1:] > labels[:-1]):
+        identity = bool(n > 1 and np.all(labels[1:] > labels[:-1]))
+        if identity:
             order = np.arange(n, dtype=np.int64)
         else:
             order = np.argsort(labels, kind="stable").astype(np.int64)
@@ -420,7 +421,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         self._fingerprint = _fingerprint(enc, df, schema)
 
         balls = l1_balls(deficient, class_cells, radius, boundary, n_inc)
-        self.l1_cases_ = self._l1_cases(enc, order, kth_row, kth_class, class_cells, balls)
+        self.l1_cases_ = self._l1_cases(enc, order, kth_row, kth_class, class_cells, balls, identity=identity)
         if short and incomplete_index.size:
             # Any added complete record joins every donor set.
             self.l1_cases_["add_complete"] = L1Case("add_complete", int(incomplete_index.size))
@@ -519,7 +520,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         return lengths, pieces, radius, boundary
 
     # ------------------------------------------------------------------------------------------
-    def _l1_cases(self, enc, order, kth_row, kth_class, class_cells, balls):
+    def _l1_cases(self, enc, order, kth_row, kth_class, class_cells, balls, identity=False):
         n = enc.n_records
         labels = enc.labels
         inc_rows = self.incomplete_index_
@@ -540,15 +541,25 @@ class KNNImputer(TransformerMixin, BaseEstimator):
 
         # Label arcs at the k-th donor's cell, grouped by that cell's class: the bonus of a new
         # record in that cell whose label falls in the best gap.
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(n)
+        # rank: the inverse of order (order itself when the labels are already increasing).
+        if identity:
+            rank = order
+        else:
+            rank = np.empty(n, dtype=np.int64)
+            rank[order] = np.arange(n)
         bcls = kth_class[inc_rows]
-        grp_order = np.argsort(bcls, kind="stable")
-        bcls_sorted = bcls[grp_order]
-        bounds, first = np.unique(bcls_sorted, return_index=True)
-        group_ptr = np.append(first, bcls_sorted.size).astype(np.int64)
-        a = rank[inc_rows][grp_order]
-        b = rank[kth_row[inc_rows]][grp_order]
+        if bcls.min() >= 0:
+            # Stable counting sort by class (the stable argsort of bcls), in O(n + classes).
+            grp_ptr, grp_order, _, _ = _grouping.group_rows(
+                bcls, np.zeros(bcls.size, dtype=bool), np.arange(bcls.size, dtype=np.int64), class_cells.shape[0])
+            bounds = np.flatnonzero(np.diff(grp_ptr))
+            first = grp_ptr[bounds]
+        else:
+            grp_order = np.argsort(bcls, kind="stable")
+            bounds, first = np.unique(bcls[grp_order], return_index=True)
+        group_ptr = np.append(first, bcls.size).astype(np.int64)
+        a = rank[inc_rows[grp_order]]
+        b = rank[kth_row[inc_rows[grp_order]]]
         stab, stab_gap = _donors.max_stabbing(group_ptr, np.ascontiguousarray(a), np.ascontiguousarray(b))
         has_arc = np.flatnonzero(stab > 0)
 
@@ -779,11 +790,23 @@ def _fingerprint(enc, df, schema):
     for arr in (enc.cells, enc.labels, enc.incomplete):
         a = np.ascontiguousarray(arr)
         h.update(str((a.dtype.str, a.shape)).encode())
-        h.update(a.tobytes())
+        h.update(a.view(np.uint8).ravel())  # the buffer itself: no bytes copy
     for a in schema.imputed:
         col = df[a.name]
         h.update(a.name.encode())
-        h.update(pd.util.hash_pandas_object(col, index=False).to_numpy().tobytes())
+        if isinstance(col.dtype, np.dtype) and col.dtype.kind == "f":
+            # A numpy float column (an imputed attribute with missing values, usually): the bits of
+            # every value in native byte order, NaN included, straight from its buffer. Other
+            # columns keep pandas' per-value hash (integer widths and nullable dtypes alike).
+            v = col.to_numpy()
+            if not v.dtype.isnative:
+                v = v.astype(v.dtype.newbyteorder("="))
+            v = np.ascontiguousarray(v)
+            h.update(str(("raw", v.dtype.kind, v.dtype.itemsize, v.shape)).encode())
+            h.update(v.view(np.uint8).ravel())
+        else:
+            h.update(str(("pandas", len(col))).encode())
+            h.update(pd.util.hash_pandas_object(col, index=False).to_numpy().tobytes())
     return h.hexdigest()
 
 

@@ -247,7 +247,21 @@ class Categorical:
             lo, hi = min(self.categories), max(self.categories)
             lut = np.full(hi - lo + 1, -1, dtype=np.int64)
             lut[np.asarray(self.categories, dtype=np.int64) - lo] = np.arange(len(self.categories))
-            if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":
+            if (isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu" and s.dtype.itemsize <= 2
+                    and s.dtype.isnative):
+                # 1- or 2-byte integers: one gather from a table over every value of the dtype,
+                # indexed by the bits read as unsigned (a category outside the dtype cannot occur).
+                bits = 8 * s.dtype.itemsize
+                info = np.iinfo(s.dtype)
+                full = np.full(1 << bits, -1, dtype=np.int64)
+                for code, c in enumerate(self.categories):
+                    if info.min <= c <= info.max:
+                        full[c % (1 << bits)] = code
+                v = s.to_numpy()
+                codes = full[v.view(f"u{s.dtype.itemsize}")]
+                missing = np.zeros(len(v), dtype=bool)
+                inside = None
+            elif isinstance(s.dtype, np.dtype) and s.dtype.kind in "iu":
                 v = s.to_numpy()
                 missing = np.zeros(len(v), dtype=bool)
                 inside = (v >= lo) & (v <= hi)
@@ -256,8 +270,9 @@ class Categorical:
                 missing = np.isnan(v)
                 with np.errstate(invalid="ignore"):
                     inside = (v >= lo) & (v <= hi) & (v == np.floor(v))
-            codes = np.full(len(v), -1, dtype=np.int64)
-            codes[inside] = lut[v[inside].astype(np.int64) - lo]
+            if inside is not None:
+                codes = np.full(len(v), -1, dtype=np.int64)
+                codes[inside] = lut[v[inside].astype(np.int64) - lo]
             values = s.to_numpy
         else:
             missing = s.isna().to_numpy()
@@ -278,7 +293,7 @@ class Categorical:
         codes, missing = self._codes(df)
         if missing.any():
             raise _known_missing(self.name, int(missing.sum()))
-        return codes.astype(np.int64)
+        return codes.astype(np.int64, copy=False)
 
     def decode(self, codes):
         return np.asarray(self.categories, dtype=object)[np.asarray(codes, dtype=np.int64)]

@@ -273,7 +273,7 @@ def test_rwn_command_prints_the_share_of_changed_values_and_warns(tmp_path):
     out = pd.read_csv(tmp_path / "out.csv")
     age, gender = ((out[c] != df[c]).mean() for c in ("age", "gender"))
     assert f"values changed: age {100 * age:.1f} %, gender {100 * gender:.1f} %" in res.stdout
-    assert "column 'gender'" in res.stderr and "Raise radius" in res.stderr and "'age'" not in res.stderr
+    assert "column 'gender'" in res.stderr and "Raise the radius (--radius)" in res.stderr and "'age'" not in res.stderr
     pytest.importorskip("dask")
     pytest.importorskip("pyarrow")
     (tmp_path / "dir").mkdir()

@@ -1,5 +1,9 @@
 """KNNImputer.fit (donors, donee counts and exact L1) on synthetic census data, 20% incomplete."""
 
+import time
+
+import numpy as np
+
 from dpknn.datasets import census_schema, make_census
 from dpknn.imputation import KNNImputer
 
@@ -22,6 +26,33 @@ class Fit:
 
     def track_l1(self, data, n, k):
         return KNNImputer(census_schema(), k=k).fit(data[n]).l1_
+
+
+class FitVsArgsort:
+    """The census fit (k = 1) over a stable argsort of as many random int64 keys, best of 3 each,
+    measured in the same process (goal: <= 2.0 at 10^7; benchmarks/fit_vs_argsort.py)."""
+
+    params = [10**7]
+    param_names = ["n"]
+    timeout = 900
+    unit = "ratio"
+
+    def setup(self, n):
+        rng = np.random.default_rng(0)
+        self.df = make_census(n, rng=rng)
+        self.keys = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=n, dtype=np.int64)
+
+    def track_ratio(self, n):
+        def best(fn):
+            times = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
+            return min(times)
+
+        t_sort = best(lambda: np.argsort(self.keys, kind="stable"))
+        return best(lambda: KNNImputer(census_schema(), k=1).fit(self.df)) / t_sort
 
 
 class Transform:
