@@ -66,6 +66,14 @@ def check_outputs(outputs, inputs):
         seen[r] = str(out)
 
 
+def partition_files(folder):
+    """The Parquet files of a folder that are partitions: not under a name starting with '.' or '_'
+    (hidden files, metadata, and the temporary folders of an interrupted run)."""
+    folder = Path(folder)
+    return [p for p in folder.rglob("*.parquet")
+            if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts)]
+
+
 def is_marked_imputed(path):
     """True when ``path`` was written by ``dpknn impute`` (Parquet metadata or JSON sidecar; for a
     folder of Parquet partitions, when any partition is marked)."""
@@ -73,7 +81,7 @@ def is_marked_imputed(path):
 
     path = Path(path)
     if path.is_dir():
-        return any(is_marked_imputed(f) for f in path.rglob("*.parquet"))
+        return any(is_marked_imputed(f) for f in partition_files(path))
     side = Path(str(path) + ".json")
     if side.exists():
         try:

@@ -129,7 +129,7 @@ def _cmd_impute(args):
         raise CLIError("--queries plans releases in the curator's report: give --report DIR too.")
     if args.draws < 20:
         raise CLIError(f"--draws must be at least 20, got {args.draws}.")
-    _refuse_imputed(args.input, "Impute")
+    check_path_not_imputed(args.input)
     schema = _schema(args.schema)
     if Path(args.input).is_dir():
         return _impute_folder(args, schema, side)
@@ -217,15 +217,6 @@ def _impute_folder(args, schema, side):
     return 0
 
 
-def _refuse_imputed(path, verb):
-    """Refuse an output of dpknn impute: by its flag columns, which travel with the rows, and by the
-    marker in its Parquet metadata or JSON sidecar, which a copy loses but an old file may have."""
-    if is_marked_imputed(path):
-        raise CLIError(f"input {str(path)!r} was written by dpknn impute: its imputed values would be taken as "
-                       f"observed and the noise calibrated to the wrong L1(D). {verb} from the original data.")
-    check_path_not_imputed(path)
-
-
 def _cmd_release(args):
     from .accounting import BudgetAccountant
     from .exceptions import BudgetExceededError
@@ -245,7 +236,7 @@ def _cmd_release(args):
         raise BudgetExceededError(
             f"the queries in {str(args.queries)!r} spend epsilon={total:g} in all, more than "
             f"--epsilon={args.epsilon:g}; nothing was computed.")
-    _refuse_imputed(args.input, "Release")
+    check_path_not_imputed(args.input)
     if args.seed is not None:
         logger.warning("--seed makes the noise reproducible: anyone who knows the seed can remove it, and the same "
                        "seed on neighbouring files gives the same noise. Do not publish seeded releases.")
@@ -372,7 +363,7 @@ def _cmd_synth(args):
     table_writer(None, args.output)
     if args.rows < 1:
         raise CLIError(f"--rows must be a positive number of synthetic rows, got {args.rows}.")
-    _refuse_imputed(args.input, "Synthesise")
+    check_path_not_imputed(args.input)
     with _file_content(args.attributes):
         attrs = read_attributes(args.attributes)
     what, missing = SYNTH_METHODS[args.method]

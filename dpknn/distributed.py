@@ -39,6 +39,7 @@ import operator
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from ._core import _donors, _grouping
-from ._io import IMPUTED_MARKER, check_not_inside
+from ._io import IMPUTED_MARKER, check_not_inside, partition_files
 from .conditions import conditions_mask
 from .exceptions import DomainError
 from .flags import check_path_not_imputed, flag_column
@@ -170,8 +171,7 @@ def parquet_partitions(input_dir):
     root = Path(input_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"input_dir {str(input_dir)!r} is not a folder of Parquet files.")
-    files = [p for p in root.rglob("*.parquet")
-             if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts)]
+    files = partition_files(root)
     if not files:
         raise ValueError(f"input_dir {str(input_dir)!r} holds no .parquet file.")
     return sorted(files, key=lambda p: natural_sort_key(str(p.relative_to(root))))
@@ -206,7 +206,19 @@ def _write_columns(folder, columns):
 def _map_columns(folder):
     """The columns of :func:`_write_columns`, memory-mapped: pages are read when used, so a binary
     search or a slice reads only what it touches."""
-    return {f.stem: np.load(f, mmap_mode="r") for f in sorted(Path(folder).glob("*.npy"))}
+    return {f.stem: map_npy(f) for f in sorted(Path(folder).glob("*.npy"))}
+
+
+# np.load parses each .npy header with ast.literal_eval, which is not thread-safe before CPython 3.11.8
+# (the AST constructor's recursion counter, CPython gh-106905: "SystemError: AST constructor recursion
+# depth mismatch"); Dask workers with several threads, or in-process clients, load concurrently.
+_NPY_LOCK = threading.Lock()
+
+
+def map_npy(path):
+    """``numpy.load(path, mmap_mode="r")``, one header at a time (see ``_NPY_LOCK``)."""
+    with _NPY_LOCK:
+        return np.load(path, mmap_mode="r")
 
 
 def _slice(columns, lo, hi):
@@ -279,7 +291,7 @@ def _duplicate_labels(staging, numbers, low, high):
     """Labels in [low, high) held by more than one record, from the sorted label files."""
     pieces = []
     for number in numbers:
-        labels = np.load(Path(staging) / _LABELS.format(number), mmap_mode="r")
+        labels = map_npy(Path(staging) / _LABELS.format(number))
         a, b = np.searchsorted(labels, [low, high])
         pieces.append(np.asarray(labels[a:b]))
     merged = np.sort(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.int64)
@@ -802,6 +814,13 @@ class ParquetPrivateImputation(PrivateImputation):
     def close(self):
         """Remove the temporary imputed partitions and close a cluster started here."""
         self._stack.close()
+
+    def with_accountant(self, accountant, *, rng=None):
+        """As :meth:`PrivateImputation.with_accountant`; the copy shares the imputed partitions and the
+        cluster but does not own them: closing it leaves the original working (the original closes them)."""
+        new = super().with_accountant(accountant, rng=rng)
+        new._stack = contextlib.ExitStack()
+        return new
 
     def __enter__(self):
         return self

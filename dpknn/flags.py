@@ -19,11 +19,16 @@ import pandas as pd
 
 from .exceptions import ImputedDataError, PrivacyLeakWarning
 
-__all__ = ["FLAG_PREFIX", "ImputedDataError", "check_not_imputed", "check_path_not_imputed", "drop_flags",
+__all__ = ["ATTRS_KEY", "FLAG_PREFIX", "ImputedDataError", "check_not_imputed", "check_path_not_imputed", "drop_flags",
            "flag_column", "flag_columns", "path_flag_columns"]
 
-#: Prefix of the flag columns: ``dpknn_imputed_<attribute>``.
+#: Prefix of the flag columns: ``dpknn_imputed_<attribute>`` (recognised in any letter case: tools that
+#: upper-case column names must not hide the flags).
 FLAG_PREFIX = "dpknn_imputed_"
+#: Key of ``DataFrame.attrs`` that :class:`~dpknn.imputation.KNNImputer` sets on what it imputes: pandas
+#: keeps it through column selection, copies and assignments, so selecting the schema's columns of an
+#: imputed frame (which drops the flag columns) does not hide that the values are imputed.
+ATTRS_KEY = "dpknn_imputed"
 
 
 def flag_column(name):
@@ -49,7 +54,7 @@ def flag_columns(columns_or_frame):
 
     Anything without column names (a NumPy array) has none.
     """
-    return [c for c in _names(columns_or_frame) if isinstance(c, str) and c.startswith(FLAG_PREFIX)]
+    return [c for c in _names(columns_or_frame) if isinstance(c, str) and c.lower().startswith(FLAG_PREFIX)]
 
 
 def check_not_imputed(columns_or_frame, what):
@@ -58,13 +63,24 @@ def check_not_imputed(columns_or_frame, what):
     ``what`` names the data in the message ("input 'imp.csv'", "X", ...).
     """
     found = flag_columns(columns_or_frame)
+    marked = getattr(columns_or_frame, "attrs", None)
     if found:
+        how = f"holds imputation flag columns {found}"
+    elif attrs_marked(marked):
+        how = (f"is marked imputed (DataFrame.attrs[{ATTRS_KEY!r}] = {list(marked[ATTRS_KEY])}: columns selected "
+               "from KNNImputer's output, without its flag columns)")
+    if found or attrs_marked(marked):
         raise ImputedDataError(
-            f"{what} holds imputation flag columns {found}: these are imputed data (dpknn impute / KNNImputer). "
+            f"{what} {how}: these are imputed data (dpknn impute / KNNImputer). "
             "Imputed values would be taken as observed and the noise calibrated to the wrong L1(D) (that of data "
             "without gaps: often several times too little noise). Release or synthesise from the original data, "
             "which dpknn imputes itself; dropping the flags (dpknn.flags.drop_flags) does not make a release on "
             "imputed data private.")
+
+
+def attrs_marked(attrs):
+    """Whether a DataFrame's ``attrs`` carry the imputed mark of :data:`ATTRS_KEY`."""
+    return isinstance(attrs, dict) and bool(attrs.get(ATTRS_KEY))
 
 
 def drop_flags(df):
@@ -75,11 +91,13 @@ def drop_flags(df):
     a model that needs no guarantee), never as a way into ``release`` or ``synth``.
     """
     found = flag_columns(df)
-    if found:
+    if found or attrs_marked(df.attrs):
         warnings.warn(f"dropped the imputation flag columns {found}: the imputed values now look observed, and a "
                       "differentially private release on these data would be calibrated to the wrong L1(D).",
                       PrivacyLeakWarning, stacklevel=2)
-    return df.drop(columns=found)
+    out = df.drop(columns=found)
+    out.attrs.pop(ATTRS_KEY, None)
+    return out
 
 
 def path_flag_columns(path):
@@ -91,10 +109,10 @@ def path_flag_columns(path):
     if path.is_dir():
         import pyarrow.parquet as pq
 
+        from ._io import partition_files
+
         found = []
-        for f in sorted(path.rglob("*.parquet")):
-            if any(part.startswith((".", "_")) for part in f.relative_to(path).parts):
-                continue  # hidden and metadata files are not partitions (dpknn.distributed.parquet_partitions)
+        for f in sorted(partition_files(path)):
             found += [c for c in flag_columns(pq.read_schema(f).names) if c not in found]
         return found
     if not path.exists():
@@ -111,5 +129,13 @@ def path_flag_columns(path):
 
 
 def check_path_not_imputed(path, what=None):
-    """:func:`check_not_imputed` for a file or a folder of Parquet files (see :func:`path_flag_columns`)."""
-    check_not_imputed(path_flag_columns(path), what or f"input {str(path)!r}")
+    """:func:`check_not_imputed` for a file or a folder of Parquet files (see :func:`path_flag_columns`),
+    and the marker ``dpknn impute`` writes into Parquet metadata and JSON sidecars, which a copy loses
+    but a file of an earlier version may carry without flag columns."""
+    from ._io import is_marked_imputed
+
+    what = what or f"input {str(path)!r}"
+    if is_marked_imputed(path):
+        raise ImputedDataError(f"{what} was written by dpknn impute: its imputed values would be taken as observed "
+                               "and the noise calibrated to the wrong L1(D). Use the original data.")
+    check_not_imputed(path_flag_columns(path), what)

@@ -38,6 +38,7 @@ import dataclasses
 import hashlib
 import logging
 import math
+import numbers
 import time
 from dataclasses import dataclass
 
@@ -49,7 +50,7 @@ from sklearn.exceptions import NotFittedError
 
 from ._core import _depth, _donors, _grouping, _nearest
 from .exceptions import WorkLimitError
-from .flags import check_not_imputed, flag_column
+from .flags import ATTRS_KEY, check_not_imputed, flag_column
 from .geometry import diameter, embed, query_until_certified, squared_distance
 from .progress import progress_bar
 from .schema import Categorical, Continuous, Ordinal, Schema
@@ -675,6 +676,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
                 flags[name] = self._fill(df, out, self.schema.attribute(name), rows, group.donors)
         for name in self.schema.imputed_names:
             out[flag_column(name)] = flags[name]
+        # Survives column selection (which drops the flag columns) and copies: see dpknn.flags.ATTRS_KEY.
+        out.attrs[ATTRS_KEY] = list(self.schema.imputed_names)
         return out
 
     def _fill(self, df, out, a, rows, donors):
@@ -702,8 +705,13 @@ class KNNImputer(TransformerMixin, BaseEstimator):
             # Integer categories stored as float64 with NaN (pandas' integer column with gaps):
             # dpknn.distributed brings the donors' values as the schema's category objects, and an
             # object array does not go into a float column. As numbers they are what the
-            # in-memory fit copies from the donors' rows.
-            filled = filled.astype(np.float64)
+            # in-memory fit copies from the donors' rows. Other categories (text, booleans) reach a
+            # float column only when a partition's column is all missing: it becomes an object column.
+            numeric = all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in filled)
+            if numeric:
+                filled = filled.astype(np.float64)
+            else:
+                out_col = out_col.astype(object)
         out_col = out_col.copy()
         out_col.iloc[targets] = filled
         out[a.name] = self._integer_ordinal(a, out_col)

@@ -49,7 +49,12 @@ def test_running_total_matches_exact_sum():
     costs = [0.1, 1e-9, 3.3, 1 / 7] * 2500
     for c in costs:
         acc.spend(c)
-    assert acc.spent()[0] == math.fsum(costs)
+    # The exact sum, rounded up: never below it, and at most one unit in the last place above fsum's nearest.
+    from fractions import Fraction
+
+    exact = sum(Fraction(c) for c in costs)
+    spent = acc.spent()[0]
+    assert Fraction(spent) >= exact and spent in (math.fsum(costs), math.nextafter(math.fsum(costs), math.inf))
 
 
 def test_unlimited_accountant_keeps_working_after_spends_beyond_the_float_range():
@@ -95,3 +100,23 @@ def test_pickled_accountant_is_a_detached_read_only_copy():
     assert acc.remaining()[0] == pytest.approx(0.25)
     with pytest.raises(BudgetExceededError):   # the refusal is a budget refusal, which callers handle
         copy.spend(0.1)
+
+
+def test_published_totals_round_the_safe_way():
+    # What was spent is never understated, what remains never overstated (0.1 + 0.2 + 0.3 > 0.6 exactly).
+    from fractions import Fraction
+
+    acc = BudgetAccountant(10.0)
+    for e in (0.1, 0.2, 0.3):
+        acc.spend(e)
+    exact = sum(Fraction(e) for e in (0.1, 0.2, 0.3))
+    assert Fraction(acc.spent()[0]) >= exact and Fraction(acc.remaining()[0]) <= 10 - exact
+
+
+def test_a_budget_without_delta_admits_no_delta():
+    acc = BudgetAccountant(1.0, delta=0.0)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(0.5, delta=5e-13)
+    thirds = BudgetAccountant(1.0, delta=3e-6)
+    for _ in range(3):
+        thirds.spend(1 / 3, delta=1e-6)   # exact thirds still fit

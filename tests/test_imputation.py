@@ -431,3 +431,45 @@ def test_flag_columns_reads_names_from_every_container():
         == flag_columns(pa.schema([(n, pa.int64()) for n in names])) == flag_columns(np.array(names)) == expected
     # Values are not names: a Series, a matrix, a single string.
     assert flag_columns(pd.Series(names)) == flag_columns(np.zeros((2, 4))) == flag_columns(expected[0]) == []
+
+
+def test_selected_columns_of_imputed_data_and_upper_case_flags_are_still_refused(tmp_path):
+    # Issue 28 review: selecting the schema's columns drops the flag columns; DataFrame.attrs keeps the mark.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dpknn import PrivateImputation
+    from dpknn.datasets import census_schema, make_census
+    from dpknn.exceptions import ImputedDataError
+    from dpknn.flags import check_path_not_imputed, flag_columns
+
+    schema = census_schema()
+    df = make_census(3000, rng=4)
+    imputed = KNNImputer(schema).fit_transform(df)
+    selected = imputed[[*schema.known_names, *schema.imputed_names]]
+    with pytest.raises(ImputedDataError, match="marked imputed"):
+        PrivateImputation(selected, schema)
+    with pytest.raises(ImputedDataError):
+        KNNImputer(schema).fit(selected.copy())
+    # Tools that upper-case column names must not hide the flags.
+    assert flag_columns(imputed.rename(columns=str.upper)) == ["DPKNN_IMPUTED_INCWAGE"]
+    # A Parquet file with the marker in its metadata and no flag column (an earlier version's output).
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    pq.write_table(table.replace_schema_metadata({**table.schema.metadata, b"dpknn:imputed": b"1"}),
+                   tmp_path / "old.parquet")
+    with pytest.raises(ImputedDataError, match="written by dpknn impute"):
+        check_path_not_imputed(tmp_path / "old.parquet")
+
+
+def test_text_categories_fill_a_partition_whose_column_is_all_missing():
+    # A Parquet partition whose categorical column is all NaN is float64: text donors' values must go in
+    # as text (issue 28 review), and integer categories still as numbers.
+    schema = Schema(known=[Ordinal("x", 0, 3)], imputed=[Categorical("c", ["x", "y"])])
+    imp = KNNImputer(schema)
+    out = pd.DataFrame({"x": [0, 1], "c": [np.nan, np.nan]})
+    imp._put(out, schema.imputed[0], np.array([0, 1]), np.array([["x"], ["y"]], dtype=object))
+    assert out["c"].tolist() == ["x", "y"]
+    ints = Schema(known=[Ordinal("x", 0, 3)], imputed=[Categorical("c", [1, 2])])
+    out = pd.DataFrame({"x": [0, 1], "c": [np.nan, 2.0]})
+    KNNImputer(ints)._put(out, ints.imputed[0], np.array([0]), np.array([[1]], dtype=object))
+    assert out["c"].dtype == np.float64 and out["c"].tolist() == [1.0, 2.0]

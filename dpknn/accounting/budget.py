@@ -62,12 +62,20 @@ def _check_cost(epsilon, delta, *, allow_zero=False):
     return float(epsilon), float(delta)
 
 
-def _to_float(x):
-    """A total as a float; totals beyond the float range are infinite, not an OverflowError."""
+def _to_float(x, direction=0):
+    """A total as a float; totals beyond the float range are infinite, not an OverflowError.
+
+    ``direction`` +1 rounds up (what was spent is never understated), -1 down (nor what remains
+    overstated), 0 to nearest.
+    """
     try:
-        return float(x)
+        f = float(x)
     except OverflowError:
         return math.inf
+    if direction and math.isfinite(f) and not isinstance(x, float) and Fraction(f) != x:
+        if (Fraction(f) < x) == (direction > 0):
+            f = math.nextafter(f, direction * math.inf)
+    return f
 
 
 class BudgetAccountant:
@@ -166,7 +174,7 @@ class BudgetAccountant:
     def spent(self):
         """(ε, δ) spent so far (the RDP part converted at ``rdp_delta``)."""
         e, d = self._exact_spent()
-        return _to_float(e), _to_float(d)
+        return _to_float(e, +1), _to_float(d, +1)
 
     def _exact_spent(self):
         """(ε, δ) spent, exact (ε is inf when the RDP part converts to inf)."""
@@ -178,8 +186,8 @@ class BudgetAccountant:
     def remaining(self):
         """(ε, δ) still available (ε is inf for an unlimited accountant, whatever was spent)."""
         eps, delta = self._exact_spent()
-        rem_e = math.inf if math.isinf(self.epsilon) else max(_to_float(Fraction(self.epsilon) - eps), 0.0)
-        return rem_e, max(_to_float(Fraction(self.delta) - delta), 0.0)
+        rem_e = math.inf if math.isinf(self.epsilon) else max(_to_float(Fraction(self.epsilon) - eps, -1), 0.0)
+        return rem_e, max(_to_float(Fraction(self.delta) - delta, -1), 0.0)
 
     def check(self, epsilon, delta=0.0):
         """Raise :class:`~dpknn.exceptions.BudgetExceededError` if (ε, δ) does not fit.
@@ -198,7 +206,8 @@ class BudgetAccountant:
         else:
             tol = _REL_TOL * max(1.0, self.epsilon)
             eps_ok = eps_total <= Fraction(self.epsilon) + Fraction(tol)
-        return eps_ok and delta_total <= Fraction(self.delta) + Fraction(_REL_TOL)
+        # Relative, so that a budget with delta = 0 admits no delta at all.
+        return eps_ok and delta_total <= Fraction(self.delta) * (1 + Fraction(_REL_TOL))
 
     def _check(self, epsilon, delta):
         eps_spent, delta_spent = self._exact_spent()
