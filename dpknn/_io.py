@@ -66,6 +66,37 @@ def check_outputs(outputs, inputs):
         seen[r] = str(out)
 
 
+# Removals of temporary microdata under way, and signals that arrived during them (see defer_signal).
+_cleaning = [0]
+_pending = []
+
+
+def defer_signal(signum):
+    """For a signal handler that ends the run: True while :func:`remove_tree` runs, and then the signal
+    is delivered again when the removal is complete, so that it cannot stop the removal halfway."""
+    if _cleaning[0]:
+        _pending.append(signum)
+        return True
+    return False
+
+
+def remove_tree(path):
+    """Remove the folder ``path`` (temporary, confidential microdata); a termination signal that arrives
+    meanwhile is held back until the folder is gone (:func:`defer_signal`)."""
+    import shutil
+    import signal
+
+    _cleaning[0] += 1
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    finally:
+        _cleaning[0] -= 1
+        if not _cleaning[0] and _pending:
+            signum = _pending[-1]
+            _pending.clear()
+            signal.raise_signal(signum)
+
+
 def partition_files(folder):
     """The Parquet files of a folder that are partitions: not under a name starting with '.' or '_'
     (hidden files, metadata, and the temporary folders of an interrupted run)."""

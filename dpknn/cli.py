@@ -25,6 +25,7 @@ from pathlib import Path
 from ._io import (
     IMPUTED_MARKER,
     check_outputs,
+    defer_signal,
     is_marked_imputed,
     read_table,
     table_writer,
@@ -867,6 +868,8 @@ def _cleanup_on_termination():
     wanted = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
 
     def terminate(signum, frame):
+        if defer_signal(signum):
+            return  # a temporary folder is being removed: the signal comes back when it is gone
         # A second signal during the cleanup must not cut it short.
         for s in wanted:
             signal.signal(s, signal.SIG_IGN)

@@ -37,7 +37,6 @@ import logging
 import math
 import operator
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -48,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ._core import _donors, _grouping
-from ._io import IMPUTED_MARKER, check_not_inside, partition_files
+from ._io import IMPUTED_MARKER, check_not_inside, partition_files, remove_tree
 from .conditions import conditions_mask
 from .exceptions import DomainError
 from .flags import check_path_not_imputed, flag_column
@@ -633,7 +632,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     finally:
         for tmp in (staging, partial, donors_partial):
             if tmp is not None and tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+                remove_tree(tmp)
     fit = DistributedImputation(
         schema=schema, k=k, aggregate=aggregate, output_dir=str(output_dir),
         l1_=int(max(c.value for c in cases.values())), l1_cases_=cases, n_records_=int(offsets[-1]),
@@ -798,7 +797,7 @@ class ParquetPrivateImputation(PrivateImputation):
                 # Registered before the cluster, so removed after it closes: an interrupted run's
                 # workers may still be writing partitions (and their folders) in there until then.
                 tmp = Path(tempfile.mkdtemp(prefix=".dpknn-imputed-", dir=Path(input_dir).parent))
-                self._stack.callback(shutil.rmtree, tmp, ignore_errors=True)
+                self._stack.callback(remove_tree, tmp)
                 imputed_dir = tmp / "imputed"
             self.client = self._stack.enter_context(dask_client(client))
             imputer = impute_parquet(input_dir, imputed_dir, schema, k=k, max_work=max_work, client=self.client,

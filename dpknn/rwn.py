@@ -670,11 +670,10 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     if not (rwn.rng is None or isinstance(rwn.rng, numbers.Integral)):
         raise TypeError("perturb_parquet needs rwn.rng to be an int seed or None so that workers can derive seeds.")
     import os
-    import shutil
     import tempfile
     from pathlib import Path
 
-    from ._io import check_not_inside
+    from ._io import check_not_inside, remove_tree
 
     output_dir = Path(output_dir)
     if output_dir.exists():
@@ -716,7 +715,7 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
             _, changed, rows = dask.compute(write, out[flags].sum(), out.map_partitions(len).sum())
         os.replace(partial / "out", output_dir)
     finally:
-        shutil.rmtree(partial, ignore_errors=True)
+        remove_tree(partial)
     rows = int(rows)
     shares = {c: float(changed[f]) / rows if rows else 0.0 for f, c in zip(flags, cols)}
     if rows >= 2:

@@ -166,3 +166,33 @@ def test_warnings_print_once_on_one_line(tmp_path, capsys):
     lines = [line for line in err.splitlines() if "column 'g'" in line]
     assert rc == 0 and len(lines) == 1 and lines[0].startswith("dpknn rwn: warning: RWN changed")
     assert ".py:" not in err and "UserWarning" not in err
+
+
+def test_a_signal_during_cleanup_waits_for_it(tmp_path):
+    # Issue 28 review: a SIGTERM arriving while a temporary folder is removed must not stop the removal
+    # halfway; the command line's handler ends the run once the folder is gone.
+    import os
+    import signal
+
+    from dpknn._io import remove_tree
+    from dpknn.cli import Terminated, _cleanup_on_termination
+
+    folder = tmp_path / "staging"
+    for i in range(200):
+        (folder / f"d{i}").mkdir(parents=True)
+        (folder / f"d{i}" / "x.npy").write_bytes(b"0" * 100)
+    real, calls = os.unlink, []
+
+    def unlink(path, *args, **kwargs):   # the signal arrives in the middle of the removal
+        calls.append(path)
+        if len(calls) == 100:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(path, *args, **kwargs)
+
+    os.unlink = unlink
+    try:
+        with pytest.raises(Terminated), _cleanup_on_termination():
+            remove_tree(folder)
+    finally:
+        os.unlink = real
+    assert len(calls) == 200 and not folder.exists()
