@@ -401,6 +401,9 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
             record_level = True
             changed_share = _changed_shares(real, released, names, label)
         except ValueError as err:
+            if label is not None:
+                # Asked for by name: a label that matches no real record is a mistake, not a finding.
+                raise ValueError(f"label {label!r}: linkage cannot be measured: {err}") from None
             notes.append(f"linkage not measured: {err}")
     closest = distance_to_closest_record(real, released, columns=keys)
     attribution = None

@@ -163,3 +163,13 @@ def test_small_regression_coefficients_keep_their_significant_digits():
     coef = rep.regressions[0].table.loc["x", "coef_real"]
     section = rep.to_markdown().split("### y ~ x", 1)[1].split("Mean CI overlap", 1)[0]
     assert 1e-6 < coef < 1e-5 and f"{coef:.4g}" in section and "| 0.0000 |" not in section
+
+
+def test_a_label_that_matches_no_real_record_is_an_error():
+    # Issue 28 review: released labels absent from the real table turned into a note and exit 0.
+    real = _real()
+    released = real.copy()
+    real = real.assign(id=np.arange(len(real)))
+    released = released.assign(id=np.arange(len(released)) + 10**6)
+    with pytest.raises(ValueError, match="label 'id'"):
+        evaluate(real, released, ATTRS, label="id", rng=0)
