@@ -85,10 +85,18 @@ def remove_tree(path):
     meanwhile is held back until the folder is gone (:func:`defer_signal`)."""
     import shutil
     import signal
+    import time
 
     _cleaning[0] += 1
     try:
-        shutil.rmtree(path, ignore_errors=True)
+        # A cancelled Dask task that was already running may still be writing a file into the folder while
+        # it is removed (rmtree then cannot remove the folder): try again while such writers finish. They
+        # never recreate a removed folder, so the folder is gone once they stop.
+        for attempt in range(50):
+            shutil.rmtree(path, ignore_errors=True)
+            if not os.path.exists(path):
+                break
+            time.sleep(0.02 * (attempt + 1))
     finally:
         _cleaning[0] -= 1
         if not _cleaning[0] and _pending:

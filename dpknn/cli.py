@@ -92,10 +92,10 @@ def _file_content(path):
 
 def _json(obj):
     """Strict JSON (no NaN or Infinity) of ``obj``, numpy scalars and tuples converted."""
-    from .mechanisms import _jsonable
+    from .mechanisms import jsonable
 
     # Not ASCII-escaped: ledger labels such as "AGE ≥ 16" must read as written (files are UTF-8).
-    return json.dumps(_jsonable(obj), indent=2, allow_nan=False, ensure_ascii=False)
+    return json.dumps(jsonable(obj), indent=2, allow_nan=False, ensure_ascii=False)
 
 
 def _bin_advice(schema, df, args, failure):

@@ -52,11 +52,11 @@ from .conditions import conditions_mask
 from .exceptions import DomainError
 from .flags import check_path_not_imputed, flag_column
 from .imputation import (
-    _MAX_KEY,
     DEFAULT_MAX_WORK,
+    MAX_KEY,
     KNNImputer,
     L1Case,
-    _csr_positions,
+    csr_positions,
     deficient_classes,
     donorless,
     l1_balls,
@@ -359,7 +359,7 @@ def _solve_bucket(number, staging, n_staged, lo, hi, class_keys, class_donors, p
         own_parts.append(_slice(cols, np.searchsorted(key, lo, "left"), np.searchsorted(key, hi, "right")))
         if foreign.size:
             s = np.searchsorted(key, foreign, "left")
-            idx = _csr_positions(s, np.searchsorted(key, foreign, "right") - s)
+            idx = csr_positions(s, np.searchsorted(key, foreign, "right") - s)
             idx = idx[cols["inc"][idx] != 0]
             far_parts.append({n: np.asarray(c[idx]) for n, c in cols.items()})
     own = _concat(own_parts, names)
@@ -390,7 +390,7 @@ def _solve_bucket(number, staging, n_staged, lo, hi, class_keys, class_donors, p
             s, e = np.searchsorted(owners, rk, "left"), np.searchsorted(owners, rk, "right")
             hit = e > s
             rows, s, reps = rows[hit], s[hit], (e - s)[hit]
-            entry = porder[_csr_positions(s, reps)]
+            entry = porder[csr_positions(s, reps)]
             q_label.append(np.repeat(table["label"][rows], reps))
             q_gid.append(np.repeat(table["gid"][rows], reps))
             q_cls.append(np.searchsorted(class_keys, plan["donor"][entry]))
@@ -564,7 +564,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     if schema.has_universes:
         raise ValueError("impute_parquet does not support schemas with universes; impute them in memory "
                          "(KNNImputer) or split the data by universe.")
-    if math.prod(int(v) for v in schema.n_codes) > _MAX_KEY:
+    if math.prod(int(v) for v in schema.n_codes) > MAX_KEY:
         raise ValueError("the known attributes' domain has more than 2^62 cells, which impute_parquet cannot key; "
                          "bin an ordinal attribute (bin_width) or impute in memory.")
     files = parquet_partitions(input_dir)

@@ -63,7 +63,8 @@ logger = logging.getLogger(__name__)
 _AGGREGATES = ("auto", "mean", "median")
 # Cells a lattice search for the nearest donors may visit per class before a KD-tree takes over.
 _LATTICE_BUDGET = 200
-_MAX_KEY = 2**62
+# Largest number of cells whose keys pack into one int64 (also the limit of dpknn.distributed).
+MAX_KEY = 2**62
 # Ball-box tests the L1 search may spend: about 5 s on this project's 2-core reference machine.
 DEFAULT_MAX_WORK = 500_000_000
 # Tests force every path of the L1 search with these: no floor from the deletions, and the
@@ -358,7 +359,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         # Classes are numbered in the lexicographic order of their cells, so comparing class ids
         # compares cells. Cells pack into int64 keys when the domain allows (fast); a wider domain
         # is grouped by sorting the rows of codes, and its nearest donors all come from the KD-tree.
-        if math.prod(int(v) for v in n_codes) <= _MAX_KEY:
+        if math.prod(int(v) for v in n_codes) <= MAX_KEY:
             keys = _grouping.pack_cells(enc.cells, n_codes)
             class_id, class_keys = pd.factorize(keys, sort=True)
             class_keys = np.ascontiguousarray(class_keys, dtype=np.int64)
@@ -394,7 +395,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         list_cls = np.empty(list_ptr[-1], dtype=np.int64)
         starts = list_ptr[:-1]
         list_cls[starts[own]] = inc_classes[own]
-        list_cls[_csr_positions(starts[~own], near_len)] = near_flat
+        list_cls[csr_positions(starts[~own], near_len)] = near_flat
         t_near = time.perf_counter()
         bar.update()
         bar.set_postfix_str("assign donors")
@@ -473,9 +474,9 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         boundary[rest] = b2
         starts = np.cumsum(lengths) - lengths
         out = np.empty(int(lengths.sum()), dtype=np.int64)
-        out[_csr_positions(starts[done], lengths[done])] = flat
+        out[csr_positions(starts[done], lengths[done])] = flat
         for rows, values in pieces:
-            out[_csr_positions(starts[rest[rows]], len2[rows])] = values
+            out[csr_positions(starts[rest[rows]], len2[rows])] = values
         return lengths, out, radius, boundary
 
     def _kdtree_donor_classes(self, deficient, class_cells, donor_cls, n_donors, k, weights, is_cat):
@@ -785,7 +786,7 @@ def l1_balls(deficient, class_cells, radius, boundary, n_inc):
             "m": n_inc[deficient].astype(np.int64)}
 
 
-def _csr_positions(starts, lengths):
+def csr_positions(starts, lengths):
     """Flat positions ``starts[i] + 0, ..., starts[i] + lengths[i] - 1`` for every i, in order."""
     lengths = np.asarray(lengths, dtype=np.int64)
     offsets = np.cumsum(lengths) - lengths

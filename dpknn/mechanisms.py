@@ -56,6 +56,7 @@ __all__ = [
     "SmoothCauchy",
     "cauchy_admissible",
     "choose_gamma",
+    "jsonable",
     "public_grid",
 ]
 
@@ -77,13 +78,15 @@ _GAMMA_SEARCH_MAX = Fraction(64)
 _MAX_GAMMA = Fraction(4096)
 
 
-def _jsonable(v):
+def jsonable(v):
+    """``v`` as plain JSON-ready data: releases as their publishable dicts, numpy scalars as Python ones,
+    fractions as floats, mappings and sequences converted item by item."""
     if isinstance(v, Release):
         return v.to_dict()
     if isinstance(v, (dict, MappingProxyType)):
-        return {str(k): _jsonable(x) for k, x in v.items()}
+        return {str(k): jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
+        return [jsonable(x) for x in v]
     if isinstance(v, (np.integer, np.floating, np.bool_)):
         return v.item()
     if isinstance(v, Fraction):
@@ -114,7 +117,7 @@ class CuratorDiagnostics:
 
     def to_dict(self):
         """A JSON-ready dict, marked confidential (for ``--diagnostics`` files only)."""
-        return {"confidential": True, **_jsonable(self.values)}
+        return {"confidential": True, **jsonable(self.values)}
 
 
 @dataclass(frozen=True)
@@ -162,8 +165,8 @@ class Release:
 
     def to_dict(self):
         """The publishable fields as a JSON-ready dict (no curator diagnostics)."""
-        return {"value": _jsonable(self.value), "epsilon": self.epsilon, "delta": self.delta,
-                "mechanism": self.mechanism, "params": _jsonable(self.params),
+        return {"value": jsonable(self.value), "epsilon": self.epsilon, "delta": self.delta,
+                "mechanism": self.mechanism, "params": jsonable(self.params),
                 "parts": {k: v.to_dict() for k, v in self.parts.items()}}
 
     def curator_dict(self):

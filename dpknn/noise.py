@@ -49,6 +49,7 @@ from .randomness import as_source
 
 __all__ = [
     "bernoulli_exp",
+    "bernoulli_real",
     "discrete_gaussian",
     "discrete_gaussian_pmf",
     "discrete_gaussian_tail",
@@ -111,10 +112,11 @@ def _bernoulli_fraction(p, src):
     return src.randbelow(p.denominator) < p.numerator
 
 
-def _bernoulli_exp(gamma, src):
-    """Bernoulli(exp(-γ)) for rational γ >= 0 (Canonne, Kamath, Steinke 2020, Algorithm 1)."""
+def bernoulli_exp_exact(gamma, src):
+    """Bernoulli(exp(-γ)) for a Fraction γ >= 0 drawn from the RandomSource ``src`` (Canonne, Kamath,
+    Steinke 2020, Algorithm 1); :func:`bernoulli_exp` is the public form that takes ``rng``."""
     while gamma > 1:
-        if not _bernoulli_exp(_ONE, src):
+        if not bernoulli_exp_exact(_ONE, src):
             return False
         gamma -= 1
     k = 1
@@ -128,7 +130,7 @@ def bernoulli_exp(gamma, *, rng=None):
     g = Fraction(gamma)
     if g < 0:
         raise ValueError(f"gamma must be >= 0, got {gamma!r}.")
-    return _bernoulli_exp(g, as_source(rng))
+    return bernoulli_exp_exact(g, as_source(rng))
 
 
 class _LazyUniform:
@@ -147,7 +149,7 @@ class _LazyUniform:
         return Fraction(self.a, 1 << self.k), Fraction(self.a + 1, 1 << self.k)
 
 
-def _bernoulli_real(bounds, src, *, head=None):
+def bernoulli_real(bounds, src, *, head=None):
     """Bernoulli(p) for a real p given by ``bounds(prec) -> (lo, hi)``, lo <= p <= hi.
 
     The uniform is drawn lazily and compared with ever tighter bounds; the answer is exact
@@ -233,10 +235,10 @@ def _discrete_laplace_one(s, t, src):
     """P(Z = z) ∝ exp(-|z| s / t) for integers s, t >= 1 (CKS 2020, Algorithm 2)."""
     while True:
         u = src.randbelow(t)
-        if not _bernoulli_exp(Fraction(u, t), src):
+        if not bernoulli_exp_exact(Fraction(u, t), src):
             continue
         v = 0
-        while _bernoulli_exp(_ONE, src):
+        while bernoulli_exp_exact(_ONE, src):
             v += 1
         y = (u + t * v) // s
         if src.randbits(1):
@@ -272,7 +274,7 @@ def _discrete_gaussian_one(sigma2, src):
     t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1
     while True:
         y = _discrete_laplace_one(1, t, src)
-        if _bernoulli_exp((abs(y) - sigma2 / t) ** 2 / (2 * sigma2), src):
+        if bernoulli_exp_exact((abs(y) - sigma2 / t) ** 2 / (2 * sigma2), src):
             return y
 
 
@@ -330,11 +332,11 @@ def _cauchy_accept(power, gamma, src):
         return (1 - rhi) / (2 - rhi), (1 - rlo) / (2 - rlo)   # decreasing in r
 
     while True:
-        if _bernoulli_real(head, src):
+        if bernoulli_real(head, src):
             block = None
         else:
             block = 0
-            while _bernoulli_real(lambda prec: _r_bounds(gamma, prec), src):
+            while bernoulli_real(lambda prec: _r_bounds(gamma, prec), src):
                 block += 1
         v, u = _LazyUniform(src), _LazyUniform(src)
         while True:

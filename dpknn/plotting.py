@@ -10,12 +10,13 @@ import numpy as np
 
 __all__ = ["amplification_figure", "census_boxplots", "closest_distances_figure", "correlation_figure",
            "demo_figure", "donee_count_figure", "evaluation_risk_figure", "imputed_observed_figure",
-           "marginals_figure", "planned_errors_figure", "regression_intervals_figure"]
+           "load_pyplot", "marginals_figure", "planned_errors_figure", "regression_intervals_figure"]
 
 _COLORS = {"smooth": "#1b9e77", "smooth_cauchy": "#66a61e", "ignore_missing": "#d95f02", "global": "#7570b3"}
 
 
-def _pyplot():
+def load_pyplot():
+    """``matplotlib.pyplot`` on the Agg backend (no screen), or an ImportError naming the ``plot`` extra."""
     try:
         import matplotlib
 
@@ -29,7 +30,7 @@ def _pyplot():
 def _box(ax, values, pos, color):
     """Box = interquartile range, whiskers = 5th and 95th percentiles, line = median."""
     q5, q25, q50, q75, q95 = np.percentile(values, [5, 25, 50, 75, 95])
-    ax.add_patch(_pyplot().Rectangle((pos - 0.3, q25), 0.6, q75 - q25, facecolor=color, alpha=0.35,
+    ax.add_patch(load_pyplot().Rectangle((pos - 0.3, q25), 0.6, q75 - q25, facecolor=color, alpha=0.35,
                                      edgecolor=color))
     ax.plot([pos - 0.3, pos + 0.3], [q50, q50], color=color, lw=2)
     ax.plot([pos, pos], [q5, q25], color=color, lw=1)
@@ -78,7 +79,7 @@ def census_boxplots(results, *, labels=None, method_labels=None, path=None, titl
     -------
     matplotlib.figure.Figure
     """
-    plt = _pyplot()
+    plt = load_pyplot()
     queries = list(dict.fromkeys(results["query"]))
     methods = list(dict.fromkeys(results["method"]))
     fig, axes = plt.subplots(1, len(queries), figsize=(3.4 * len(queries), 4.2), squeeze=False)
@@ -108,7 +109,7 @@ def demo_figure(rows, truths, *, labels=None, method_labels=None, units=None, pa
     a release of 0 (a bar of no height) still shows. ``units`` maps a query to its y-axis label
     with the unit (e.g. "mean wage income (dollars)").
     """
-    plt = _pyplot()
+    plt = load_pyplot()
     queries = list(truths)
     fig, axes = plt.subplots(1, len(queries), figsize=(3.4 * len(queries), 4.0), squeeze=False)
     for ax, q in zip(axes[0], queries):
@@ -153,7 +154,7 @@ def amplification_figure(table, *, path=None, title=None):
     ``table``: DataFrame indexed by the MCAR rate with columns among raw, paper, child_bound,
     partition and exact.
     """
-    plt = _pyplot()
+    plt = load_pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for col, (label, color, style) in _AMPLIFICATION_STYLE.items():
         if col in table.columns:
@@ -192,7 +193,7 @@ def correlation_figure(change, *, names=("before", "after"), path=None, title=No
     diverging scale centred on 0 and reaching the largest absolute difference, so that a shift
     of 0.14 is not drawn as white. Every cell shows its number (up to 20 columns).
     """
-    plt = _pyplot()
+    plt = load_pyplot()
     columns = list(change["before"].columns)
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.4))
     for ax, key, name in zip(axes[:2], ("before", "after"), names):
@@ -214,7 +215,7 @@ def correlation_figure(change, *, names=("before", "after"), path=None, title=No
 def closest_distances_figure(table, *, path=None, title=None):
     """Box plots of each record's distance to its closest other record, before and after
     (Perry et al. 2022, Figure 8); ``table`` is :func:`dpknn.metrics.closest_distances`'s result."""
-    plt = _pyplot()
+    plt = load_pyplot()
     fig, ax = plt.subplots(figsize=(4, 4))
     ax.boxplot([table["before"], table["after"]])
     ax.set_xticks([1, 2], ["original", "perturbed"])
@@ -230,7 +231,7 @@ def donee_count_figure(donee_counts, *, path=None, title=None):
     ``donee_counts`` is :attr:`dpknn.report.CuratorReport.donee_counts`: pairs (c, records).
     A long tail means a few donors carry many imputed values, which is what makes L1(D) large.
     """
-    plt = _pyplot()
+    plt = load_pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
     if donee_counts:
         c, n = np.asarray(donee_counts, dtype=np.int64).T
@@ -259,7 +260,7 @@ def imputed_observed_figure(distributions, *, path=None, title=None):
     ``distributions`` is :attr:`dpknn.report.CuratorReport.distributions`; each panel is over
     the attribute's universe.
     """
-    plt = _pyplot()
+    plt = load_pyplot()
     n = max(len(distributions), 1)
     cols = min(n, 2)
     rows = -(-n // cols)
@@ -294,7 +295,7 @@ def planned_errors_figure(planned, *, path=None, title=None):
     dot. Beyond the dashed lines at ±100% the noise exceeds the estimate. The axis is linear near
     0, down to the narrowest interval, and logarithmic beyond.
     """
-    plt = _pyplot()
+    plt = load_pyplot()
     from matplotlib.ticker import FuncFormatter
     from matplotlib.transforms import blended_transform_factory
 
@@ -359,7 +360,7 @@ def marginals_figure(marginals, *, path=None, title=None):
     ``marginals`` maps attribute names to DataFrames with columns ``real`` and ``released``
     indexed by bin (as :attr:`dpknn.evaluation.EvaluationReport.marginals`).
     """
-    plt = _pyplot()
+    plt = load_pyplot()
     names = list(marginals)
     cols = min(3, len(names))
     rows = -(-len(names) // cols)
@@ -389,7 +390,7 @@ def regression_intervals_figure(comparisons, *, path=None, title=None):
     coefficient and the released one shows its shift (the standardised difference) and width;
     the labels give the CI overlap.
     """
-    plt = _pyplot()
+    plt = load_pyplot()
     height = 1.6 + 0.45 * max(len(c.table) for c in comparisons)
     fig, axes = plt.subplots(1, len(comparisons), figsize=(max(7.0, 6 * len(comparisons)), height), squeeze=False)
     for ax, comp in zip(axes[0], comparisons):
@@ -418,7 +419,7 @@ def evaluation_risk_figure(report, *, path=None, title=None):
     neighbours), and, when measured, the per-record linkage probability and the correct
     attribution probability.
     """
-    plt = _pyplot()
+    plt = load_pyplot()
     panels = 1 + (report.linkage is not None) + (report.attribution is not None)
     fig, axes = plt.subplots(1, panels, figsize=(4.8 * panels, 3.8), squeeze=False)
     ax = axes[0][0]

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .noise import _bernoulli_real
+from .noise import bernoulli_real
 from .randomness import as_source
 from .validation import check_positive_real, check_unit_interval
 
@@ -146,7 +146,7 @@ class RandomizedResponse:
         # V >= p for sure when u >= ceil(p_hi 2^64); the rare rest draws more bits of the same V.
         flip = u < np.uint64(lo_word)
         for i in np.flatnonzero((u >= np.uint64(lo_word)) & (u < np.uint64(hi_word))):
-            flip[i] = _bernoulli_real(self._bounds, src, head=(int(u[i]), 64))
+            flip[i] = bernoulli_real(self._bounds, src, head=(int(u[i]), 64))
         out = x ^ flip.astype(np.int8)
         return pd.Series(out, index=index, name=bits.name) if index is not None else out
 

@@ -33,7 +33,7 @@ import pandas as pd
 
 from ._io import text_writer, write_with_figures
 from .imputation import KNNImputer
-from .mechanisms import _jsonable
+from .mechanisms import jsonable
 from .progress import progress_bar
 from .queries import PrivateImputation
 from .queryfile import QUERY_KEYS, ask, query_cost, read_queries
@@ -191,10 +191,10 @@ class CuratorReport:
     def to_dict(self):
         """A JSON-ready dict, marked confidential."""
         return {"confidential": True, "note": CONFIDENTIAL, "n_records": self.n_records, "k": self.k,
-                "universes": [{**_jsonable(dataclasses.asdict(u)), "share_without_donor": _num(u.share_without_donor)}
+                "universes": [{**jsonable(dataclasses.asdict(u)), "share_without_donor": _num(u.share_without_donor)}
                               for u in self.universes],
                 "donee_counts": [list(p) for p in self.donee_counts],
-                "distributions": [_jsonable(dataclasses.asdict(d)) for d in self.distributions],
+                "distributions": [jsonable(dataclasses.asdict(d)) for d in self.distributions],
                 "planned": [{**_planned_dict(p), "ignore_missing": None if alt is None else _planned_dict(alt)}
                             for p, alt in self.planned],
                 "queries_epsilon": self.queries_epsilon, "draws": self.draws, "warnings": list(self.warnings)}
@@ -538,7 +538,7 @@ def _num(v):
 
 
 def _planned_dict(p):
-    return {**_jsonable(dataclasses.asdict(p)), "noisier_than_estimate": p.noisier_than_estimate}
+    return {**jsonable(dataclasses.asdict(p)), "noisier_than_estimate": p.noisier_than_estimate}
 
 
 def _universe_text(universe):

@@ -41,7 +41,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .noise import _bernoulli_exp
+from .noise import bernoulli_exp_exact
 from .randomness import as_source
 from .validation import check_positive_real
 
@@ -115,7 +115,7 @@ class PermuteAndFlip(_ScoreSelection):
             j = i + src.randbelow(s.size - i)
             order[i], order[j] = order[j], order[i]
             r = order[i]
-            if _bernoulli_exp(self._rate * (best - Fraction(float(s[r]))), src):
+            if bernoulli_exp_exact(self._rate * (best - Fraction(float(s[r]))), src):
                 return r
         raise AssertionError("unreachable: the best candidate is accepted with probability 1")  # pragma: no cover
 
@@ -147,5 +147,5 @@ class ExponentialMechanism(_ScoreSelection):
     def _pick(self, s, src, best):
         while True:
             r = src.randbelow(s.size)
-            if _bernoulli_exp(self._rate * (best - Fraction(float(s[r]))), src):
+            if bernoulli_exp_exact(self._rate * (best - Fraction(float(s[r]))), src):
                 return r

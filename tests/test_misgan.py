@@ -85,7 +85,7 @@ def test_importing_dpknn_synth_never_needs_torch(tmp_path):
 # --- with torch ---------------------------------------------------------------------------------
 # Marked slow: with the docs' GAN example they were a third of the suite's CPU time (`-m "not slow"`).
 torch = pytest.importorskip("torch", reason="DPMisGAN needs torch: pip install torch==2.13.0 (the 'gan' extra)")
-from dpknn.synth import _misgan_torch as mt  # noqa: E402
+from dpknn.synth import misgan_torch as mt  # noqa: E402
 from dpknn.synth.tabular import TabularEncoding  # noqa: E402
 
 

@@ -28,7 +28,7 @@ class CriticStep:
     def setup(self, batch):
         if torch is None:
             raise NotImplementedError("torch is not installed")
-        from dpknn.synth import _misgan_torch as mt
+        from dpknn.synth import misgan_torch as mt
         from dpknn.synth.tabular import TabularEncoding
 
         df, attrs = _census(batch)

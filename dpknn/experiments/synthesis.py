@@ -177,9 +177,9 @@ def _claims(summary):
 
 def synthesis_figure(summary, *, title=None):
     """TVD-2 and F1 against the missing rate: one panel per mechanism and metric, one line per strategy."""
-    from ..plotting import _pyplot
+    from ..plotting import load_pyplot
 
-    plt = _pyplot()
+    plt = load_pyplot()
     mechs = list(dict.fromkeys(summary["mechanism"]))
     fig, axes = plt.subplots(2, len(mechs), figsize=(4.2 * len(mechs), 7.2), squeeze=False, sharex=True)
     for j, mech in enumerate(mechs):

@@ -21,12 +21,13 @@ import pandas as pd
 from ..schema import Categorical, Continuous, Ordinal
 from ..validation import check_positive_int
 
-__all__ = ["Discretization", "read_attributes"]
+__all__ = ["Discretization", "check_attributes", "read_attributes"]
 
 MISSING = -1
 
 
-def _check_attributes(attributes):
+def check_attributes(attributes):
+    """``attributes`` as a tuple of distinct-named Ordinal, Categorical or Continuous; else a clear error."""
     if isinstance(attributes, (str, bytes)) or not hasattr(attributes, "__iter__"):
         raise TypeError(f"attributes must be a list of Ordinal, Categorical or Continuous, got {attributes!r}.")
     attrs = tuple(attributes)
@@ -66,7 +67,7 @@ class Discretization:
     bins: int = 10
 
     def __post_init__(self):
-        object.__setattr__(self, "attributes", _check_attributes(self.attributes))
+        object.__setattr__(self, "attributes", check_attributes(self.attributes))
         object.__setattr__(self, "bins", check_positive_int(self.bins, "bins"))
 
     @property
@@ -170,8 +171,8 @@ def read_attributes(path, *, allow_draft=False):
                              "[[attribute]] tables only.")
         if not isinstance(spec["attribute"], list):
             raise ValueError(f"attributes file {str(path)!r}: 'attribute' must be a list of [[attribute]] tables.")
-        return _check_attributes(attribute_from_dict(e, "attribute") for e in spec["attribute"])
+        return check_attributes(attribute_from_dict(e, "attribute") for e in spec["attribute"])
     if "known" in spec or "imputed" in spec:
         schema = Schema.from_dict(spec)
-        return _check_attributes([*schema.known, *schema.imputed])
+        return check_attributes([*schema.known, *schema.imputed])
     raise ValueError(f"attributes file {str(path)!r} lists no [[attribute]] tables (nor [[known]]/[[imputed]]).")

@@ -89,10 +89,10 @@ TORCH_HINT = ("DPMisGAN needs torch (the 'gan' extra). On the CPU: pip install t
 
 def _torch():
     try:
-        from . import _misgan_torch
+        from . import misgan_torch
     except ImportError as exc:  # torch absent or broken
         raise ImportError(f"{TORCH_HINT} ({exc})") from exc
-    return _misgan_torch
+    return misgan_torch
 
 
 def default_delta(n):

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..schema import Categorical, Ordinal
-from .domain import _check_attributes, check_frame
+from .domain import check_attributes, check_frame
 
 __all__ = ["TabularEncoding"]
 
@@ -49,7 +49,7 @@ class TabularEncoding:
     attributes: tuple
 
     def __post_init__(self):
-        attrs = _check_attributes(self.attributes)
+        attrs = check_attributes(self.attributes)
         object.__setattr__(self, "attributes", attrs)
         spans, start = [], 0
         for a in attrs:
