@@ -310,7 +310,7 @@ def _cmd_rwn(args):
     if args.method in ("sampled_points", "sampled_pairs") and args.m is None:
         what = "the sample size" if args.method == "sampled_points" else "the average number of partners per record"
         raise CLIError(f"--method {args.method} needs --m ({what}).")
-    if args.method == "partitioned" and args.partitions is None:
+    if args.method == "partitioned" and args.partitions is None and not Path(args.input).is_dir():
         raise CLIError("--method partitioned needs --partitions (the number of partitions of the records).")
     names = [c.strip() for c in (args.columns or args.keep).split(",") if c.strip()]
     if args.keep is None:
@@ -329,10 +329,14 @@ def _cmd_rwn(args):
     if Path(args.input).is_dir():
         if Path(args.output).exists():
             raise CLIError(f"output {str(args.output)!r} exists; choose a new folder.")
-        info = perturb_parquet(args.input, args.output, rwn, columns=columns)  # writes atomically itself
-        print(f"perturbed {info['partitions']} Parquet partitions into {args.output}")
+        with _scheduler_client(args) as client:
+            info = perturb_parquet(args.input, args.output, rwn, columns=columns, client=client)  # atomic itself
+        within = "exact" if args.method == "partitioned" else args.method
+        print(f"perturbed {info['partitions']} Parquet partitions ({within} within each) into {args.output}")
         print(_changed_summary(info["changed_share"]))
         return 0
+    if args.scheduler is not None:
+        raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
     table_writer(None, args.output)
     df = read_table(args.input)
     out = rwn.fit_transform(df, columns=columns)
@@ -806,11 +810,16 @@ def build_parser():
                         "columns divided by their standard deviation; two different categories are sqrt(2) apart)")
     p.add_argument("--q", type=float, default=1.0, help="probability that each value is replaced (default 1)")
     p.add_argument("--method", default="exact", choices=["exact", "sampled_points", "sampled_pairs", "partitioned"],
-                   help="exact, or a method for large data (docs/rwn.md); default exact")
+                   help="exact, or a method for large data (docs/rwn.md); default exact. For a folder each "
+                        "Parquet partition is perturbed on its own: exact, sampled_points and sampled_pairs run within "
+                        "each partition (samples and pairs drawn among the partition's records, not across the "
+                        "folder); partitioned is exact within each partition (the folder's partitions are the "
+                        "partitions; --partitions is ignored)")
     p.add_argument("--m", type=int, default=None,
                    help="required by the sampled methods: sample size (sampled_points) or partners per record "
                         "(sampled_pairs)")
-    p.add_argument("--partitions", type=int, default=None, help="number of partitions (partitioned)")
+    p.add_argument("--partitions", type=int, default=None,
+                   help="number of partitions (partitioned; not for a folder, whose partitions are used)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--columns", default=None,
                        help="comma-separated columns to perturb (this or --keep is required)")
@@ -819,6 +828,7 @@ def build_parser():
                             "all others are perturbed")
     p.add_argument("--jobs", type=int, default=1, help="joblib workers for partitioned")
     p.add_argument("--progress", action="store_true", help="show progress (sampled_pairs, partitioned)")
+    _add_scheduler(p)
     _add_seed(p)
     p.set_defaults(func=_cmd_rwn)
 

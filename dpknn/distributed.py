@@ -31,12 +31,14 @@ References
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import itertools
 import logging
 import math
 import operator
 import os
+import pickle
 import tempfile
 import threading
 import time
@@ -68,8 +70,8 @@ from .schema import Categorical, Schema
 from .summation import exact_moments
 from .validation import check_positive_int
 
-__all__ = ["DistributedImputation", "ParquetPrivateImputation", "dask_client", "impute_parquet",
-           "parquet_partitions"]
+__all__ = ["DistributedImputation", "DonorPlacement", "ParquetPrivateImputation", "PartitionDonors", "compact",
+           "dask_client", "impute_parquet", "parquet_partitions", "place_donors"]
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +94,9 @@ class DistributedImputation:
     schema : Schema
     k : int
     aggregate : str
-    output_dir : str
-        The folder of imputed partitions (confidential microdata).
+    output_dir : str or None
+        The folder of imputed partitions (confidential microdata); None where the imputed values
+        were used without being written (:class:`ParquetPrivateImputation`).
     l1_ : int
         Exact L1(D), equal to the in-memory ``KNNImputer.l1_``.
     l1_cases_ : dict of str to L1Case
@@ -115,7 +118,7 @@ class DistributedImputation:
     schema: Schema
     k: int
     aggregate: str
-    output_dir: str
+    output_dir: str | None
     l1_: int
     l1_cases_: dict
     n_records_: int
@@ -229,6 +232,40 @@ def _concat(parts, names):
     return {name: np.concatenate([p[name] for p in parts]) for name in names}
 
 
+def _index_dtype(n):
+    """The narrowest signed integer dtype that holds 0 .. n - 1."""
+    return compact(np.array([0, max(int(n) - 1, 0)])).dtype
+
+
+def compact(values):
+    """``values`` in the narrowest dtype that holds every one of them exactly: float32 for floats
+    that survive the round trip (NaN included), the narrowest integer type for codes. Readers
+    widen them again (float64, int64) before any arithmetic, so nothing computed changes."""
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        with np.errstate(over="ignore", invalid="ignore"):
+            narrow = values.astype(np.float32)
+            exact = (narrow == values) | np.isnan(values)
+        return narrow if exact.all() else values
+    if values.dtype.kind in "iu":
+        if values.size == 0:
+            return values.astype(np.int8)
+        low, high = int(values.min()), int(values.max())
+        return values.astype(next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                                  if np.iinfo(t).min <= low and high <= np.iinfo(t).max))
+    return values
+
+
+def _staged_rows(cols, rows, offset):
+    """Rows of one mapped staging file (a slice or positions), with their global row numbers
+    ``gid`` and their labels (the row numbers when the data have no label column)."""
+    out = {name: np.array(col[rows]) for name, col in cols.items() if name != "row"}
+    out["gid"] = offset + np.asarray(cols["row"][rows], dtype=np.int64)
+    if "label" not in out:
+        out["label"] = out["gid"]
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # Pass 1: stage every partition.
 def _observed_values(attr, df):
@@ -257,9 +294,12 @@ def _stage(path, number, offset, schema, staging):
     order = np.argsort(keys, kind="stable")
     sk = keys[order]
     inc = enc.incomplete[order]
-    staged = {"key": sk, "label": labels[order], "gid": gid[order], "inc": inc.view(np.int8)}
+    # Rows within the partition and values in the narrowest exact dtype: staging is the run's I/O.
+    staged = {"key": sk, "row": order.astype(_index_dtype(n)), "inc": inc.view(np.int8)}
+    if schema.label is not None:
+        staged["label"] = labels[order]
     for j, attr in enumerate(schema.imputed):
-        staged[f"v{j}"] = _observed_values(attr, df)[order]
+        staged[f"v{j}"] = compact(_observed_values(attr, df)[order])
     _write_columns(Path(staging) / _STAGED.format(number), staged)
     starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]]) if n else np.zeros(0, dtype=np.int64)
     size = np.diff(np.r_[starts, n])
@@ -344,24 +384,26 @@ def _donor_plan(imp, keys, n_donors, n_inc, k):
 
 
 def _solve_bucket(number, staging, n_staged, lo, hi, class_keys, class_donors, plan, foreign, k, min_label,
-                  offsets, n_values):
+                  offsets, n_values, keep_labels):
     """Donors of every (incomplete record, donor class in keys [lo, hi]) pair; see the module doc.
 
     ``plan`` holds the keys of the deficient classes (owner) and donor classes (donor) of the
     pairs whose donor class lies in this bucket; ``foreign`` the owner keys outside it, whose
-    incomplete records are read from the staging files too.
+    incomplete records are read from the staging files too. The donors' labels go to the inbox
+    only if ``keep_labels`` (the confidential donors folder needs them; the filling does not).
     """
     names = ["key", "label", "gid", "inc", *[f"v{j}" for j in range(n_values)]]
     own_parts, far_parts = [], []
     for p in range(n_staged):
         cols = _map_columns(Path(staging) / _STAGED.format(p))
         key = cols["key"]
-        own_parts.append(_slice(cols, np.searchsorted(key, lo, "left"), np.searchsorted(key, hi, "right")))
+        rows = slice(np.searchsorted(key, lo, "left"), np.searchsorted(key, hi, "right"))
+        own_parts.append(_staged_rows(cols, rows, int(offsets[p])))
         if foreign.size:
             s = np.searchsorted(key, foreign, "left")
             idx = csr_positions(s, np.searchsorted(key, foreign, "right") - s)
             idx = idx[cols["inc"][idx] != 0]
-            far_parts.append({n: np.asarray(c[idx]) for n, c in cols.items()})
+            far_parts.append(_staged_rows(cols, idx, int(offsets[p])))
     own = _concat(own_parts, names)
     far = _concat(far_parts, names) if far_parts else {n: own[n][:0] for n in names}
     own["inc"] = own["inc"].view(bool)
@@ -426,54 +468,100 @@ def _solve_bucket(number, staging, n_staged, lo, hi, class_keys, class_donors, p
                                      np.searchsorted(grid, q_label[last][grp]).astype(np.int64),
                                      np.searchsorted(grid, kth[grp]).astype(np.int64))
 
-    # Every donor goes to its donee's partition, in slot order.
+    # Every donor goes to its donee's partition, in slot order; the donee by its row there.
     q_of = np.repeat(np.arange(q_label.size), q_take)
     x_gid = q_gid[q_of]
-    inbox = {"x": x_gid, "slot": q_slot[q_of] + np.arange(pos.size) - out_ptr[q_of],
-             "gid": own["gid"][rows], "label": own["label"][rows]}
-    for j in range(n_values):
-        inbox[f"v{j}"] = own[f"v{j}"][rows]
     dest = np.searchsorted(offsets, x_gid, side="right") - 1
-    srt = np.lexsort((inbox["slot"], x_gid, dest))
-    _write_columns(Path(staging) / _INBOX.format(number), {n: c[srt] for n, c in inbox.items()})
+    slot = q_slot[q_of] + np.arange(pos.size) - out_ptr[q_of]
+    srt = np.lexsort((slot, x_gid, dest))
+    row = x_gid - offsets[dest]
+    inbox = {"row": row[srt].astype(_index_dtype(np.diff(offsets).max(initial=1))),
+             "slot": slot[srt].astype(_index_dtype(k))}
+    if keep_labels:
+        inbox["label"] = own["label"][rows[srt]]
+    for j in range(n_values):
+        inbox[f"v{j}"] = own[f"v{j}"][rows[srt]]
+    _write_columns(Path(staging) / _INBOX.format(number), inbox)
     return {"number": number, "per_partition": np.bincount(dest, minlength=offsets.size - 1),
             "delete": delete, "arc_keys": class_keys[bounds], "stab": stab, "gap_label": grid[gap]}
 
 
 # ----------------------------------------------------------------------------------------------
-# Pass 3: write every partition.
-def _write_partition(path, rel, offset, schema, k, aggregate, staging, slices, n_values, out_dir, donors_dir,
-                     gap_label):
-    """Fill A in one partition from its donors and write it; return the label after ``gap_label``."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+# Pass 3: fill every partition from its donors, then write it (impute_parquet) or take its
+# statistics (ParquetPrivateImputation).
+@dataclass(frozen=True)
+class PartitionDonors:
+    """Where one partition's donors lie in the inbox files of pass 2, and how to use them.
 
-    df = pd.read_parquet(path)
-    names = ["x", "slot", "gid", "label", *[f"v{j}" for j in range(n_values)]]
-    parts = [_slice(_map_columns(Path(staging) / _INBOX.format(b)), a, e) for b, a, e in slices]
+    ``slices`` holds (bucket, start, stop) triples; the inbox rows there are the donors of the
+    partition's incomplete records in row and slot order, k of them each.
+    """
+
+    staging: str
+    slices: tuple
+    k: int
+    aggregate: str
+    n_values: int
+    labels: bool
+
+
+def _donors_of(donors):
+    """The inbox rows of one partition, sorted by donee row and slot, values widened again."""
+    names = ["row", "slot", *(["label"] if donors.labels else []), *[f"v{j}" for j in range(donors.n_values)]]
+    parts = [_slice(_map_columns(Path(donors.staging) / _INBOX.format(b)), a, e) for b, a, e in donors.slices]
     got = _concat(parts, names) if parts else {n: np.zeros(0, dtype=np.int64) for n in names}
-    srt = np.lexsort((got["slot"], got["x"]))
-    got = {n: c[srt] for n, c in got.items()}
+    srt = np.lexsort((got["slot"], got["row"]))
+    return {n: c[srt] for n, c in got.items()}
+
+
+def _filled(path, schema, donors, columns=None):
+    """One partition (``columns`` of it, and the imputed attributes) with A filled exactly as
+    :meth:`KNNImputer.transform` fills it; also the donors and the imputed positions."""
+    if columns is not None:
+        columns = [c for c in pq_columns(path) if c in {*columns, *schema.imputed_names}]
+    df = pd.read_parquet(path, columns=columns)
+    got = _donors_of(donors)
+    k = donors.k
     x_rows = np.flatnonzero(schema.incomplete_mask(df))
     n_x = x_rows.size
-    if got["x"].size != n_x * k or not (np.array_equal(got["x"][::k] - offset, x_rows)
-                                        and np.array_equal(got["slot"], np.tile(np.arange(k), n_x))):
+    if got["row"].size != n_x * k or not (np.array_equal(got["row"][::k], x_rows)
+                                          and np.array_equal(got["slot"], np.tile(np.arange(k), n_x))):
         raise RuntimeError(f"partition {str(path)!r}: the donors found do not match its incomplete records "
                            "(did the input change during the run?).")
-    imp = KNNImputer(schema, k=k, aggregate=aggregate)
+    imp = KNNImputer(schema, k=k, aggregate=donors.aggregate)
     out = df.copy()
-    flags = {}
+    filled = {}
     for j, attr in enumerate(schema.imputed):
         missing = df[attr.name].isna().to_numpy()[x_rows]
         values = got[f"v{j}"].reshape(n_x, k)
         if isinstance(attr, Categorical):
-            values = np.asarray(attr.categories, dtype=object)[values]
+            values = np.asarray(attr.categories, dtype=object)[values.astype(np.int64)]
+        else:
+            values = values.astype(np.float64)
         imp._put(out, attr, x_rows[missing], values[missing])
-        flags[flag_column(attr.name)] = np.zeros(len(df), dtype=bool)
-        flags[flag_column(attr.name)][x_rows[missing]] = True
+        filled[attr.name] = x_rows[missing]
+    return out, filled, got, x_rows
+
+
+def pq_columns(path):
+    """The column names of a Parquet file, from its schema only."""
+    import pyarrow.parquet as pq
+
+    return pq.read_schema(path).names
+
+
+def _write_partition(path, rel, offset, schema, donors, out_dir, donors_dir):
+    """Fill A in one partition from its donors and write it; return its numbers of rows and of
+    imputed records."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out, filled, got, x_rows = _filled(path, schema, donors)
     # The same flag columns as KNNImputer.transform, in every partition (dpknn.flags).
-    for name, flag in flags.items():
-        out[name] = flag
+    for name, rows in filled.items():
+        flag = np.zeros(len(out), dtype=bool)
+        flag[rows] = True
+        out[flag_column(name)] = flag
     table = pa.Table.from_pandas(out)
     meta = dict(table.schema.metadata or {})
     meta[IMPUTED_MARKER.encode()] = b"1"
@@ -484,19 +572,15 @@ def _write_partition(path, rel, offset, schema, k, aggregate, staging, slices, n
     target = Path(out_dir) / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table.replace_schema_metadata(meta), target)
-    labels = offset + np.arange(len(df), dtype=np.int64) if schema.label is None else schema.labels(df)
     if donors_dir is not None:
+        labels = offset + np.arange(len(out), dtype=np.int64) if schema.label is None else schema.labels(out)
         donor_table = {"label": labels[x_rows]}
-        for s in range(k):
-            donor_table[f"donor_{s + 1}"] = got["label"][s::k]
+        for s in range(donors.k):
+            donor_table[f"donor_{s + 1}"] = got["label"][s::donors.k]
         target = Path(donors_dir) / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(pa.table(donor_table), target)
-    after = None
-    if gap_label is not None:
-        above = labels[labels > gap_label]
-        after = int(above.min()) if above.size else None
-    return {"rows": len(df), "imputed": n_x, "after_gap": after}
+    return {"rows": len(out), "imputed": x_rows.size}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -557,18 +641,9 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     ----------
     .. [1] Clifton et al. (2022), §4.
     """
-    imp = KNNImputer(schema, k=k, aggregate=aggregate, max_work=max_work)
-    k = imp._validate_params()
+    imp, files = _check_inputs(input_dir, schema, k, aggregate, max_work)
     if buckets is not None:
         buckets = check_positive_int(buckets, "buckets")
-    if schema.has_universes:
-        raise ValueError("impute_parquet does not support schemas with universes; impute them in memory "
-                         "(KNNImputer) or split the data by universe.")
-    if math.prod(int(v) for v in schema.n_codes) > MAX_KEY:
-        raise ValueError("the known attributes' domain has more than 2^62 cells, which impute_parquet cannot key; "
-                         "bin an ordinal attribute (bin_width) or impute in memory.")
-    files = parquet_partitions(input_dir)
-    check_path_not_imputed(input_dir, f"input_dir {str(input_dir)!r}")
     output_dir = Path(output_dir)
     for name, target in (("output_dir", output_dir), ("donors_dir", donors_dir)):
         if target is not None and Path(target).exists():
@@ -576,11 +651,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     for name, target in (("output_dir", output_dir), ("donors_dir", donors_dir), ("staging_dir", staging_dir)):
         if target is not None:
             check_not_inside(target, input_dir, name)
-    import pyarrow.parquet as pq
-
     root = Path(input_dir)
-    rows = np.array([pq.ParquetFile(f).metadata.num_rows for f in files], dtype=np.int64)
-    offsets = np.r_[0, np.cumsum(rows)].astype(np.int64)
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.staging-", dir=staging_dir or output_dir.parent))
     partial = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
@@ -588,28 +659,14 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
         Path(donors_dir).parent.mkdir(parents=True, exist_ok=True)
     donors_partial = None if donors_dir is None else Path(
         tempfile.mkdtemp(prefix=f".{Path(donors_dir).name}.partial-", dir=Path(donors_dir).parent))
-    seconds = {}
     try:
         with dask_client(client) as dc:
+            placed = place_donors(dc, imp, files, staging, buckets=buckets, labels=donors_dir is not None,
+                                  progress=progress)
             t0 = time.perf_counter()
-            futures = [dc.submit(_stage, str(f), i, int(offsets[i]), schema, str(staging), pure=False)
-                       for i, f in enumerate(files)]
-            table, stats = None, []
-            for part in _as_progress(futures, progress, "stage partitions"):
-                table = _merge_counts(table, part)
-                stats.append({key: v for key, v in part.items() if key not in ("keys", "n_donors", "n_inc")})
-            del futures
-            stats.sort(key=lambda s: s["number"])
-            if schema.label is not None:
-                _check_unique_labels(dc, schema, stats, staging, progress)
-            seconds["stage"] = time.perf_counter() - t0
-            result = _solve(dc, imp, table, stats, offsets, staging, buckets, progress, seconds)
-            t0 = time.perf_counter()
-            gap_lower = result.pop("gap_lower")
-            futures = [dc.submit(_write_partition, str(f), f.relative_to(root), int(offsets[i]), schema,
-                                 result["k_eff"], aggregate, str(staging), result["slices"][i],
-                                 len(schema.imputed), str(partial),
-                                 None if donors_partial is None else str(donors_partial), gap_lower, pure=False)
+            futures = [dc.submit(_write_partition, str(f), f.relative_to(root), placed.offsets[i], schema,
+                                 placed.donors[i], str(partial),
+                                 None if donors_partial is None else str(donors_partial), pure=False)
                        for i, f in enumerate(files)]
             try:
                 written = list(_as_progress(futures, progress, "write partitions"))
@@ -617,14 +674,8 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
                 # A caller's cluster outlives this call: stop the writes that have not started.
                 dc.cancel(futures)
                 raise
-            seconds["write"] = time.perf_counter() - t0
-        cases = result["cases"]
-        if gap_lower is not None:
-            after = [w["after_gap"] for w in written if w["after_gap"] is not None]
-            upper = min(after) if after else result["min_label"]
-            cases["add_complete"] = L1Case("add_complete", cases["add_complete"].value,
-                                           cell=cases["add_complete"].cell, gap=(int(gap_lower), int(upper)))
-        if sum(w["rows"] for w in written) != int(offsets[-1]):
+            seconds = {**placed.fit.seconds_, "write": time.perf_counter() - t0}
+        if sum(w["rows"] for w in written) != placed.fit.n_records_:
             raise RuntimeError("rows written differ from rows read; the input changed during the run.")
         os.replace(partial, output_dir)
         if donors_partial is not None:
@@ -633,16 +684,104 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
         for tmp in (staging, partial, donors_partial):
             if tmp is not None and tmp.exists():
                 remove_tree(tmp)
-    fit = DistributedImputation(
-        schema=schema, k=k, aggregate=aggregate, output_dir=str(output_dir),
-        l1_=int(max(c.value for c in cases.values())), l1_cases_=cases, n_records_=int(offsets[-1]),
-        n_incomplete_=int(sum(w["imputed"] for w in written)), n_classes_=result["n_classes"],
-        n_donorless_classes_=result["n_donorless_classes"], n_donorless_records_=result["n_donorless_records"],
-        max_donee_count_=result["max_donee"], l1_work_=result["l1_work"], n_partitions_=len(files),
-        n_buckets_=result["n_buckets"], seconds_=seconds)
+    fit = dataclasses.replace(placed.fit, output_dir=str(output_dir), seconds_=seconds)
     logger.info("impute_parquet: %d rows in %d partitions, %d classes, L1=%d; %s", fit.n_records_, len(files),
                 fit.n_classes_, fit.l1_, {s: round(v, 2) for s, v in seconds.items()})
     return fit
+
+
+def _check_inputs(input_dir, schema, k, aggregate, max_work):
+    """The imputer of the parameters and the input folder's partitions, or a clear error."""
+    imp = KNNImputer(schema, k=k, aggregate=aggregate, max_work=max_work)
+    imp._validate_params()
+    if schema.has_universes:
+        raise ValueError("impute_parquet does not support schemas with universes; impute them in memory "
+                         "(KNNImputer) or split the data by universe.")
+    if math.prod(int(v) for v in schema.n_codes) > MAX_KEY:
+        raise ValueError("the known attributes' domain has more than 2^62 cells, which impute_parquet cannot key; "
+                         "bin an ordinal attribute (bin_width) or impute in memory.")
+    files = parquet_partitions(input_dir)
+    check_path_not_imputed(input_dir, f"input_dir {str(input_dir)!r}")
+    return imp, files
+
+
+@dataclass(frozen=True)
+class DonorPlacement:
+    """CONFIDENTIAL: the result of passes 1 and 2 (:func:`place_donors`).
+
+    ``fit`` holds L1(D) and the diagnostics (``output_dir`` None: nothing is written yet);
+    ``donors[i]`` says where the donors of partition ``i`` lie in the staging folder, whose
+    inbox files outlive this record's use only as long as the caller keeps the folder.
+    """
+
+    fit: DistributedImputation
+    offsets: tuple
+    donors: tuple
+
+
+def place_donors(client, imp, files, staging, *, buckets=None, labels=False, progress=False):
+    """Passes 1 and 2 of :func:`impute_parquet` and the L1 search: every incomplete record's
+    donors, in order, in inbox files of ``staging`` grouped by the donee's partition.
+
+    ``imp`` is a :class:`KNNImputer` holding the schema and parameters; ``files`` the
+    partitions in order. The staged records are removed once the donors are placed, so the
+    folder then holds only the donors' values (and labels if ``labels``).
+    """
+    import pyarrow.parquet as pq
+
+    schema = imp.schema
+    k = imp._validate_params()
+    rows = np.array([pq.ParquetFile(f).metadata.num_rows for f in files], dtype=np.int64)
+    offsets = np.r_[0, np.cumsum(rows)].astype(np.int64)
+    seconds = {}
+    t0 = time.perf_counter()
+    futures = [client.submit(_stage, str(f), i, int(offsets[i]), schema, str(staging), pure=False)
+               for i, f in enumerate(files)]
+    table, stats = None, []
+    for part in _as_progress(futures, progress, "stage partitions"):
+        table = _merge_counts(table, part)
+        stats.append({key: v for key, v in part.items() if key not in ("keys", "n_donors", "n_inc")})
+    del futures
+    stats.sort(key=lambda s: s["number"])
+    if schema.label is not None:
+        _check_unique_labels(client, schema, stats, staging, progress)
+    seconds["stage"] = time.perf_counter() - t0
+    result = _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels)
+    cases = result["cases"]
+    if result["gap_lower"] is not None:
+        gap = int(result["gap_lower"])
+        cases["add_complete"] = L1Case("add_complete", cases["add_complete"].value, cell=cases["add_complete"].cell,
+                                       gap=(gap, _label_after(staging, schema, stats, gap, result["min_label"])))
+    for part in stats:
+        # The staged records are a copy of the microdata; only the donors' inboxes are needed now.
+        remove_tree(Path(staging) / _STAGED.format(part["number"]))
+        (Path(staging) / _LABELS.format(part["number"])).unlink(missing_ok=True)
+    fit = DistributedImputation(
+        schema=schema, k=k, aggregate=imp.aggregate, output_dir=None,
+        l1_=int(max(c.value for c in cases.values())), l1_cases_=cases, n_records_=int(offsets[-1]),
+        n_incomplete_=result["n_incomplete"], n_classes_=result["n_classes"],
+        n_donorless_classes_=result["n_donorless_classes"], n_donorless_records_=result["n_donorless_records"],
+        max_donee_count_=result["max_donee"], l1_work_=result["l1_work"], n_partitions_=len(files),
+        n_buckets_=result["n_buckets"], seconds_=seconds)
+    donors = tuple(PartitionDonors(staging=str(staging), slices=tuple(result["slices"][i]), k=result["k_eff"],
+                                   aggregate=imp.aggregate, n_values=len(schema.imputed), labels=labels)
+                   for i in range(len(files)))
+    return DonorPlacement(fit=fit, offsets=tuple(int(o) for o in offsets[:-1]), donors=donors)
+
+
+def _label_after(staging, schema, stats, gap, min_label):
+    """The smallest label above ``gap`` (the data set's smallest label if none is)."""
+    if schema.label is None:
+        n = sum(s["rows"] for s in stats)
+        return gap + 1 if gap + 1 < n else min_label
+    above = []
+    for part in stats:
+        if part["rows"]:
+            labels = map_npy(Path(staging) / _LABELS.format(part["number"]))
+            i = int(np.searchsorted(labels, gap, "right"))
+            if i < labels.size:
+                above.append(int(labels[i]))
+    return min(above) if above else min_label
 
 
 def _bucket_ranges(sizes, n_buckets):
@@ -654,7 +793,7 @@ def _bucket_ranges(sizes, n_buckets):
     return list(zip(starts.tolist(), np.r_[starts[1:], sizes.size].tolist()))
 
 
-def _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds):
+def _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels):
     """Pass 2 and the L1 search: the class table in, the L1 cases and the donors' places out."""
     t0 = time.perf_counter()
     schema, k = imp.schema, imp.k
@@ -683,7 +822,7 @@ def _solve(client, imp, table, stats, offsets, staging, buckets, progress, secon
         foreign = np.unique(keys[plan["owner"][mine & (owner_bucket != b)]])
         futures.append(client.submit(
             _solve_bucket, b, str(staging), len(stats), int(keys[lo]), int(keys[hi - 1]), keys[lo:hi],
-            n_donors[lo:hi], sub, foreign, k_eff, min_label, offsets, len(schema.imputed), pure=False))
+            n_donors[lo:hi], sub, foreign, k_eff, min_label, offsets, len(schema.imputed), labels, pure=False))
     solved = sorted(_as_progress(futures, progress, "donors"), key=lambda r: r["number"])
     seconds["donors"] = time.perf_counter() - t0
 
@@ -722,16 +861,17 @@ def _solve(client, imp, table, stats, offsets, staging, buckets, progress, secon
                if counts[b, p]] for p in range(offsets.size - 1)]
     n_donorless_classes, n_donorless_records = donorless(n_donors, n_inc)
     return {"cases": cases, "k_eff": k_eff, "slices": slices, "gap_lower": gap_lower, "min_label": min_label,
-            "n_classes": int(keys.size), "n_donorless_classes": n_donorless_classes,
+            "n_classes": int(keys.size), "n_incomplete": n_incomplete, "n_donorless_classes": n_donorless_classes,
             "n_donorless_records": n_donorless_records, "max_donee": int(max_donee),
             "l1_work": int(imp.l1_work_), "n_buckets": len(ranges)}
 
 
 # ----------------------------------------------------------------------------------------------
 # Releases: the counts and sums of PrivateImputation, partition by partition.
-def _partition_statistic(path, schema, where, universe, complete_only, column, bounds):
+def _partition_statistic(path, donors, schema, where, universe, complete_only, column, bounds):
     """CONFIDENTIAL: the count, or the exact moments of ``column``, of one partition for
-    :class:`ParquetPrivateImputation`."""
+    :class:`ParquetPrivateImputation`; ``donors`` (a :class:`PartitionDonors`) fills the
+    imputed attributes first, None reads ``path`` as it is."""
     names = {*where, *universe}
     if column is not None:
         names.add(column)
@@ -740,7 +880,10 @@ def _partition_statistic(path, schema, where, universe, complete_only, column, b
         for a in schema.imputed:
             if a.universe is not None:
                 names.update(a.universe.where)
-    df = pd.read_parquet(path, columns=sorted(names))
+    if donors is None:
+        df = pd.read_parquet(path, columns=sorted(names))
+    else:
+        df = _filled(path, schema, donors, columns=names)[0]
     mask = conditions_mask(df, len(df), where, universe)
     if complete_only:
         mask &= ~schema.incomplete_mask(df)
@@ -753,14 +896,19 @@ class ParquetPrivateImputation(PrivateImputation):
     """Private counts, proportions, means and variances of a folder of Parquet partitions.
 
     The same releases, mechanisms and theorems as :class:`~dpknn.queries.PrivateImputation`
-    (Clifton et al. 2022, §5; add/remove one record), with the imputation done by
-    :func:`impute_parquet` and every count and sum computed on Dask, one task per partition;
-    only those totals reach the client. Sums are exact (:func:`dpknn.summation.exact_moments` per
-    partition, added as fractions), so every release equals the in-memory one for the same seed.
+    (Clifton et al. 2022, §5; add/remove one record), with the donors found by passes 1 and 2
+    of :func:`impute_parquet` (:func:`place_donors`) and every count and sum computed on Dask,
+    one task per partition that fills the partition's missing values from its donors and keeps
+    only the total; only those totals reach the client, and no imputed partition is written
+    unless ``imputed_dir`` asks for it. Sums are exact (:func:`dpknn.summation.exact_moments`
+    per partition, added as fractions), so every release equals the in-memory one for the same
+    seed. A statistic asked twice (the count of a mean that was also released as a count) is
+    computed once.
 
     The budget is checked before any work, as in memory. Use it as a context manager (or call
-    :meth:`close`): the imputed partitions are confidential microdata and are removed on exit
-    unless ``imputed_dir`` was given, and a LocalCluster started here is closed.
+    :meth:`close`): the donors' values are confidential microdata and are removed on exit (the
+    imputed partitions too, unless ``imputed_dir`` was given), and a LocalCluster started here is
+    closed.
 
     Parameters
     ----------
@@ -772,14 +920,19 @@ class ParquetPrivateImputation(PrivateImputation):
     client : dask.distributed.Client or None
         None: a LocalCluster with one single-threaded worker per core.
     imputed_dir : str or Path or None
-        Where to keep the imputed partitions (must not exist); None: a temporary folder beside
-        ``input_dir``, removed by :meth:`close`.
+        If given (must not exist), the imputed partitions are written there by
+        :func:`impute_parquet`, kept, and read by the releases; None: nothing imputed is
+        written but the donors' values (in a temporary folder beside ``input_dir``, about 14
+        bytes per imputed record, removed by :meth:`close`).
     progress : bool, default False
 
     Attributes
     ----------
     imputer : DistributedImputation
         CONFIDENTIAL: L1(D) and the curator diagnostics.
+    input_files : list of str
+    imputed_files : list of str or None
+        The imputed partitions if ``imputed_dir`` was given.
 
     References
     ----------
@@ -792,30 +945,36 @@ class ParquetPrivateImputation(PrivateImputation):
         files = parquet_partitions(input_dir)
         check_path_not_imputed(input_dir, f"input_dir {str(input_dir)!r}")  # before a cluster starts
         self._stack = contextlib.ExitStack()
+        self._cache = {}
         try:
+            self.imputed_files, self._donors = None, [None] * len(files)
             if imputed_dir is None:
+                imp, files = _check_inputs(input_dir, schema, k, "auto", max_work)
                 # Registered before the cluster, so removed after it closes: an interrupted run's
-                # workers may still be writing partitions (and their folders) in there until then.
+                # workers may still be writing in there until then.
                 tmp = Path(tempfile.mkdtemp(prefix=".dpknn-imputed-", dir=Path(input_dir).parent))
                 self._stack.callback(remove_tree, tmp)
-                imputed_dir = tmp / "imputed"
             self.client = self._stack.enter_context(dask_client(client))
-            imputer = impute_parquet(input_dir, imputed_dir, schema, k=k, max_work=max_work, client=self.client,
-                                     progress=progress)
+            if imputed_dir is None:
+                placed = place_donors(self.client, imp, files, tmp, progress=progress)
+                imputer, self._donors = placed.fit, list(placed.donors)
+            else:
+                imputer = impute_parquet(input_dir, imputed_dir, schema, k=k, max_work=max_work, client=self.client,
+                                         progress=progress)
+                root = Path(input_dir)
+                self.imputed_files = [str(Path(imputed_dir) / f.relative_to(root)) for f in files]
             self._setup_releases(imputer, accountant, rng, (noise, gamma))
         except BaseException:
             self._stack.close()
             raise
-        root = Path(input_dir)
         self.input_files = [str(f) for f in files]
-        self.imputed_files = [str(Path(imputed_dir) / f.relative_to(root)) for f in files]
 
     def close(self):
-        """Remove the temporary imputed partitions and close a cluster started here."""
+        """Remove the donors' values (or temporary imputed partitions) and close a cluster started here."""
         self._stack.close()
 
     def with_accountant(self, accountant, *, rng=None):
-        """As :meth:`PrivateImputation.with_accountant`; the copy shares the imputed partitions and the
+        """As :meth:`PrivateImputation.with_accountant`; the copy shares the imputed values and the
         cluster but does not own them: closing it leaves the original working (the original closes them)."""
         new = super().with_accountant(accountant, rng=rng)
         new._stack = contextlib.ExitStack()
@@ -828,11 +987,20 @@ class ParquetPrivateImputation(PrivateImputation):
         self.close()
 
     def _statistic(self, where, universe, complete_only, column=None, bounds=None):
-        files = self.input_files if complete_only else self.imputed_files
-        futures = self.client.map(_partition_statistic, files, schema=self.schema, where=where,
-                                  universe={} if universe is None else universe.where, complete_only=complete_only,
-                                  column=column, bounds=bounds, pure=False)
-        return functools.reduce(operator.add, self.client.gather(futures))
+        universe = {} if universe is None else universe.where
+        key = pickle.dumps((sorted(where.items()), sorted(universe.items()), complete_only, column, bounds))
+        if key not in self._cache:
+            if complete_only:
+                files, donors = self.input_files, [None] * len(self.input_files)
+            elif self.imputed_files is not None:
+                files, donors = self.imputed_files, [None] * len(self.imputed_files)
+            else:
+                files, donors = self.input_files, self._donors
+            futures = self.client.map(_partition_statistic, files, donors, schema=self.schema, where=where,
+                                      universe=universe, complete_only=complete_only, column=column, bounds=bounds,
+                                      pure=False)
+            self._cache[key] = functools.reduce(operator.add, self.client.gather(futures))
+        return self._cache[key]
 
     def _count_of(self, where, complete_only, universe=None):
         return self._statistic(where, universe, complete_only)

@@ -251,9 +251,8 @@ class RWN(TransformerMixin, BaseEstimator):
         self.progress = progress
         self.rng = rng
 
-    def _validate(self, df, columns):
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"data must be a pandas DataFrame, got {type(df).__name__}.")
+    def _check_settings(self):
+        """Check the parameters that do not depend on the data."""
         check_positive_int(self.k, "k")
         if self.radius is not None and (not isinstance(self.radius, numbers.Real) or not self.radius >= 0):
             raise ValueError(f"radius must be a number >= 0 or None, got {self.radius!r}.")
@@ -268,6 +267,11 @@ class RWN(TransformerMixin, BaseEstimator):
             check_positive_int(self.m, "m")
         if self.method == "partitioned" and self.partition_key is None:
             check_positive_int(self.partitions, "partitions")
+
+    def _validate(self, df, columns):
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"data must be a pandas DataFrame, got {type(df).__name__}.")
+        self._check_settings()
         dup = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
         if dup:
             raise ValueError(f"data has duplicate column names {dup}; rename them first.")
@@ -575,15 +579,16 @@ class RWN(TransformerMixin, BaseEstimator):
         ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(degree, out=ptr[1:])
         del degree
-        nbr = np.empty(ptr[-1], dtype=np.int32)
-        dist = np.empty(ptr[-1], dtype=np.float32)
+        # Each partner with its distance in one word (the kernel's edges), so that the random
+        # writes of the fill touch one cache line each.
+        edges = np.empty(ptr[-1], dtype=np.uint64)
         fill = ptr[:-1].copy()
+        X = np.ascontiguousarray(X, dtype=np.float32)
         for pi, pj in progress_bar(chunks(), total=len(seeds), desc="RWN sampled pairs", unit="chunk",
                                    progress=self.progress):
-            d = np.sqrt(((X[pi] - X[pj]) ** 2).sum(axis=1, dtype=np.float32))
-            _rwn.fill_pairs(pi, pj, d.astype(np.float32), fill, nbr, dist)
+            _rwn.fill_pairs(pi, pj, X, fill, edges)
         radius = -1.0 if self.radius is None else float(self.radius)
-        return _rwn.select_neighbours(ptr, nbr, dist, int(self.k), radius)
+        return _rwn.select_edges(ptr, edges, int(self.k), radius)
 
     # --- Method 3 --------------------------------------------------------------------------------
     def _partition_seeds(self, rng, u):
@@ -621,7 +626,8 @@ class RWN(TransformerMixin, BaseEstimator):
 
 
 def _perturb_part(part, seed, columns, params):
-    """Exact RWN on one partition with its own seed (module level so that workers can run it)."""
+    """RWN on one partition with its own seed, by the method in ``params`` (module level so that
+    workers can run it)."""
     # Not fit(): a partition may hold fewer than k records (then all others are its neighbours),
     # and the whole table's checks ran once before it was split.
     rwn = RWN(rng=np.random.default_rng(seed), **params)
@@ -635,10 +641,29 @@ def _perturb_part(part, seed, columns, params):
 def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     """Perturb a partitioned Parquet data set partition by partition on Dask, with bounded memory.
 
-    Each Parquet partition is perturbed on its own by the exact method with its own seed (the
-    partition number spawns a child of ``rwn``'s seed), as in Method 3 of the paper, so memory
-    per worker is bounded by one partition. Without ``client`` a LocalCluster with one
-    single-threaded worker per core is started and closed afterwards.
+    Each Parquet partition is perturbed on its own with its own seed (the partition number
+    spawns a child of ``rwn``'s seed), so neighbourhoods and donors lie within one partition, as
+    in Method 3 of the paper, and memory per worker is bounded by one partition. Within a
+    partition, ``rwn.method`` is used as follows:
+
+    - ``"exact"``: the exact method on the partition's records;
+    - ``"sampled_points"`` (Method 1 within each partition): a sample of ``m`` of the partition's
+      records (fresh for each record when ``rwn.fresh``), not of the folder's;
+    - ``"sampled_pairs"`` (Method 2 within each partition): pairs are drawn among the
+      partition's records, not across the folder (n_p·m/2 pairs for a partition of n_p
+      records); a global pair sample over 10^9 records would need a shuffle of n·m/2 pairs
+      across partitions;
+    - ``"partitioned"``: the folder's partitions are the paper's Method-3 partitions, each
+      perturbed by the exact method; ``rwn.partitions`` and ``rwn.partition_key`` are ignored.
+
+    With an int seed, partition ``number`` is perturbed exactly as an ``RWN`` with the same k,
+    radius, q, m, fresh, weights and scales, ``method=rwn.method`` (``"exact"`` for
+    ``"partitioned"``) and
+    ``rng=numpy.random.default_rng(numpy.random.SeedSequence(rwn.rng, spawn_key=(number,)))``
+    perturbs it in memory (``fit_transform``). ``rwn.n_jobs``,
+    ``rwn.progress`` and ``rwn.client`` are not used: each worker runs one partition at a
+    time, single-threaded. Without ``client`` a LocalCluster with one single-threaded worker
+    per core is started and closed afterwards.
 
     The output is written under a hidden name beside ``output_dir`` (``.NAME.partial-*``) and
     renamed when complete; a failure removes it. Imputation flag columns (:mod:`dpknn.flags`)
@@ -649,8 +674,10 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     input_dir, output_dir : str or Path
         ``output_dir`` must not exist, nor lie inside ``input_dir``.
     rwn : RWN
-        Its k, radius, q, weights and scales are used; its method is taken as "exact" within
-        each partition. Its rng must be an int seed or None (a seed sequence is derived).
+        Its k, radius, q, weights, scales, m and fresh are used. Its method is run within each
+        partition ("exact", "sampled_points" or "sampled_pairs" on the partition's records;
+        "partitioned": exact within each partition, the folder's partitions being the
+        partitions). Its rng must be an int seed or None (a seed sequence is derived).
     client : dask.distributed.Client or None
 
     Returns
@@ -680,7 +707,10 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
         raise FileExistsError(f"output_dir {str(output_dir)!r} exists; choose a new folder.")
     check_not_inside(output_dir, input_dir, "output_dir")
     root = np.random.SeedSequence(rwn.rng)
-    params = dict(k=rwn.k, radius=rwn.radius, q=rwn.q, method="exact", weights=rwn.weights, scales=rwn.scales)
+    # The folder's partitions are Method 3's partitions; any other method runs within each of them.
+    params = dict(k=rwn.k, radius=rwn.radius, q=rwn.q, method="exact" if rwn.method == "partitioned" else rwn.method,
+                  m=rwn.m, fresh=rwn.fresh, weights=rwn.weights, scales=rwn.scales)
+    RWN(**params)._check_settings()   # here rather than once per partition on the workers
     ddf = dd.read_parquet(str(input_dir))
     cols = list(ddf.columns) if columns is None else list(columns)
     imputation_flags = flag_columns(ddf.columns)

@@ -283,6 +283,38 @@ def test_rwn_command_prints_the_share_of_changed_values_and_warns(tmp_path):
     assert "values changed: age " in res.stdout and "column 'gender'" in res.stderr
 
 
+def test_rwn_command_runs_the_method_within_each_partition_of_a_folder(tmp_path):
+    # --method sampled_pairs on a folder ran the exact method; now it runs within each partition.
+    pytest.importorskip("dask")
+    pytest.importorskip("pyarrow")
+    from dpknn.rwn import RWN
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=600), "b": rng.normal(size=600), "id": np.arange(600)})
+    (tmp_path / "dir").mkdir()
+    for p in range(2):
+        df.iloc[p * 300:(p + 1) * 300].to_parquet(tmp_path / "dir" / f"part.{p}.parquet")
+    res = run("rwn", "--input", "dir", "--output", "pairs", "--columns", "a,b", "--k", "3", "--method", "sampled_pairs",
+              "--m", "10", "--seed", "4", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "perturbed 2 Parquet partitions (sampled_pairs within each)" in res.stdout
+    out = pd.read_parquet(tmp_path / "pairs")
+    for p in range(2):
+        part = pd.read_parquet(tmp_path / "dir" / f"part.{p}.parquet")
+        seed = np.random.default_rng(np.random.SeedSequence(4, spawn_key=(p,)))
+        expected = RWN(k=3, method="sampled_pairs", m=10, rng=seed).fit_transform(part, columns=["a", "b"])
+        exact = RWN(k=3, rng=np.random.default_rng(np.random.SeedSequence(4, spawn_key=(p,)))).fit_transform(
+            part, columns=["a", "b"])
+        got = out.loc[part.index, list(df.columns)]
+        np.testing.assert_array_equal(got.to_numpy(), expected.to_numpy())
+        assert not np.array_equal(got["a"], exact["a"])
+    # partitioned on a folder: its partitions are the partitions, so --partitions is not needed.
+    res = run("rwn", "--input", "dir", "--output", "parts", "--columns", "a,b", "--method", "partitioned",
+              "--seed", "4", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "(exact within each)" in res.stdout
+
+
 def test_experiment_amplification(tmp_path):
     out = tmp_path / "amp"
     res = run("experiment", "amplification", "--rates", "0.1,0.5", "--out", str(out))

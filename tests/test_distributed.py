@@ -1,11 +1,12 @@
 """dpknn.distributed.impute_parquet against the in-memory KNNImputer on the same rows."""
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema
 from dpknn.datasets import census_schema, make_census
@@ -205,8 +206,10 @@ def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, c
     memory = PrivateImputation(df, schema, k=2)
     with ParquetPrivateImputation(tmp_path / "in", schema, k=2, client=client,
                                   accountant=BudgetAccountant(3.0)) as private:
-        imputed_dir = Path(private.imputed_files[0]).parent
-        assert imputed_dir.exists() and private.l1 == memory.l1
+        # Nothing imputed is written: only the donors' values, in one hidden temporary folder.
+        (imputed_dir,) = tmp_path.glob(".dpknn-imputed-*")
+        assert private.imputed_files is None and private.l1 == memory.l1
+        assert not list(imputed_dir.rglob("*.parquet")) and not list(imputed_dir.rglob("staged-*"))
         where = private._check_where({"AGE": (20, 59), "SEX": [1]})
         wage = private._check_where({"INCWAGE": (100, None)})
         for w in (where, wage, {}):
@@ -223,6 +226,28 @@ def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, c
             private.count(where, epsilon=1.0)     # refused before any pass over the data
     assert not imputed_dir.exists()              # the imputed microdata are removed on exit
     assert sorted(os.listdir(tmp_path)) == ["in"]
+
+
+def test_parquet_releases_from_kept_imputed_partitions_equal_those_filled_on_the_fly(tmp_path, client):
+    from dpknn.distributed import ParquetPrivateImputation
+
+    schema, df = census_schema(), make_census(20_000, rng=16)
+    write_partitions(df, tmp_path / "in", [7_000, 13_000])
+    kept = tmp_path / "kept"
+    with ParquetPrivateImputation(tmp_path / "in", schema, k=3, client=client, imputed_dir=kept, rng=5) as a, \
+            ParquetPrivateImputation(tmp_path / "in", schema, k=3, client=client, rng=5) as b:
+        assert len(a.imputed_files) == 2 and b.imputed_files is None and a.l1 == b.l1
+        where = b._check_where({"AGE": (30, 49)})
+        assert a._moments("INCWAGE", where, (0.0, 3000.0), "smooth") == b._moments("INCWAGE", where, (0.0, 3000.0),
+                                                                                   "smooth")
+        assert a.mean("INCWAGE", where=where, bounds=(0.0, 3000.0), epsilon=1.0, count_epsilon=0.5).value == \
+            b.mean("INCWAGE", where=where, bounds=(0.0, 3000.0), epsilon=1.0, count_epsilon=0.5).value
+        # The count of the mean's records was asked again: answered from the first pass.
+        calls = []
+        b.client.map = lambda *args, **kwargs: calls.append(args)
+        assert b._count_of(where, False, b._universe("INCWAGE")) == a._count_of(where, False, a._universe("INCWAGE"))
+        assert not calls
+    assert kept.exists() and sorted(os.listdir(tmp_path)) == ["in", "kept"]
 
 
 def test_partitions_with_only_complete_only_incomplete_or_no_records(tmp_path, client):
@@ -297,3 +322,24 @@ def test_outputs_inside_the_input_folder_are_refused(tmp_path, client):
         perturb_parquet(tmp_path / "in", tmp_path / "in" / "rwn", RWN(rng=1), columns=["AGE"], client=client)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
     assert [p.name for p in (tmp_path / "in").iterdir()] == ["part.0.parquet"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=False, width=64),
+                          st.integers(-2**24, 2**24).map(float)), max_size=30),
+       st.lists(st.integers(-2**40, 2**40), max_size=30))
+def test_compact_staging_dtypes_hold_every_value_exactly(floats, ints):
+    from dpknn.distributed import compact
+
+    x = np.array(floats, dtype=np.float64)
+    c = compact(x)
+    assert c.dtype in (np.float32, np.float64)
+    np.testing.assert_array_equal(c.astype(np.float64), x)   # NaN where NaN, every other bit kept
+    if x.size and np.all(np.isnan(x) | (np.abs(x) <= 2**24) & (x == np.round(x))):
+        assert c.dtype == np.float32
+    y = np.array(ints, dtype=np.int64)
+    d = compact(y)
+    assert d.dtype.kind == "i" and np.array_equal(d.astype(np.int64), y)
+    assert d.itemsize == min(t.itemsize for t in (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32),
+                                                  np.dtype(np.int64))
+                             if not y.size or (np.iinfo(t).min <= y.min() and y.max() <= np.iinfo(t).max))

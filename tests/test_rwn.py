@@ -177,6 +177,42 @@ def test_perturb_parquet_out_of_core(tmp_path):
         assert out.loc[part.index, "a"].isin(part["a"]).all()   # donors come from the same partition
 
 
+def test_perturb_parquet_runs_the_rwn_method_within_each_partition(tmp_path):
+    # Folders ran the exact method whatever rwn.method said; now each partition runs it on its own
+    # records, with the child seed of its partition number ("partitioned": exact within each).
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("pyarrow")
+    df = continuous(900, seed=4).reset_index(drop=True)
+    src = tmp_path / "in"
+    src.mkdir()
+    for p in range(3):
+        df.iloc[p * 300:(p + 1) * 300].to_parquet(src / f"part.{p}.parquet")
+    cols = ["a", "b", "c"]
+    cases = [("sampled_pairs", {"m": 6}), ("sampled_points", {"m": 15}), ("sampled_points", {"m": 15, "fresh": True}),
+             ("partitioned", {"partitions": 7}), ("exact", {})]
+    outs = {}
+    with distributed.Client(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as client:
+        for i, (method, kw) in enumerate(cases):
+            rwn = RWN(k=3, radius=1.5, method=method, rng=5, n_jobs=2, progress=True, **kw)
+            info = perturb_parquet(src, tmp_path / f"out{i}", rwn, columns=cols, client=client)
+            assert info["partitions"] == 3 and info["rows"] == 900
+            outs[i] = out = pd.read_parquet(tmp_path / f"out{i}").rename_axis(None)  # dask names the index
+            for p in range(3):
+                part = pd.read_parquet(src / f"part.{p}.parquet")
+                seed = np.random.default_rng(np.random.SeedSequence(5, spawn_key=(p,)))
+                inner = {k: v for k, v in kw.items() if k != "partitions"}
+                expected = RWN(k=3, radius=1.5, method="exact" if method == "partitioned" else method, rng=seed,
+                               **inner).fit_transform(part, columns=cols)
+                pd.testing.assert_frame_equal(out.loc[part.index], expected, check_dtype=False)
+        with pytest.raises(ValueError, match="needs m"):
+            perturb_parquet(src, tmp_path / "bad", RWN(method="sampled_pairs", rng=5), columns=cols, client=client)
+    exact = outs[len(cases) - 1]
+    for i in range(3):
+        assert not outs[i]["a"].equals(exact["a"])   # the sampled methods are not the exact one
+    pd.testing.assert_frame_equal(outs[3], exact)
+    assert not (tmp_path / "bad").exists()
+
+
 def test_errors():
     df = continuous(50)
     with pytest.raises(ValueError, match="q must be"):
@@ -365,3 +401,53 @@ def test_perturb_parquet_keeps_flags_and_writes_all_or_nothing(tmp_path):
     out = pd.read_parquet(tmp_path / "out").sort_index()
     assert out["dpknn_imputed_age"].equals(df["dpknn_imputed_age"]) and not out["age"].equals(df["age"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "in", "out"]
+
+
+def _reference_neighbourhoods(X, pi, pj, k, radius):
+    """Brute force: each record's distinct partners sorted by (float32 distance, index), the k
+    nearest with all ties at the k-th distance, or all within the radius if more."""
+    n = X.shape[0]
+    partners = [dict() for _ in range(n)]
+    for a, b in zip(pi, pj):
+        d = np.float32(np.sqrt(np.sum((X[a].astype(np.float64) - X[b].astype(np.float64)) ** 2)))
+        partners[a][b] = d
+        partners[b][a] = d
+    out = []
+    for v in range(n):
+        items = sorted((d, u) for u, d in partners[v].items() if np.isfinite(d))
+        take = min(k, len(items))
+        while 0 < take < len(items) and items[take][0] == items[take - 1][0]:
+            take += 1
+        if radius >= 0:
+            take = max(take, sum(1 for d, _ in items if d <= radius))
+        out.append([u for _, u in items[:take]])
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 25), st.integers(1, 3), st.integers(0, 60), st.integers(1, 6),
+       st.sampled_from([-1.0, 0.0, 0.5, 1.5]), st.integers(0, 2**32 - 1))
+def test_pair_kernels_equal_a_brute_force_neighbourhood(n, p, n_pairs, k, radius, seed):
+    from dpknn._core import _rwn
+
+    rng = np.random.default_rng(seed)
+    # Few distinct coordinates: ties at the k-th distance and duplicate pairs are common.
+    X = rng.integers(0, 3, size=(n, p)).astype(np.float32) * np.float32(0.5)
+    r = rng.integers(0, n * (n - 1) // 2, size=n_pairs)
+    pi, pj = pairs_from_indices(r, n)
+    degree = np.bincount(pi, minlength=n) + np.bincount(pj, minlength=n)
+    ptr = np.r_[0, np.cumsum(degree)].astype(np.int64)
+    edges = np.empty(ptr[-1], dtype=np.uint64)
+    half = n_pairs // 2   # two chunks, as RWN fills them
+    fill = ptr[:-1].copy()
+    _rwn.fill_pairs(pi[:half], pj[:half], X, fill, edges)
+    _rwn.fill_pairs(pi[half:], pj[half:], X, fill, edges)
+    assert np.array_equal(fill, ptr[1:])
+    nbr_of = (edges & np.uint64(0xFFFFFFFF)).astype(np.int32)
+    dist_of = (edges >> np.uint64(32)).astype(np.uint32).view(np.float32)
+    expected = _reference_neighbourhoods(X, pi, pj, k, radius)
+    out_ptr, out = _rwn.select_edges(ptr, edges.copy(), k, radius)
+    assert [out[out_ptr[v]:out_ptr[v + 1]].tolist() for v in range(n)] == expected
+    # The same neighbourhoods from separate partner and distance arrays (sampled_points' entry).
+    out_ptr2, out2 = _rwn.select_neighbours(ptr, nbr_of, dist_of, k, radius)
+    assert np.array_equal(out_ptr2, out_ptr) and np.array_equal(out2, out)

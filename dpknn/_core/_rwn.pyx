@@ -7,9 +7,10 @@ pairs and to donor records.
 
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport int64_t, int32_t
+from libc.stdint cimport int64_t, int32_t, uint32_t, uint64_t
 from libc.math cimport sqrt, floor, INFINITY
 from libc.stdlib cimport malloc, free, qsort
+from libc.string cimport memcpy
 
 from ._lattice cimport upper_bound
 
@@ -48,89 +49,148 @@ def pairs_from_indices(const int64_t[::1] r, int64_t n):
     return i_a, j_a
 
 
-def fill_pairs(const int64_t[::1] pi, const int64_t[::1] pj, const float[::1] dist,
-               int64_t[::1] fill, int32_t[::1] nbr, float[::1] dd):
-    """Add a chunk of undirected pairs to a CSR graph being filled (both directions).
+cdef uint64_t _LOW32 = 0xFFFFFFFF
+
+
+cdef inline uint64_t _edge(float d, int64_t v) noexcept nogil:
+    """A partner and its distance as one word: the float's bits above the record's index.
+
+    Non-negative floats order like their bit patterns, so these words sort by (distance, index),
+    and the distance and the index share a cache line when the CSR is filled at random.
+    """
+    cdef uint32_t bits
+    if d == 0:
+        d = 0.0  # not -0.0, whose bits would sort last
+    memcpy(&bits, &d, 4)  # the float's bits (a pointer cast would break strict aliasing)
+    return (<uint64_t>bits << 32) | <uint64_t>(<uint32_t>v)
+
+
+cdef inline float _edge_distance(uint64_t e) noexcept nogil:
+    cdef uint32_t bits = <uint32_t>(e >> 32)
+    cdef float d
+    memcpy(&d, &bits, 4)
+    return d
+
+
+def fill_pairs(const int64_t[::1] pi, const int64_t[::1] pj, const float[:, ::1] X,
+               int64_t[::1] fill, uint64_t[::1] edges):
+    """Add a chunk of undirected pairs to a CSR graph being filled (both directions), each with
+    the Euclidean distance of its rows of ``X`` (summed in double, stored as float).
 
     ``fill[v]`` is the next free slot of record v; the caller sized the CSR from the degrees.
     """
-    cdef Py_ssize_t e, m = pi.shape[0]
+    cdef Py_ssize_t e, m = pi.shape[0], c, p = X.shape[1]
+    cdef int64_t a, b
+    cdef double s, t
+    cdef float d
     with nogil:
         for e in range(m):
-            nbr[fill[pi[e]]] = <int32_t>pj[e]
-            dd[fill[pi[e]]] = dist[e]
-            fill[pi[e]] += 1
-            nbr[fill[pj[e]]] = <int32_t>pi[e]
-            dd[fill[pj[e]]] = dist[e]
-            fill[pj[e]] += 1
+            a = pi[e]
+            b = pj[e]
+            s = 0.0
+            for c in range(p):
+                t = <double>X[a, c] - <double>X[b, c]
+                s += t * t
+            d = <float>sqrt(s)
+            edges[fill[a]] = _edge(d, b)
+            fill[a] += 1
+            edges[fill[b]] = _edge(d, a)
+            fill[b] += 1
 
 
-cdef struct Edge:
-    double d
-    int64_t v
+cdef void _sort_edges(uint64_t* buf, Py_ssize_t cnt) noexcept nogil:
+    """Ascending; insertion sort for the short lists of sampled partners, else qsort."""
+    cdef Py_ssize_t t, u
+    cdef uint64_t x
+    if cnt > 64:
+        qsort(buf, cnt, sizeof(uint64_t), _cmp_u64)
+        return
+    for t in range(1, cnt):
+        x = buf[t]
+        u = t
+        while u > 0 and buf[u - 1] > x:
+            buf[u] = buf[u - 1]
+            u -= 1
+        buf[u] = x
 
 
-cdef int _cmp_edge(const void* a, const void* b) noexcept nogil:
-    cdef const Edge* x = <const Edge*>a
-    cdef const Edge* y = <const Edge*>b
-    if x.d != y.d:
-        return -1 if x.d < y.d else 1
-    if x.v != y.v:
-        return -1 if x.v < y.v else 1
-    return 0
+cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
+    cdef uint64_t x = (<const uint64_t*>a)[0], y = (<const uint64_t*>b)[0]
+    return -1 if x < y else (1 if x > y else 0)
+
+
+cdef Py_ssize_t _neighbourhood(uint64_t* buf, Py_ssize_t cnt, int64_t k, double radius) noexcept nogil:
+    """Sort one record's partners and keep its neighbourhood at the front: the larger of its k
+    nearest (all ties at the k-th distance included) and those within ``radius`` (ignored when
+    negative). Duplicate partners count once; partners at infinite distance are never chosen.
+    Returns how many are kept."""
+    cdef Py_ssize_t t, kk, take, nball
+    _sort_edges(buf, cnt)
+    # infinite distances mark unusable candidates (the record itself); they sort last
+    while cnt > 0 and _edge_distance(buf[cnt - 1]) == INFINITY:
+        cnt -= 1
+    # drop duplicate partners (same record drawn twice)
+    kk = 0
+    for t in range(cnt):
+        if kk == 0 or buf[t] != buf[kk - 1]:
+            buf[kk] = buf[t]
+            kk += 1
+    cnt = kk
+    take = k if k < cnt else cnt
+    while take > 0 and take < cnt and (buf[take] >> 32) == (buf[take - 1] >> 32):
+        take += 1
+    if radius >= 0:
+        nball = 0
+        while nball < cnt and _edge_distance(buf[nball]) <= radius:
+            nball += 1
+        if nball > take:
+            take = nball
+    return take
 
 
 def select_neighbours(const int64_t[::1] ptr, const int32_t[::1] nbr, const float[::1] dist,
                       int64_t k, double radius):
-    """Neighbourhood of each record among its partners: the larger of its k nearest (all ties at
-    the k-th distance included) and those within ``radius`` (ignored when negative). Duplicate
-    partners count once; partners at infinite distance are never chosen. Returns a new CSR
-    (ptr, nbr)."""
-    cdef Py_ssize_t n = ptr.shape[0] - 1, v, a, b, t, cnt, kk, nball, take, maxdeg = 0
+    """Neighbourhood of each record among its partners (see ``_neighbourhood``); partner lists in
+    (ptr, nbr) with their distances ``dist`` (non-negative). Returns a new CSR (ptr, nbr)."""
+    cdef Py_ssize_t n = ptr.shape[0] - 1, v, t, cnt, take, maxdeg = 0
     for v in range(n):
         if ptr[v + 1] - ptr[v] > maxdeg:
             maxdeg = ptr[v + 1] - ptr[v]
     out_ptr_a = np.zeros(n + 1, dtype=np.int64)
     out_a = np.empty(ptr[n], dtype=np.int64)
     cdef int64_t[::1] out_ptr = out_ptr_a, out = out_a
-    cdef Edge* buf = <Edge*>malloc((maxdeg + 1) * sizeof(Edge))
+    cdef uint64_t* buf = <uint64_t*>malloc((maxdeg + 1) * sizeof(uint64_t))
     if buf == NULL:
         raise MemoryError()
     try:
         with nogil:
             for v in range(n):
-                a = ptr[v]
-                b = ptr[v + 1]
                 cnt = 0
-                for t in range(a, b):
-                    buf[cnt].d = dist[t]
-                    buf[cnt].v = nbr[t]
+                for t in range(ptr[v], ptr[v + 1]):
+                    buf[cnt] = _edge(dist[t], nbr[t])
                     cnt += 1
-                qsort(buf, cnt, sizeof(Edge), _cmp_edge)
-                # infinite distances mark unusable candidates (the record itself); they sort last
-                while cnt > 0 and buf[cnt - 1].d == INFINITY:
-                    cnt -= 1
-                # drop duplicate partners (same record drawn twice)
-                kk = 0
-                for t in range(cnt):
-                    if kk == 0 or buf[t].v != buf[kk - 1].v or buf[t].d != buf[kk - 1].d:
-                        buf[kk] = buf[t]
-                        kk += 1
-                cnt = kk
-                take = k if k < cnt else cnt
-                while take > 0 and take < cnt and buf[take].d == buf[take - 1].d:
-                    take += 1
-                if radius >= 0:
-                    nball = 0
-                    while nball < cnt and buf[nball].d <= radius:
-                        nball += 1
-                    if nball > take:
-                        take = nball
+                take = _neighbourhood(buf, cnt, k, radius)
                 out_ptr[v + 1] = out_ptr[v] + take
                 for t in range(take):
-                    out[out_ptr[v] + t] = buf[t].v
+                    out[out_ptr[v] + t] = <int64_t>(buf[t] & _LOW32)
     finally:
         free(buf)
+    return out_ptr_a, out_a[:out_ptr_a[n]].copy()
+
+
+def select_edges(const int64_t[::1] ptr, uint64_t[::1] edges, int64_t k, double radius):
+    """:func:`select_neighbours` of the partner lists that :func:`fill_pairs` filled, sorted in
+    place. Returns a new CSR (ptr, nbr)."""
+    cdef Py_ssize_t n = ptr.shape[0] - 1, v, t, take
+    out_ptr_a = np.zeros(n + 1, dtype=np.int64)
+    out_a = np.empty(ptr[n], dtype=np.int64)
+    cdef int64_t[::1] out_ptr = out_ptr_a, out = out_a
+    with nogil:
+        for v in range(n):
+            take = 0 if ptr[v + 1] == ptr[v] else _neighbourhood(&edges[ptr[v]], ptr[v + 1] - ptr[v], k, radius)
+            out_ptr[v + 1] = out_ptr[v] + take
+            for t in range(take):
+                out[out_ptr[v] + t] = <int64_t>(edges[ptr[v] + t] & _LOW32)
     return out_ptr_a, out_a[:out_ptr_a[n]].copy()
 
 
