@@ -48,7 +48,7 @@ PREFIX_ROWS = 10**7
 # Measured at 10^8 rows (bytes per record): input Parquet, the imputed output with its flag
 # column, impute's staging (class key, row, incomplete flag, INCWAGE as float32) with the donors'
 # inboxes, and RWN's output.
-BYTES_PER_ROW = {"input": 5.2, "impute_out": 6.5, "staging": 19.0, "rwn_out": 5.5}
+BYTES_PER_ROW = {"input": 5.2, "impute_out": 5.5, "staging": 19.0, "rwn_out": 9.5}
 STEPS = ("prefix", "impute", "release", "rwn")
 
 QUERIES = """\
@@ -143,21 +143,26 @@ def peak_rss(pid="self"):
     return 0
 
 
-def run_command(name, argv, client, root):
-    """Run one ``dpknn`` command on the cluster; its figures as a dict."""
-    client.restart()  # each command's worker peaks are its own
-    logger.info("%s: %s", name, " ".join(argv))
-    t = time.perf_counter()
-    client_peak = 0
-    with StagingWatch(root) as watch:
-        proc = subprocess.Popen(argv)
-        while proc.poll() is None:
-            client_peak = max(client_peak, peak_rss(proc.pid))
-            time.sleep(0.5)
-    seconds = time.perf_counter() - t
-    if proc.returncode != 0:
-        raise SystemExit(f"{name} failed with exit status {proc.returncode}")
-    workers = client.run(peak_rss)
+def run_command(name, argv, args, root):
+    """Run one ``dpknn`` command on a fresh local cluster (so that each command's worker peaks
+    are its own); its figures as a dict."""
+    from dask.distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                      memory_limit=args.memory_limit, dashboard_address=":0") as cluster, Client(cluster) as client:
+        argv = [*argv, "--scheduler", client.scheduler.address]
+        logger.info("%s: %s", name, " ".join(argv))
+        t = time.perf_counter()
+        client_peak = 0
+        with StagingWatch(root) as watch:
+            proc = subprocess.Popen(argv)
+            while proc.poll() is None:
+                client_peak = max(client_peak, peak_rss(proc.pid))
+                time.sleep(0.5)
+        seconds = time.perf_counter() - t
+        if proc.returncode != 0:
+            raise SystemExit(f"{name} failed with exit status {proc.returncode}")
+        workers = client.run(peak_rss)
     out = {"step": name, "seconds": round(seconds, 1), "client_peak_gib": round(gib(client_peak), 2),
            "worker_peak_gib": sorted(round(gib(v), 2) for v in workers.values()),
            "staged_peak_gib": round(gib(watch.peak), 2)}
@@ -165,7 +170,7 @@ def run_command(name, argv, client, root):
     return out
 
 
-def check_prefix(args, client, work):
+def check_prefix(args, work):
     """``dpknn impute`` on the first 10^7 rows against the in-memory imputer on the same rows."""
     files = parquet_partitions(args.dir / "input")
     take = max(1, PREFIX_ROWS // args.rows)
@@ -176,8 +181,8 @@ def check_prefix(args, client, work):
     out = work / "prefix-imputed"
     diag = work / "prefix-diagnostics.json"
     argv = dpknn("impute", "--schema", str(work / "census.toml"), "--input", str(prefix), "--output", str(out),
-                 "--k", str(args.k), "--diagnostics", str(diag), "--scheduler", client.scheduler.address)
-    figures = run_command("impute 10^7 prefix", argv, client, work)
+                 "--k", str(args.k), "--diagnostics", str(diag))
+    figures = run_command("impute 10^7 prefix", argv, args, work)
     t = time.perf_counter()
     df = pd.concat([pd.read_parquet(f) for f in files[:take]])
     imp = KNNImputer(census_schema(), k=args.k)
@@ -247,38 +252,32 @@ def main():
     (work / "queries.toml").write_text(QUERIES)
     src = str(args.dir / "input")
     results = []
-    from dask.distributed import Client, LocalCluster
-
     try:
-        with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                          memory_limit=args.memory_limit, dashboard_address=":0") as cluster, Client(cluster) as client:
-            address = ["--scheduler", client.scheduler.address]
-            if "prefix" in steps:
-                results.append(check_prefix(args, client, work))
-            if "impute" in steps:
-                out = work / "imputed"
-                results.append(run_command("impute", dpknn(
-                    "impute", "--schema", str(work / "census.toml"), "--input", src, "--output", str(out),
-                    "--k", str(args.k), "--diagnostics", str(work / "impute-diagnostics.json"), *address),
-                    client, work))
-                diag = json.loads((work / "impute-diagnostics.json").read_text())
-                results[-1].update(rows=diag["n_records"], imputed=diag["n_incomplete"], l1=diag["l1"],
-                                   passes=diag["seconds"], output_gib=round(gib(folder_size(out)), 2))
-                shutil.rmtree(out)
-            if "release" in steps:
-                results.append(run_command("release", dpknn(
-                    "release", "--schema", str(work / "census.toml"), "--queries", str(work / "queries.toml"),
-                    "--input", src, "--output", str(work / "release.json"), "--epsilon", "3", "--k", str(args.k),
-                    *address), client, args.dir))
-                results[-1]["released"] = [{"name": r.get("name"), "value": r["value"]}
-                                           for r in json.loads((work / "release.json").read_text())["releases"]]
-            if "rwn" in steps:
-                out = work / "rwn"
-                results.append(run_command("rwn sampled_pairs", dpknn(
-                    "rwn", "--input", src, "--output", str(out), "--columns", ",".join(KNOWN), "--method",
-                    "sampled_pairs", "--m", str(args.m), "--k", "5", "--seed", "1", *address), client, work))
-                results[-1]["output_gib"] = round(gib(folder_size(out)), 2)
-                shutil.rmtree(out)
+        if "prefix" in steps:
+            results.append(check_prefix(args, work))
+        if "impute" in steps:
+            out = work / "imputed"
+            results.append(run_command("impute", dpknn(
+                "impute", "--schema", str(work / "census.toml"), "--input", src, "--output", str(out),
+                "--k", str(args.k), "--diagnostics", str(work / "impute-diagnostics.json")), args, work))
+            diag = json.loads((work / "impute-diagnostics.json").read_text())
+            results[-1].update(rows=diag["n_records"], imputed=diag["n_incomplete"], l1=diag["l1"],
+                               passes=diag["seconds"], output_gib=round(gib(folder_size(out)), 2))
+            shutil.rmtree(out)
+        if "release" in steps:
+            results.append(run_command("release", dpknn(
+                "release", "--schema", str(work / "census.toml"), "--queries", str(work / "queries.toml"),
+                "--input", src, "--output", str(work / "release.json"), "--epsilon", "3", "--k", str(args.k)),
+                args, args.dir))
+            results[-1]["released"] = [{"name": r.get("name"), "value": r["value"]}
+                                       for r in json.loads((work / "release.json").read_text())["releases"]]
+        if "rwn" in steps:
+            out = work / "rwn"
+            results.append(run_command("rwn sampled_pairs", dpknn(
+                "rwn", "--input", src, "--output", str(out), "--columns", ",".join(KNOWN), "--method",
+                "sampled_pairs", "--m", str(args.m), "--k", "5", "--seed", "1"), args, work))
+            results[-1]["output_gib"] = round(gib(folder_size(out)), 2)
+            shutil.rmtree(out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if not args.keep_input:

@@ -4,8 +4,9 @@ Everything the imputation scheme computes is per equivalence class (records with
 so the table never has to sit in one process. :func:`impute_parquet` runs in three passes:
 
 1. **Stage** (one task per input partition): encode the partition against the schema, write
-   its records' class keys, labels, global row numbers, incomplete flags and observed values
-   of A to a staging file sorted by class key, and return the partition's class counts. The
+   its records' class keys, rows within the partition, incomplete flags, observed values of A
+   (each in its narrowest exact dtype, :func:`compact`) and labels (if the data have a label
+   column) to a staging file sorted by class key, and return the partition's class counts. The
    client merges them into the class table (one row per class, however many records).
 2. **Donors** (one task per bucket of consecutive classes, sized to hold about one partition
    of records): the client finds the donor classes of every class without k donors of its own
@@ -14,11 +15,14 @@ so the table never has to sit in one process. :func:`impute_parquet` runs in thr
    each incomplete record by the fixed order, with the Cython kernel shared with the
    in-memory fit. It counts donees, finds the label arcs of the L1 search and sends every
    donor (row number, label, values of A) to the partition of its donee.
-3. **Write** (one task per input partition): fill the missing values of A from the donors,
-   exactly as the in-memory imputer does, and write the partition.
+3. **Fill** (one task per input partition): fill the missing values of A from the donors,
+   exactly as the in-memory imputer does, and write the partition (:func:`impute_parquet`), or
+   keep only the counts and exact sums a release needs (:class:`ParquetPrivateImputation`,
+   one such pass per statistic; nothing imputed is written).
 
-The client then holds only class-level state; it runs the exact L1 search
-(:meth:`KNNImputer._deepest_addition`) between passes 2 and 3. The result is the in-memory
+The client holds only class-level state; it runs the exact L1 search
+(:meth:`KNNImputer._deepest_addition`) after pass 2 (:func:`place_donors` runs passes 1 and 2
+and the search, and removes the staged records, keeping the donors' inboxes). The result is the in-memory
 one: the same donors in the same order, the same L1(D) and worst cases, every row written
 once with its index. ``docs/distributed.md`` describes the scheme, its memory and its speed.
 
