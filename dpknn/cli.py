@@ -798,9 +798,9 @@ def build_parser():
                        description="Perturb a table by RWN (Perry et al. 2022): each value is replaced, with "
                        "probability q, by the same variable of a random neighbour. INPUT may be a .csv or "
                        ".parquet file (processed in memory) or a folder of Parquet files (processed partition by "
-                       "partition on a local Dask cluster, bounded memory). RWN is not differential privacy. It "
-                       "prints the share of values changed per perturbed column and warns about a column left (nearly) "
-                       "unchanged (docs/rwn.md).")
+                       "partition on a local Dask cluster or the one at --scheduler, bounded memory). RWN is not "
+                       "differential privacy. It prints the share of values changed per perturbed column and warns "
+                       "about a column left (nearly) unchanged (docs/rwn.md).")
     p.add_argument("--input", type=Path, required=True)
     p.add_argument("--output", type=Path, required=True, help="file (.csv/.parquet) or folder for Parquet input")
     p.add_argument("--k", type=int, default=5,

@@ -46,13 +46,12 @@ import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.exceptions import NotFittedError
 
 from ._core import _grouping, _rwn
 from .flags import flag_columns
 from .geometry import one_hot, query_until_certified, scaled_column
 from .progress import progress_bar
-from .validation import check_positive_int, check_rng, record_features
+from .validation import check_fitted, check_positive_int, check_rng, record_features
 
 __all__ = ["RWN", "UNCHANGED_SHARE", "pairs_from_indices", "perturb_parquet", "warn_unchanged"]
 
@@ -341,8 +340,7 @@ class RWN(TransformerMixin, BaseEstimator):
 
         ``X`` must have the columns seen by :meth:`fit`, in the same order.
         """
-        if not hasattr(self, "columns_"):
-            raise NotFittedError("this RWN is not fitted yet; call fit(X) or fit_transform(X) first.")
+        check_fitted(self, "columns_", call="fit(X) or fit_transform(X)")
         if not isinstance(X, pd.DataFrame):
             raise TypeError(f"data must be a pandas DataFrame, got {type(X).__name__}.")
         if X.shape[1] != self.n_features_in_ or (
@@ -584,6 +582,9 @@ class RWN(TransformerMixin, BaseEstimator):
         edges = np.empty(ptr[-1], dtype=np.uint64)
         fill = ptr[:-1].copy()
         X = np.ascontiguousarray(X, dtype=np.float32)
+        if not np.isfinite(X).all():
+            raise ValueError("a weighted, standardised coordinate overflows single precision; use smaller weights "
+                             "or public scales (scales=) nearer the data's spread.")
         for pi, pj in progress_bar(chunks(), total=len(seeds), desc="RWN sampled pairs", unit="chunk",
                                    progress=self.progress):
             _rwn.fill_pairs(pi, pj, X, fill, edges)
@@ -656,7 +657,8 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     - ``"partitioned"``: the folder's partitions are the paper's Method-3 partitions, each
       perturbed by the exact method; ``rwn.partitions`` and ``rwn.partition_key`` are ignored.
 
-    With an int seed, partition ``number`` is perturbed exactly as an ``RWN`` with the same k,
+    Each Parquet file is one partition (row groups are never split). With an int seed, a
+    partition ``number`` of more than k records is perturbed exactly as an ``RWN`` with the same k,
     radius, q, m, fresh, weights and scales, ``method=rwn.method`` (``"exact"`` for
     ``"partitioned"``) and
     ``rng=numpy.random.default_rng(numpy.random.SeedSequence(rwn.rng, spawn_key=(number,)))``
@@ -711,7 +713,7 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     params = dict(k=rwn.k, radius=rwn.radius, q=rwn.q, method="exact" if rwn.method == "partitioned" else rwn.method,
                   m=rwn.m, fresh=rwn.fresh, weights=rwn.weights, scales=rwn.scales)
     RWN(**params)._check_settings()   # here rather than once per partition on the workers
-    ddf = dd.read_parquet(str(input_dir))
+    ddf = dd.read_parquet(str(input_dir), split_row_groups=False)
     cols = list(ddf.columns) if columns is None else list(columns)
     imputation_flags = flag_columns(ddf.columns)
     if imputation_flags:

@@ -313,6 +313,19 @@ def test_rwn_command_runs_the_method_within_each_partition_of_a_folder(tmp_path)
               "--seed", "4", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "(exact within each)" in res.stdout
+    # --scheduler: the folder is perturbed on a running cluster, with the same result.
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://",
+                      dashboard_address=":0") as cluster:
+        res = run("rwn", "--input", "dir", "--output", "on-cluster", "--columns", "a,b", "--k", "3", "--method",
+                  "sampled_pairs", "--m", "10", "--seed", "4", "--scheduler", cluster.scheduler_address, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "on-cluster"), out)
+    df.to_csv(tmp_path / "flat.csv", index=False)
+    res = run("rwn", "--input", "flat.csv", "--output", "x.csv", "--columns", "a,b", "--scheduler", "tcp://nowhere:1",
+              cwd=tmp_path)
+    assert res.returncode == 2 and "--scheduler applies to a folder" in res.stderr
 
 
 def test_experiment_amplification(tmp_path):

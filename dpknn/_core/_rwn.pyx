@@ -50,6 +50,7 @@ def pairs_from_indices(const int64_t[::1] r, int64_t n):
 
 
 cdef uint64_t _LOW32 = 0xFFFFFFFF
+cdef uint64_t _EXPONENT = 0x7F800000
 
 
 cdef inline uint64_t _edge(float d, int64_t v) noexcept nogil:
@@ -126,8 +127,9 @@ cdef Py_ssize_t _neighbourhood(uint64_t* buf, Py_ssize_t cnt, int64_t k, double 
     Returns how many are kept."""
     cdef Py_ssize_t t, kk, take, nball
     _sort_edges(buf, cnt)
-    # infinite distances mark unusable candidates (the record itself); they sort last
-    while cnt > 0 and _edge_distance(buf[cnt - 1]) == INFINITY:
+    # infinite (or NaN) distances mark unusable candidates (the record itself, overflowed
+    # coordinates): their exponent bits are all ones, so their words sort last
+    while cnt > 0 and ((buf[cnt - 1] >> 32) & _EXPONENT) == _EXPONENT:
         cnt -= 1
     # drop duplicate partners (same record drawn twice)
     kk = 0
