@@ -46,7 +46,6 @@ import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.exceptions import NotFittedError
 
 from ._core import _depth, _donors, _grouping, _nearest
 from .exceptions import WorkLimitError
@@ -54,7 +53,7 @@ from .flags import ATTRS_KEY, check_not_imputed, flag_column
 from .geometry import diameter, embed, query_until_certified, squared_distance
 from .progress import progress_bar
 from .schema import Categorical, Continuous, Ordinal, Schema
-from .validation import check_positive_int, record_features
+from .validation import check_fitted, check_positive_int, record_features
 
 __all__ = ["KNNImputer", "L1Case", "UniverseFit"]
 
@@ -634,8 +633,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "l1_"):
-            raise NotFittedError("this KNNImputer is not fitted yet; call fit(X) first.")
+        check_fitted(self, "l1_")
 
     def check_fitted_on(self, df):
         """Raise ValueError unless ``df`` is the data this imputer was fitted on.

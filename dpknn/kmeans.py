@@ -37,16 +37,14 @@ References
 from __future__ import annotations
 
 import logging
-from fractions import Fraction
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .flags import check_not_imputed
-from .mechanisms import CuratorDiagnostics, public_grid
-from .noise import discrete_laplace
+from .mechanisms import CuratorDiagnostics, Geometric, Laplace, public_grid
 from .randomness import as_source
-from .validation import check_positive_int, check_positive_real, record_features
+from .validation import check_fitted, check_positive_int, check_positive_real, record_features
 
 __all__ = ["DPKMeans"]
 
@@ -176,20 +174,18 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         z = (np.clip(x, lower, upper) - mid) / width
         d = z.shape[1]
         eps_count, eps_sum = self._split(eps, iterations)
-        grid = public_grid((d / 2) / eps_sum)
-        steps = Fraction(d, 2) / Fraction(grid) + d
-        count_scale = 1 / Fraction(eps_count)
-        sum_scale = steps / Fraction(eps_sum)
+        # A histogram of counts (L1 sensitivity 1) and the k x d sums of coordinates in [-1/2, 1/2]
+        # (L1 sensitivity d/2, each coordinate rounded to the public grid) per iteration.
+        counts_mech = Geometric(epsilon=eps_count, sensitivity=1)
+        sums_mech = Laplace(epsilon=eps_sum, sensitivity=d / 2, grid=public_grid((d / 2) / eps_sum), coordinates=d)
         centres = self._initial(k, lower, upper, gen)
         history, sizes = [], []
         for t in range(iterations):
             labels = _nearest(z, centres)
             n = np.bincount(labels, minlength=k)
             sums = np.column_stack([np.bincount(labels, weights=z[:, j], minlength=k) for j in range(d)])
-            noisy_n = n + np.asarray(discrete_laplace(count_scale, k, rng=src), dtype=np.int64)
-            m = np.rint(sums / grid).astype(np.int64)   # exact: grid is a power of two
-            noisy_m = m + np.asarray(discrete_laplace(sum_scale, (k, d), rng=src), dtype=np.int64)
-            noisy_sums = noisy_m * grid
+            noisy_n = counts_mech.release_array(n, rng=src)
+            noisy_sums = sums_mech.release_array(sums, rng=src)
             new = np.empty_like(centres)
             for j in range(k):
                 new[j] = noisy_sums[j] / noisy_n[j] if noisy_n[j] >= 1 else gen.uniform(-0.5, 0.5, size=d)
@@ -202,7 +198,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         self.history_ = history
         self.n_iter_ = iterations
         self.epsilon_ = eps
-        self.grid_ = grid
+        self.grid_ = sums_mech.grid
         self._scaled_centres = centres
         self._box_cache = (mid, width)
         self.curator_ = CuratorDiagnostics({"cluster_sizes": [s.tolist() for s in sizes], "clamped_rows": clamped,
@@ -211,8 +207,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
 
     def predict(self, X):
         """Index of the nearest released centre of each row (in the box's unit-width coordinates)."""
-        if not hasattr(self, "cluster_centers_"):
-            raise AttributeError("DPKMeans is not fitted; call fit first.")
+        check_fitted(self, "cluster_centers_")
         x = np.asarray(X, dtype=np.float64)
         if x.ndim != 2 or x.shape[1] != self.n_features_in_:
             raise ValueError(f"X must have shape (n_samples, {self.n_features_in_}), got {x.shape}.")

@@ -31,6 +31,7 @@ References
 
 from __future__ import annotations
 
+import abc
 import functools
 import math
 import numbers
@@ -43,7 +44,7 @@ from scipy import optimize, stats
 
 from . import noise
 from .sensitivity import LN2
-from .validation import check_positive_real
+from .validation import check_positive_int, check_positive_real
 
 __all__ = [
     "LN2",
@@ -52,6 +53,7 @@ __all__ = [
     "Gaussian",
     "Geometric",
     "Laplace",
+    "Mechanism",
     "Release",
     "SmoothCauchy",
     "cauchy_admissible",
@@ -220,7 +222,67 @@ def _check_epsilon(epsilon):
     return check_positive_real(epsilon, "epsilon")
 
 
-class Laplace:
+def _exact(epsilon):
+    """ε as the exact rational it was given as (a float's own value, or a Fraction budget share),
+    so that a noise scale derived from it is the same whichever caller built the mechanism."""
+    return Fraction(epsilon)
+
+
+class Mechanism(abc.ABC):
+    """Base of every mechanism in dpknn that draws randomness for privacy: each noisy number,
+    randomized bit or private choice the package publishes or uses comes from a subclass's
+    :meth:`release` or :meth:`release_array`.
+
+    A subclass sets ``name``, ``epsilon`` and ``delta`` (its privacy cost under its stated
+    neighbouring relation, by the theorem its docstring states) and implements
+    :meth:`public_params` (what a release may publish about it) and :meth:`release`. Additive
+    noise mechanisms also implement :meth:`variance` (of one coordinate's noise, in value units)
+    and :meth:`noise`; :meth:`release_array` releases every coordinate of a vector at once, with
+    the subclass's guarantee for the vector's sensitivity (L1 for Laplace and geometric noise).
+    """
+
+    name = None
+    delta = 0.0
+
+    @abc.abstractmethod
+    def public_params(self):
+        """The mechanism's public parameters (never a data-dependent number)."""
+
+    @abc.abstractmethod
+    def release(self, value, *, rng=None):
+        """Release ``value`` (Generator, int seed or None = OS CSPRNG for ``rng``) as a :class:`Release`."""
+
+    def variance(self):
+        """Variance of the noise of one coordinate, in value units."""
+        raise NotImplementedError(f"{type(self).__name__} does not add numeric noise.")
+
+    def noise(self, size=None, *, rng=None):
+        """Noise alone, in value units: a float for ``size=None``, else an array (for tests)."""
+        raise NotImplementedError(f"{type(self).__name__} does not add numeric noise.")
+
+    def release_array(self, values, *, rng=None):
+        """Release every coordinate of ``values`` at once; an array of released values."""
+        raise NotImplementedError(f"{type(self).__name__} releases one value at a time; use release().")
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in self.public_params().items())
+        cost = f"epsilon={self.epsilon!r}" + (f", delta={self.delta!r}" if self.delta else "")
+        return f"{type(self).__name__}({cost}{', ' if params else ''}{params})"
+
+
+def _grid_steps(values, grid):
+    """round(values / grid) for an array of finite reals, exactly (the grid is a power of two, so
+    the division is exact and numpy's rint rounds half to even like Python's round)."""
+    values = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise ValueError("values must be finite.")
+    steps = np.rint(values / grid)
+    if steps.size and np.abs(steps).max() >= 2.0**62:
+        raise ValueError(f"values are too large for the grid {grid!r}: more than 2^62 steps.")
+    return steps.astype(np.int64)
+
+
+class Laplace(Mechanism):
     """Laplace mechanism on a public grid (discrete Laplace noise, exact sampler).
 
     The value is rounded to the grid g = :func:`public_grid` (Δ/ε) and an integer Z with
@@ -230,26 +292,37 @@ class Laplace:
     (Dwork et al. 2006; discrete form: Ghosh et al. 2012, sampler: Canonne et al. 2020,
     Algorithm 2).
 
+    For a vector of L1 sensitivity Δ in which one record changes at most ``coordinates``
+    coordinates (:meth:`release_array`), each coordinate is rounded on its own, so neighbours'
+    rounded vectors differ by at most Δ/g + ``coordinates`` steps in L1, an integer:
+    Δ_g = floor(Δ/g) + ``coordinates``, and the vector with independent noise of scale Δ_g/ε in
+    every coordinate is ε-DP (Dwork et al. 2006, Theorem 1, applied to the L1 distance).
+
     Parameters
     ----------
-    epsilon : float
+    epsilon : float or Fraction
+        Taken exactly as given.
     sensitivity : float
-        Global sensitivity Δ (a public number).
+        Global (L1) sensitivity Δ (a public number).
     grid : float or None
         A public power of two; None: :func:`public_grid` (Δ/ε).
+    coordinates : int, default 1
+        The most coordinates of a vector released by :meth:`release_array` that adding or
+        removing one record changes (d for the sums of a record's d features in one cluster).
     """
 
     name = "laplace"
     delta = 0.0
 
-    def __init__(self, *, epsilon, sensitivity, grid=None):
+    def __init__(self, *, epsilon, sensitivity, grid=None, coordinates=1):
         self.epsilon = _check_epsilon(epsilon)
         self.sensitivity = check_positive_real(sensitivity, "sensitivity")
+        self.coordinates = check_positive_int(coordinates, "coordinates")
         if not math.isfinite(self.sensitivity / self.epsilon):
             raise ValueError(f"sensitivity / epsilon overflows: sensitivity={sensitivity!r}, epsilon={epsilon!r}.")
         self.grid = public_grid(self.sensitivity / self.epsilon) if grid is None else _check_grid(grid)
-        self.steps = math.floor(Fraction(self.sensitivity) / Fraction(self.grid)) + 1
-        self._scale = Fraction(self.steps) / Fraction(self.epsilon)   # in grid steps
+        self.steps = math.floor(Fraction(self.sensitivity) / Fraction(self.grid)) + self.coordinates
+        self._scale = Fraction(self.steps) / _exact(epsilon)   # in grid steps
 
     @property
     def scale(self):
@@ -265,23 +338,41 @@ class Laplace:
         z = noise.discrete_laplace(self._scale, size, rng=rng)
         return _in_units(z, self.grid, size)
 
+    def public_params(self):
+        out = {"grid": self.grid, "sensitivity": self.sensitivity, "scale": self.scale}
+        if self.coordinates > 1:
+            out["coordinates"] = self.coordinates
+        return out
+
     def release(self, value, *, rng=None):
         """Release ``value`` (Generator, int seed or None = OS CSPRNG for ``rng``)."""
         m = _to_grid(value, self.grid) + noise.discrete_laplace(self._scale, rng=rng)
         return Release(value=_from_grid(m, self.grid), epsilon=self.epsilon, delta=0.0, mechanism=self.name,
-                       params={"grid": self.grid, "sensitivity": self.sensitivity, "scale": self.scale})
+                       params=self.public_params())
+
+    def release_array(self, values, *, rng=None):
+        """Release an array of L1 sensitivity Δ whose neighbours differ in at most ``coordinates``
+        coordinates: each rounded to the grid plus its own noise; float64 of the same shape."""
+        m = _grid_steps(values, self.grid)
+        z = np.asarray(noise.discrete_laplace(self._scale, m.shape, rng=rng), dtype=np.int64)
+        return (m + z) * self.grid
 
 
-class Geometric:
+class Geometric(Mechanism):
     """Geometric (discrete Laplace) mechanism for integer queries: value + Z, P(Z=z) ∝ exp(-ε|z|/Δ).
 
     ε-DP under add/remove one record for an integer query of sensitivity Δ (Ghosh,
     Roughgarden, Sundararajan 2012); Z is drawn exactly (Canonne et al. 2020, Algorithm 2).
     The release is an integer.
 
+    :meth:`release_array` adds independent noise to every coordinate of an integer vector of L1
+    sensitivity Δ (a histogram: Δ = 1 under add/remove one record), which is ε-DP by the same
+    theorem applied to the L1 distance.
+
     Parameters
     ----------
-    epsilon : float
+    epsilon : float or Fraction
+        Taken exactly as given.
     sensitivity : int, default 1
     """
 
@@ -294,11 +385,16 @@ class Geometric:
             raise ValueError(
                 f"sensitivity of the geometric mechanism must be an integer >= 1, got {sensitivity!r}.")
         self.sensitivity = int(sensitivity)
-        self._scale = Fraction(self.sensitivity) / Fraction(self.epsilon)
+        self._scale = Fraction(self.sensitivity) / _exact(epsilon)
 
     @property
     def alpha(self):
         return math.exp(-self.epsilon / self.sensitivity)
+
+    @property
+    def scale(self):
+        """The noise scale Δ/ε (public), as the exact rational the sampler uses."""
+        return self._scale
 
     def variance(self):
         a = self.alpha
@@ -312,10 +408,21 @@ class Geometric:
             raise TypeError(f"the geometric mechanism releases integers, got {value!r}.")
         out = int(value) + noise.discrete_laplace(self._scale, rng=rng)
         return Release(value=out, epsilon=self.epsilon, delta=0.0, mechanism=self.name,
-                       params={"grid": 1, "sensitivity": self.sensitivity})
+                       params=self.public_params())
+
+    def public_params(self):
+        return {"grid": 1, "sensitivity": self.sensitivity}
+
+    def release_array(self, values, *, rng=None):
+        """Noisy copy (int64, same shape) of an integer array of L1 sensitivity Δ."""
+        values = np.asarray(values)
+        if values.dtype.kind not in "iu":
+            raise TypeError(f"the geometric mechanism releases integers, got an array of {values.dtype}.")
+        z = np.asarray(noise.discrete_laplace(self._scale, values.size, rng=rng), dtype=np.int64)
+        return values.astype(np.int64) + z.reshape(values.shape)
 
 
-class Gaussian:
+class Gaussian(Mechanism):
     """Gaussian mechanism on a public grid (discrete Gaussian noise, exact sampler).
 
     The value is rounded to the grid g = 2^(floor(log2 σ_c) - 10), with σ_c the analytic
@@ -371,8 +478,10 @@ class Gaussian:
     def release(self, value, *, rng=None):
         m = _to_grid(value, self.grid) + noise.discrete_gaussian(self._sigma2, rng=rng)
         return Release(value=_from_grid(m, self.grid), epsilon=self.epsilon, delta=self.delta,
-                       mechanism=self.name, params={"grid": self.grid, "sensitivity": self.sensitivity,
-                                                    "sigma": self.sigma})
+                       mechanism=self.name, params=self.public_params())
+
+    def public_params(self):
+        return {"grid": self.grid, "sensitivity": self.sensitivity, "sigma": self.sigma}
 
 
 def _continuous_gaussian_delta(sigma, epsilon, sensitivity):
@@ -505,7 +614,7 @@ def _choose_gamma(epsilon, gamma, beta):
     return CauchyCalibration(epsilon=float(epsilon), gamma=float(g), alpha=alpha, beta=beta, rule=rule)
 
 
-class SmoothCauchy:
+class SmoothCauchy(Mechanism):
     """Smooth-sensitivity release with generalized Cauchy noise on a public grid.
 
     Releases ``round(q/g + σ/g · X) · g`` with q the *exact* query value (an int or a Fraction: the
@@ -725,7 +834,7 @@ def _choose_polyplace(epsilon, a, beta):
     return PolyPlaceCalibration(epsilon=epsilon, a=a, c=c, beta=beta, rule="fixed")
 
 
-class SmoothPolyPlace:
+class SmoothPolyPlace(Mechanism):
     """Smooth-sensitivity release with PolyPlace noise on a public grid (the default smooth mechanism).
 
     Releases ``round(q/g + c·S(D)/g · X) · g`` with X of density (a − 1)/2 · (1 + |x|)^(−a), sampled

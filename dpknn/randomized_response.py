@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .mechanisms import Mechanism, Release
 from .noise import bernoulli_real
 from .randomness import as_source
 from .validation import check_positive_real, check_unit_interval
@@ -90,7 +91,7 @@ def _flip_bounds(epsilon):
     return bounds
 
 
-class RandomizedResponse:
+class RandomizedResponse(Mechanism):
     """ε-DP randomized response on bits, with the unbiased estimator of their share.
 
     ε-DP under replacing one record (each report is ε-local-DP); see the module docstring for
@@ -149,6 +150,23 @@ class RandomizedResponse:
             flip[i] = bernoulli_real(self._bounds, src, head=(int(u[i]), 64))
         out = x ^ flip.astype(np.int8)
         return pd.Series(out, index=index, name=bits.name) if index is not None else out
+
+    def public_params(self):
+        return {"flip_probability": self.flip_probability}
+
+    def variance(self):
+        """Variance of a report's flip indicator, p(1 − p) with p = 1/(1 + e^ε)."""
+        p = self.flip_probability
+        return p * (1 - p)
+
+    def release(self, value, *, rng=None):
+        """One record's report of the bit ``value`` as a :class:`~dpknn.mechanisms.Release`."""
+        return Release(value=int(self.randomize(np.array([value]), rng=rng)[0]), epsilon=self.epsilon, delta=0.0,
+                       mechanism=self.name, params=self.public_params())
+
+    def release_array(self, values, *, rng=None):
+        """The reports of a vector of bits (:meth:`randomize`)."""
+        return self.randomize(values, rng=rng)
 
     def estimate(self, reports, *, level=0.95):
         """The unbiased estimate π̂ of the share of ones behind ``reports`` (post-processing).

@@ -36,20 +36,23 @@ References
 
 from __future__ import annotations
 
+import abc
 import math
 from fractions import Fraction
 
 import numpy as np
 
+from .mechanisms import Mechanism, Release
 from .noise import bernoulli_exp_exact
 from .randomness import as_source
 from .validation import check_positive_real
 
-__all__ = ["ExponentialMechanism", "PermuteAndFlip"]
+__all__ = ["ExponentialMechanism", "PermuteAndFlip", "ScoreSelection"]
 
 
-class _ScoreSelection:
-    """Validation and acceptance probabilities shared by the two selection mechanisms."""
+class ScoreSelection(Mechanism):
+    """Validation, acceptance probabilities and the release of a chosen index, shared by the two
+    selection mechanisms (their docstrings state the theorems)."""
 
     delta = 0.0
 
@@ -80,6 +83,19 @@ class _ScoreSelection:
         best = Fraction(float(s.max()))
         return self._pick(s, src, best)
 
+    def public_params(self):
+        return {"sensitivity": self.sensitivity}
+
+    @abc.abstractmethod
+    def _pick(self, s, src, best):
+        """The chosen index of the scores ``s`` (best score ``best``, a Fraction) from ``src``."""
+
+    def release(self, value, *, rng=None):
+        """The chosen index of the scores ``value`` as a :class:`~dpknn.mechanisms.Release`
+        (the scores are data and stay with the curator)."""
+        return Release(value=int(self.select(value, rng=rng)), epsilon=self.epsilon, delta=0.0, mechanism=self.name,
+                       params=self.public_params())
+
     @staticmethod
     def _scores(scores):
         s = np.asarray(scores, dtype=np.float64)
@@ -90,7 +106,7 @@ class _ScoreSelection:
         return s
 
 
-class PermuteAndFlip(_ScoreSelection):
+class PermuteAndFlip(ScoreSelection):
     """ε-DP choice of the index of a high score (permute-and-flip, exact sampler).
 
     ε-DP under add/remove one record when each score changes by at most ``sensitivity`` between
@@ -120,7 +136,7 @@ class PermuteAndFlip(_ScoreSelection):
         raise AssertionError("unreachable: the best candidate is accepted with probability 1")  # pragma: no cover
 
 
-class ExponentialMechanism(_ScoreSelection):
+class ExponentialMechanism(ScoreSelection):
     """ε-DP choice of an index with P(r) ∝ exp(ε s_r / (2Δ)) (the exponential mechanism, exact sampler).
 
     ε-DP under add/remove one record when each score changes by at most ``sensitivity`` between

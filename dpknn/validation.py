@@ -7,7 +7,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_positive_int", "check_positive_real", "check_rng", "check_unit_interval", "record_features"]
+__all__ = ["check_fitted", "check_positive_int", "check_positive_real", "check_rng", "check_unit_interval",
+           "record_features"]
 
 
 def check_rng(rng):
@@ -90,3 +91,12 @@ def record_features(estimator, X):
         estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
     elif hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
+
+
+def check_fitted(estimator, attribute, *, call="fit(X)"):
+    """Raise scikit-learn's ``NotFittedError`` (a ValueError and an AttributeError) unless
+    ``estimator`` has ``attribute``, the one way every dpknn estimator says it is not fitted."""
+    if not hasattr(estimator, attribute):
+        from sklearn.exceptions import NotFittedError
+
+        raise NotFittedError(f"this {type(estimator).__name__} is not fitted yet; call {call} first.")

@@ -6,10 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from privacy_check import discrete_worst_log_ratio
+from sklearn.exceptions import NotFittedError
 
 import dpknn.synth.columnwise as cwmod
 from dpknn import BudgetAccountant, BudgetExceededError, Categorical, Continuous, Ordinal
 from dpknn.datasets import make_census
+from dpknn.mechanisms import Geometric
 from dpknn.metrics import tvd
 from dpknn.missing import make_missing
 from dpknn.synth import ColumnwiseSynthesizer
@@ -40,7 +42,7 @@ def test_no_noise_tables_are_counts_on_rows_observed_on_the_stage_attribute():
 def test_one_noise_draw_per_cell_and_stage_scales(monkeypatch):
     seen = []
     real = cwmod.noisy_tables
-    monkeypatch.setattr(cwmod, "noisy_tables", lambda t, scale, src: seen.append(scale) or real(t, scale, src))
+    monkeypatch.setattr(cwmod, "noisy_tables", lambda t, mech, src: seen.append(mech.scale) or real(t, mech, src))
     attrs = [Categorical("a", list(range(50)))] + [Categorical(c, [0, 1, 2]) for c in "bcd"]
     df = pd.DataFrame({"a": [0] * 400, **{c: [0, 1, 2, 0] * 100 for c in "bcd"}})
     m = ColumnwiseSynthesizer(attrs, epsilon=2.0, order=list("abcd"), rng=0).fit(df)
@@ -64,7 +66,8 @@ def test_stage_release_is_private_on_neighbours(monkeypatch):
     worst, used = discrete_worst_log_ratio(stat(d0, 0), stat(d1, 10**6), min_count=100)
     assert used >= 3 and worst <= 1.0
     real = cwmod.noisy_tables
-    monkeypatch.setattr(cwmod, "noisy_tables", lambda t, scale, src: real(t, scale / 4, src))
+    monkeypatch.setattr(cwmod, "noisy_tables", lambda t, mech, src: real(
+        t, Geometric(epsilon=4 * mech.epsilon, sensitivity=mech.sensitivity), src))
     assert discrete_worst_log_ratio(stat(d0, 0), stat(d1, 10**6), min_count=30)[0] > 1.0
 
 
@@ -129,5 +132,5 @@ def test_validation_and_budget():
             ColumnwiseSynthesizer(attrs, **kw).fit(df)
     with pytest.raises(BudgetExceededError):
         ColumnwiseSynthesizer(attrs, epsilon=1.0).fit(pd.DataFrame({"zzz": [1]}), accountant=BudgetAccountant(0.5))
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         ColumnwiseSynthesizer(attrs, epsilon=1.0).sample(2)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from sklearn.exceptions import NotFittedError
 
 from dpknn import BudgetAccountant, Categorical, Continuous, Ordinal
 from dpknn.accounting import rdp_epsilon, sgm_sigma
@@ -297,7 +298,7 @@ def test_warnings_paper_mode_and_unfitted():
     with pytest.warns(PrivacyLeakWarning, match="NOT"):
         paper = _small_gan(accounting="paper").fit(df)
     assert paper.epsilon_ > 3.0
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         _small_gan().sample(3)
 
 

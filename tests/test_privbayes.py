@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 from privacy_check import discrete_worst_log_ratio
 from reference_synth import candidates, counts, score
 from scipy import stats
+from sklearn.exceptions import NotFittedError
 
 import dpknn.synth.privbayes as pbmod
 from dpknn import BudgetAccountant, BudgetExceededError, Categorical, Continuous, Ordinal
 from dpknn.datasets import make_census
+from dpknn.mechanisms import Geometric
 from dpknn.metrics import tvd
 from dpknn.missing import make_missing
 from dpknn.synth import PrivBayes
@@ -127,7 +129,8 @@ def test_noisy_tables_are_private_on_neighbours(monkeypatch):
     # Negative control: a quarter of the noise scale (the kind of error of noise calibrated to
     # n·sensitivity or to one table instead of m) fails.
     real = pbmod.noisy_tables
-    monkeypatch.setattr(pbmod, "noisy_tables", lambda t, scale, src: real(t, scale / 4, src))
+    monkeypatch.setattr(pbmod, "noisy_tables", lambda t, mech, src: real(
+        t, Geometric(epsilon=4 * mech.epsilon, sensitivity=mech.sensitivity), src))
     z0, z1 = _fit_stat(d0, attrs, cell11, runs, 0, **kw), _fit_stat(d1, attrs, cell11, runs, 10**6, **kw)
     assert discrete_worst_log_ratio(z0, z1, min_count=30)[0] > 1.0
 
@@ -192,7 +195,7 @@ def test_validation_and_budget():
                       ({"epsilon": 1, "max_rows": 1}, "max_rows=1")]:
         with pytest.raises((ValueError, TypeError), match=match):
             PrivBayes(attrs, **kw).fit(df)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         PrivBayes(attrs, epsilon=1).sample(3)
     acc = BudgetAccountant(0.5)
     # The budget is refused before the data are read (this frame would raise a ValueError).

@@ -47,10 +47,10 @@ from sklearn.base import BaseEstimator
 
 from ..accounting.mcar import amplify_mcar
 from ..flags import check_not_imputed
-from ..noise import discrete_laplace
+from ..mechanisms import Geometric
 from ..progress import progress_bar
 from ..randomness import as_source
-from ..validation import check_positive_int, check_rng, check_unit_interval
+from ..validation import check_fitted, check_positive_int, check_rng, check_unit_interval
 from .counts import count_tables, extended_codes, observed_block
 from .domain import Discretization
 from .privbayes import check_epsilon, float_down, noisy_tables
@@ -170,7 +170,9 @@ class ColumnwiseSynthesizer(BaseEstimator):
         self.noisy_missing_counts_ = None
         if order is None:
             missing = (codes < 0).sum(axis=1)
-            noisy = [int(m) + discrete_laplace(Fraction(d) / eps0, rng=src) for m in missing]
+            # One record changes each of the d counts by at most one: L1 sensitivity d.
+            counts_mech = Geometric(epsilon=eps0, sensitivity=d)
+            noisy = [counts_mech.release(int(m), rng=src).value for m in missing]
             self.noisy_missing_counts_ = dict(zip(disc.names, noisy))
             order = sorted(range(d), key=lambda j: noisy[j])
         stage_eps = (eps - eps0) / d
@@ -180,13 +182,13 @@ class ColumnwiseSynthesizer(BaseEstimator):
             earlier = order[:j]
             if j == 0:
                 counts = [np.bincount(codes[a][codes[a] >= 0], minlength=sizes[a])]
-                scale = 1 / stage_eps
+                mech = Geometric(epsilon=stage_eps)
             else:
                 ext = extended_codes(codes[[a, *earlier]], sizes[[a, *earlier]])
                 counts = [observed_block(t) for t in
                           count_tables(ext, sizes[[a, *earlier]], [(0, i + 1) for i in range(j)], n_jobs=self.n_jobs)]
-                scale = Fraction(j) / stage_eps
-            noisy = noisy_tables(counts, scale, src)
+                mech = Geometric(epsilon=stage_eps / j)   # j tables, stage_eps / j apiece
+            noisy = noisy_tables(counts, mech, src)
             tables.append(noisy)
             gaps = np.flatnonzero(codes[a] < 0)
             if gaps.size:
@@ -223,8 +225,7 @@ class ColumnwiseSynthesizer(BaseEstimator):
 
     def sample(self, n, *, rng=None):
         """``n`` complete, domain-valid synthetic rows (post-processing of the released models)."""
-        if not hasattr(self, "tables_"):
-            raise RuntimeError("ColumnwiseSynthesizer is not fitted; call fit(X) first.")
+        check_fitted(self, "tables_")
         n = check_positive_int(n, "n", minimum=0)
         gen = check_rng(rng)
         codes = np.empty((self.n_features_in_, n), dtype=np.int64)
@@ -238,8 +239,7 @@ class ColumnwiseSynthesizer(BaseEstimator):
         Σ_j ln(1 + (1 − φ_{S_j})(e^{ε_j} − 1)) plus the unamplified ε of the order estimate.
         Valid only when the missingness really is MCAR with these fixed, public rates.
         """
-        if not hasattr(self, "tables_"):
-            raise RuntimeError("ColumnwiseSynthesizer is not fitted; call fit(X) first.")
+        check_fitted(self, "tables_")
         if not isinstance(missing_rates, dict) or set(missing_rates) != set(self.order_):
             raise ValueError(f"missing_rates must map every attribute {list(self.order_)} to a public rate.")
         return self.order_epsilon_ + math.fsum(

@@ -74,7 +74,7 @@ from ..exceptions import PrivacyLeakWarning
 from ..flags import check_not_imputed
 from ..mechanisms import CuratorDiagnostics
 from ..randomness import as_source
-from ..validation import check_positive_int, check_positive_real, check_rng, check_unit_interval
+from ..validation import check_fitted, check_positive_int, check_positive_real, check_rng, check_unit_interval
 from .tabular import TabularEncoding
 
 __all__ = ["ACCOUNTING", "DPMisGAN", "default_delta", "paper_sigma"]
@@ -311,8 +311,7 @@ class DPMisGAN(BaseEstimator):
         ``missing=True`` a cell is left missing with probability 1 − G_m's mask value, so the
         rows carry the learnt missingness pattern.
         """
-        if not hasattr(self, "data_generator_"):
-            raise RuntimeError("DPMisGAN is not fitted; call fit(X) first.")
+        check_fitted(self, "data_generator_")
         n = check_positive_int(n, "n", minimum=0)
         mt = _torch()
         import torch

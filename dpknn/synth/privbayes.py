@@ -56,11 +56,11 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..flags import check_not_imputed
-from ..noise import discrete_laplace
+from ..mechanisms import Geometric
 from ..progress import progress_bar
 from ..randomness import as_source
 from ..selection import PermuteAndFlip
-from ..validation import check_positive_int, check_positive_real, check_rng, check_unit_interval
+from ..validation import check_fitted, check_positive_int, check_positive_real, check_rng, check_unit_interval
 from .counts import count_tables, extended_codes, observed_block
 from .domain import Discretization
 from .scores import check_row_bound, mutual_information_score, score_sensitivity
@@ -88,13 +88,10 @@ def row_bound_margin(epsilon, delta):
     return math.ceil(math.log(1.0 / delta) / float(epsilon))
 
 
-def noisy_tables(tables, scale, src):
-    """Each count table plus discrete Laplace noise of ``scale`` per cell, clipped at 0 (int64)."""
-    out = []
-    for t in tables:
-        z = discrete_laplace(scale, t.size, rng=src).reshape(t.shape)
-        out.append(np.maximum(t.astype(np.int64) + z, 0))
-    return out
+def noisy_tables(tables, mechanism, src):
+    """Each count table released by ``mechanism`` (a :class:`~dpknn.mechanisms.Geometric`
+    calibrated to one table), clipped at 0 (post-processing; int64)."""
+    return [np.maximum(mechanism.release_array(t, rng=src), 0) for t in tables]
 
 
 def conditional(counts):
@@ -246,7 +243,7 @@ class PrivBayes(BaseEstimator):
         sizes = disc.sizes
 
         if self.max_rows is None:
-            noisy_n = len(X) + discrete_laplace(1 / eps0, rng=src)
+            noisy_n = Geometric(epsilon=eps0).release(len(X), rng=src).value
             N = max(1, noisy_n + row_bound_margin(eps0, delta))
         else:
             N = int(self.max_rows)
@@ -317,7 +314,8 @@ class PrivBayes(BaseEstimator):
             true.append(block(np.transpose(t, [srt.index(a) for a in s])))
         logger.info("PrivBayes: %d noisy tables, %d cells, noise scale %.4g", m, sum(t.size for t in true),
                     float(m / eps2))
-        return noisy_tables(true, Fraction(m) / eps2, src)
+        # m tables of L1 sensitivity 1 each, eps2 / m apiece (basic composition).
+        return noisy_tables(true, Geometric(epsilon=eps2 / m), src)
 
     # --- sampling ---------------------------------------------------------------------------------
     def sample(self, n, *, rng=None):
@@ -326,8 +324,7 @@ class PrivBayes(BaseEstimator):
         Domain-valid; complete unless ``missing="value"``. Post-processing of the released
         tables, so it costs no privacy; ``rng`` (Generator, int or None) drives it.
         """
-        if not hasattr(self, "noisy_counts_"):
-            raise RuntimeError("PrivBayes is not fitted; call fit(X) first.")
+        check_fitted(self, "noisy_counts_")
         n = check_positive_int(n, "n", minimum=0)
         gen = check_rng(rng)
         d = self.n_features_in_

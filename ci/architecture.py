@@ -1,0 +1,134 @@
+"""Architecture checks of the package layout (issue 30's measures); exit 1 when a limit is exceeded.
+
+Counts, over the library code under ``dpknn/`` (tests and benchmarks excluded):
+- top-level modules and packages of ``dpknn/``;
+- ``from dpknn.x import _y`` (or a relative import of a private name) across top-level packages;
+- ``obj._private`` attribute reads on objects other than ``self``/``cls`` of a private name that the
+  module does not define itself;
+- ``metrics/`` files importing ``synth/``, and library code importing ``cli`` or ``experiments``;
+- functions longer than 80 lines;
+- calls of the noise samplers outside ``dpknn/noise.py`` and ``dpknn/mechanisms.py``.
+
+Usage: python ci/architecture.py [--report]   (--report prints every finding)
+"""
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "dpknn"
+SAMPLERS = {"discrete_laplace", "discrete_gaussian", "rounded_generalized_cauchy", "rounded_polyplace",
+            "bernoulli_real", "bernoulli_exp_exact"}
+NOISE_HOMES = {"noise.py", "mechanisms.py"}
+LIMITS = {"top-level entries": 16, "private imports across packages": 0, "private attribute reach-ins": 3,
+          "metrics importing synth": 0, "library importing cli/experiments": 0, "functions over 80 lines": 3,
+          "noise drawn outside a Mechanism": 0}
+
+
+def top(path):
+    rel = path.relative_to(ROOT)
+    return rel.parts[0].removesuffix(".py")
+
+
+def resolve(path, node):
+    """The absolute dotted module of an ImportFrom node in ``path``."""
+    if node.level == 0:
+        return node.module or ""
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    base = parts[:-node.level] if path.name != "__init__.py" else parts[:len(parts) - node.level]
+    if path.name == "__init__.py":
+        base = parts[:-1][:len(parts) - node.level]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _calls_by_class(tree, cls=None):
+    """(enclosing class name or None, Call node) for every call in ``tree``."""
+    for child in ast.iter_child_nodes(tree):
+        inner = child.name if isinstance(child, ast.ClassDef) else cls
+        if isinstance(child, ast.Call):
+            yield cls, child
+        yield from _calls_by_class(child, inner)
+
+
+def main(report=False):
+    files = sorted(p for p in ROOT.rglob("*.py") if "_core" not in p.parts or p.suffix == ".py")
+    entries = sorted(p.name for p in ROOT.iterdir() if not p.name.startswith("__") and (
+        p.suffix in (".py", "") and (p.is_dir() or p.suffix == ".py")) and p.name != "__pycache__")
+    findings = {k: [] for k in LIMITS}
+    findings["top-level entries"] = entries
+    for path in files:
+        tree = ast.parse(path.read_text())
+        defined = {n.name for n in ast.walk(tree)
+                   if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))}
+        defined |= {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+                    if isinstance(t, ast.Name)}
+        defined |= {t.attr for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Attribute)}
+        here = top(path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                module = resolve(path, node)
+                parts = module.split(".")
+                target = parts[1] if len(parts) > 1 and parts[0] == "dpknn" else None
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__") and target not in (None, here) \
+                            and target != "_core":
+                        findings["private imports across packages"].append(
+                            f"{path.relative_to(ROOT)}: {module}.{alias.name}")
+                if here == "metrics" and target == "synth":
+                    findings["metrics importing synth"].append(f"{path.relative_to(ROOT)}: {module}")
+                if target in ("cli", "experiments") and here not in ("cli", "experiments", "__main__"):
+                    findings["library importing cli/experiments"].append(f"{path.relative_to(ROOT)}: {module}")
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                base = node.value
+                if isinstance(base, ast.Name) and base.id in ("self", "cls", "super"):
+                    continue
+                if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
+                    continue
+                if isinstance(base, ast.Name) and base.id in ("np", "math", "os", "sys", "pd"):
+                    continue
+                if node.attr in defined:
+                    continue
+                findings["private attribute reach-ins"].append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > 80:
+                    findings["functions over 80 lines"].append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.name} "
+                                                               f"({length} lines)")
+
+    # Sampler calls are fine inside a Mechanism subclass (or in noise.py / mechanisms.py).
+    bases = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases[node.name] = {getattr(b, "id", getattr(b, "attr", "")) for b in node.bases}
+    mechanisms = {"Mechanism"}
+    while True:
+        more = {c for c, b in bases.items() if b & mechanisms} - mechanisms
+        if not more:
+            break
+        mechanisms |= more
+    findings["noise drawn outside a Mechanism"] = [
+        f for f in findings["noise drawn outside a Mechanism"] if f.split(" in ")[-1] not in mechanisms]
+    for path in files:
+        if path.name in NOISE_HOMES:
+            continue
+        for cls, node in _calls_by_class(ast.parse(path.read_text())):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in SAMPLERS and cls not in mechanisms:
+                findings["noise drawn outside a Mechanism"].append(f"{path.relative_to(ROOT)}:{node.lineno}: {name} "
+                                                                   f"in {cls}")
+    failed = False
+    for key, limit in LIMITS.items():
+        count = len(findings[key])
+        bad = count > limit
+        failed |= bad
+        print(f"{'FAIL' if bad else 'ok  '} {key}: {count} (limit {limit})")
+        if report or bad:
+            for f in findings[key]:
+                print(f"       {f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main("--report" in sys.argv))

@@ -1,0 +1,152 @@
+"""The one Mechanism base: every concrete mechanism is a Mechanism, and every one passes the
+same empirical privacy test on neighbours at its full sensitivity, through the interface that
+the package draws noise with (``release`` for one value, ``release_array`` for vectors)."""
+
+import fractions
+
+import numpy as np
+import pytest
+from privacy_check import discrete_worst_log_ratio, worst_log_ratio
+
+from dpknn import mechanisms
+from dpknn.mechanisms import LN2, Gaussian, Geometric, Laplace, Mechanism, SmoothCauchy, SmoothPolyPlace
+from dpknn.randomized_response import RandomizedResponse
+from dpknn.randomness import as_source
+from dpknn.selection import ExponentialMechanism, PermuteAndFlip, ScoreSelection
+
+N = 20_000
+
+
+def _scalar(mech, value, seed, n=N):
+    src = as_source(seed)
+    return np.array([float(mech.release(value, rng=src).value) for _ in range(n)])
+
+
+def _vector(mech, values, seed, n=N):
+    """The sum of the released coordinates (post-processing, so it must be private too)."""
+    src = as_source(seed)
+    return np.array([float(np.sum(mech.release_array(values, rng=src))) for _ in range(n)])
+
+
+def _smooth(mech, data, seed, n=N):
+    """Releases of q by the mechanism's kind with the smooth bound S of the data: data = (q, S)."""
+    q, bound = data
+    mech = type(mech)(epsilon=mech.epsilon, smooth_bound=bound, grid=mech.grid)
+    return _scalar(mech, q, seed, n)
+
+
+# name -> (mechanism at a given ε, draw(mech, data, seed), neighbour D, neighbour D', ε, discrete
+#          outputs?). D and D' differ by the mechanism's sensitivity (for the smooth mechanisms: by
+#          S(D), the largest local sensitivity the bound allows; scores by the selection's Δ; a
+#          record's bit for randomized response).
+CASES = {
+    "laplace": (lambda e: Laplace(epsilon=e, sensitivity=2.0), _scalar, 0.0, 2.0, 1.0, False),
+    "laplace_vector": (lambda e: Laplace(epsilon=e, sensitivity=1.0, coordinates=2), _vector,
+                       np.zeros(2), np.full(2, 0.5), 1.0, False),
+    "geometric": (lambda e: Geometric(epsilon=e, sensitivity=2), _scalar, 10, 12, 1.0, True),
+    "geometric_vector": (lambda e: Geometric(epsilon=e), _vector, np.array([5, 3]), np.array([6, 3]),
+                         fractions.Fraction(1, 2), True),
+    "gaussian": (lambda e: Gaussian(epsilon=e, delta=1e-6, sensitivity=1.0), _scalar, 0.0, 1.0, 1.0, False),
+    # Worst neighbours of a smooth release: the value moves by S(D) and S doubles (ln 2-smooth).
+    "smooth_cauchy": (lambda e: SmoothCauchy(epsilon=e, smooth_bound=1.0, grid=2.0**-10), _smooth,
+                      (0.0, 1.0), (1.0, 2.0), 2 * LN2 + 0.05, False),
+    "smooth_polyplace": (lambda e: SmoothPolyPlace(epsilon=e, smooth_bound=1.0, grid=2.0**-10), _smooth,
+                         (0.0, 1.0), (1.0, 2.0), 1.0, False),
+    "permute_and_flip": (lambda e: PermuteAndFlip(epsilon=e, sensitivity=1.0), _scalar,
+                         np.array([0.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.0]), 1.0, True),
+    "exponential": (lambda e: ExponentialMechanism(epsilon=e, sensitivity=1.0), _scalar,
+                    np.array([0.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.0]), 1.0, True),
+    "randomized_response": (lambda e: RandomizedResponse(epsilon=e), _scalar, 0, 1, 1.0, True),
+}
+
+
+def _check(discrete):
+    if discrete:
+        return discrete_worst_log_ratio
+    return lambda x1, x2, min_count=200: worst_log_ratio(x1, x2, n_bins=40, min_count=min_count)
+
+
+def _concrete(cls):
+    for sub in cls.__subclasses__():
+        if not getattr(sub, "__abstractmethods__", None):
+            yield sub
+        yield from _concrete(sub)
+
+
+def test_every_concrete_mechanism_is_covered_by_the_privacy_test():
+    covered = {type(make(eps)) for make, _, _, _, eps, _ in CASES.values()}
+    assert set(_concrete(Mechanism)) <= covered, "a Mechanism subclass lacks a case in CASES"
+    assert covered >= {Laplace, Geometric, Gaussian, SmoothCauchy, SmoothPolyPlace, PermuteAndFlip,
+                       ExponentialMechanism, RandomizedResponse}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_mechanism_is_private_on_neighbours_at_its_sensitivity(case):
+    make, draw, d, d_prime, eps, discrete = CASES[case]
+    check = _check(discrete)
+    mech = make(eps)
+    worst, used = check(draw(mech, d, 1), draw(mech, d_prime, 2))
+    # The delta of the Gaussian is 1e-6: far below what 20,000 draws can see.
+    assert used >= (2 if discrete else 8) and worst <= mech.epsilon
+    # Negative control: less noise breaks ε: the mechanism calibrated for 4ε, or for a smooth
+    # release the noise of S/10 (the bug of a smooth bound ten times too small).
+    if draw is _smooth:
+        light, d, d_prime = mech, (d[0], d[1] / 10), (d_prime[0], d_prime[1] / 10)
+    else:
+        light = make(4 * eps)
+    assert check(draw(light, d, 3), draw(light, d_prime, 4), min_count=50)[0] > mech.epsilon
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_mechanism_has_a_readable_repr_of_public_parameters(case):
+    make, *_, eps, _ = CASES[case]
+    mech = make(eps)
+    text = repr(mech)
+    assert text.startswith(type(mech).__name__ + "(epsilon=")
+    assert "smooth_bound" not in text       # data-dependent: never in the public parameters
+    assert mech.public_params()
+    if not isinstance(mech, ScoreSelection):
+        assert mech.variance() > 0
+
+
+def test_release_array_matches_the_scalar_noise_and_keeps_exact_budget_shares():
+    # A Fraction budget share is kept exactly: the scale is 3/(1/7) = 21 steps, not a float's.
+    geo = Geometric(epsilon=fractions.Fraction(1, 7), sensitivity=3)
+    assert geo._scale == 21
+    table = np.arange(12, dtype=np.int64).reshape(3, 4)
+    out = geo.release_array(table, rng=5)
+    assert out.shape == (3, 4) and out.dtype == np.int64
+    with pytest.raises(TypeError, match="integers"):
+        geo.release_array(table.astype(float), rng=0)
+    lap = Laplace(epsilon=0.5, sensitivity=1.5, coordinates=3)
+    # One record moves at most 3 coordinates, each adding a step of rounding.
+    assert lap.steps == int(fractions.Fraction(1.5) / fractions.Fraction(lap.grid)) + 3
+    values = np.array([[0.25, -1.0, 3.5]])
+    released = lap.release_array(values, rng=1)
+    assert released.shape == values.shape and np.all(released / lap.grid == np.round(released / lap.grid))
+    with pytest.raises(ValueError, match="finite"):
+        lap.release_array([np.nan], rng=0)
+    with pytest.raises(NotImplementedError, match="one value at a time"):
+        SmoothPolyPlace(epsilon=2.0, smooth_bound=1.0, grid=1.0).release_array([1.0], rng=0)
+    assert Mechanism in type(lap).__mro__ and mechanisms.Mechanism is Mechanism
+
+
+def test_every_estimator_says_not_fitted_the_same_way():
+    from sklearn.exceptions import NotFittedError
+
+    from dpknn import Categorical, KNNImputer
+    from dpknn.datasets import census_schema
+    from dpknn.kmeans import DPKMeans
+    from dpknn.rwn import RWN
+    from dpknn.synth import ColumnwiseSynthesizer, PrivBayes
+
+    attrs = [Categorical("a", [0, 1])]
+    calls = [lambda: DPKMeans(2, epsilon=1.0, bounds=([0], [1])).predict([[0.5]]),
+             lambda: PrivBayes(attrs, epsilon=1.0).sample(3),
+             lambda: ColumnwiseSynthesizer(attrs, epsilon=1.0).sample(3),
+             lambda: ColumnwiseSynthesizer(attrs, epsilon=1.0).mcar_epsilon({"a": 0.1}),
+             lambda: RWN().transform(None),
+             lambda: KNNImputer(census_schema()).transform(None)]
+    for call in calls:
+        with pytest.raises(NotFittedError, match=r"^this \w+ is not fitted yet; call fit\(X\)"):
+            call()
