@@ -444,35 +444,57 @@ def _donor_plan(imp, keys, n_donors, n_inc, k):
     return plan, l1_balls(deficient, class_cells, radius, boundary, n_inc), class_cells
 
 
-def _solve_bucket(number, staging, n_staged, lo, hi, class_keys, class_donors, plan, foreign, k, min_label,
+def _needed_runs(key, needed, max_gap=1 << 16):
+    """Row ranges of a sorted key column that cover the classes ``needed`` (sorted keys), runs
+    closer than ``max_gap`` rows merged: a few reads per file, and no read of a large class that
+    the bucket does not use."""
+    s, e = np.searchsorted(key, needed, "left"), np.searchsorted(key, needed, "right")
+    hit = e > s
+    s, e = s[hit], e[hit]
+    if not s.size:
+        return []
+    cut = np.flatnonzero(s[1:] - e[:-1] >= max_gap) + 1
+    return list(zip(s[np.r_[0, cut]].tolist(), e[np.r_[cut - 1, s.size - 1]].tolist()))
+
+
+def _solve_bucket(number, staging, n_staged, class_keys, class_donors, class_incomplete, plan, foreign, k, min_label,
                   offsets, n_values, keep_labels, labelled):
-    """Donors of every (incomplete record, donor class in keys [lo, hi]) pair; see the module doc.
+    """Donors of every (incomplete record, donor class in ``class_keys``) pair; see the module doc.
 
     ``plan`` holds the keys of the deficient classes (owner) and donor classes (donor) of the
     pairs whose donor class lies in this bucket; ``foreign`` the owner keys outside it, whose
-    incomplete records are read from the staging files too. The donors' labels go to the inbox
-    only if ``keep_labels`` (the confidential donors folder needs them; the filling does not).
+    incomplete records are read from the staging files too. Only the bucket's classes that have
+    incomplete records or give donors to a deficient class are read: the largest census classes
+    (children, a few per cent of the records each) have neither, and reading them made the task's
+    memory grow with the data set. The donors' labels go to the inbox only if ``keep_labels``
+    (the confidential donors folder needs them; the filling does not).
     """
     names = ["key", "label", "gid", "inc", *[f"v{j}" for j in range(n_values)]]
     stored = ["key", "row", "inc", *(["label"] if labelled else []), *[f"v{j}" for j in range(n_values)]]
+    needed = (class_incomplete > 0) | np.isin(class_keys, plan["donor"])
+    needed_keys = class_keys[needed]
     own_parts, far_parts = [], []
     for p in range(n_staged):
         cols = _columns(Path(staging) / _STAGED.format(p), stored)
         key = cols["key"].mapped()
-        rows = (np.searchsorted(key, lo, "left"), np.searchsorted(key, hi, "right"))
-        own_parts.append(_staged_rows(cols, rows, int(offsets[p])))
+        for run in _needed_runs(key, needed_keys):
+            own_parts.append(_staged_rows(cols, run, int(offsets[p])))
         if foreign.size:
             s = np.searchsorted(key, foreign, "left")
             idx = csr_positions(s, np.searchsorted(key, foreign, "right") - s)
             idx = idx[cols["inc"].mapped()[idx] != 0]
             far_parts.append(_staged_rows(cols, idx, int(offsets[p])))
         del key
-    own = _concat(own_parts, names)
+    empty = {n: np.zeros(0, dtype=np.int8 if n == "inc" else np.int64) for n in names}
+    own = _concat(own_parts, names) if own_parts else empty
+    keep = np.isin(own["key"], needed_keys)   # rows of unneeded classes between needed ones
+    own = {n: c[keep] for n, c in own.items()}
     far = _concat(far_parts, names) if far_parts else {n: own[n][:0] for n in names}
     own["inc"] = own["inc"].view(bool)
     n_cls = class_keys.size
     cls = np.searchsorted(class_keys, own["key"])
-    if not np.array_equal(np.bincount(cls[~own["inc"]], minlength=n_cls), class_donors):
+    counted = np.bincount(cls[~own["inc"]], minlength=n_cls)
+    if not np.array_equal(counted[needed], class_donors[needed]):
         raise RuntimeError("staging files disagree with the class table; a partition changed during the run.")
     order = np.argsort(own["label"], kind="stable").astype(np.int64)
     donor_ptr, donor_rows, _, _ = _grouping.group_rows(cls.astype(np.int64), own["inc"], order, n_cls)
@@ -889,8 +911,8 @@ def _solve(client, imp, table, stats, offsets, staging, buckets, progress, secon
         sub = {name: (keys[v[mine]] if name in ("owner", "donor") else v[mine]) for name, v in plan.items()}
         foreign = np.unique(keys[plan["owner"][mine & (owner_bucket != b)]])
         futures.append(client.submit(
-            _solve_bucket, b, str(staging), len(stats), int(keys[lo]), int(keys[hi - 1]), keys[lo:hi],
-            n_donors[lo:hi], sub, foreign, k_eff, min_label, offsets, len(schema.imputed), labels,
+            _solve_bucket, b, str(staging), len(stats), keys[lo:hi], n_donors[lo:hi], n_inc[lo:hi], sub, foreign,
+            k_eff, min_label, offsets, len(schema.imputed), labels,
             schema.label is not None, pure=False))
     solved = sorted(_as_progress(futures, progress, "donors"), key=lambda r: r["number"])
     seconds["donors"] = time.perf_counter() - t0

@@ -1,5 +1,6 @@
 """dpknn.distributed.impute_parquet against the in-memory KNNImputer on the same rows."""
 
+import itertools
 import os
 
 import numpy as np
@@ -367,3 +368,23 @@ def test_releases_on_random_problems_with_labels_equal_in_memory(tmp_path, clien
                 assert private._count_of(w, complete_only) == memory._count_of(w, complete_only)
             assert private._moments("y", w, (0.0, 100.0), "smooth") == memory._moments("y", w, (0.0, 100.0), "smooth")
             assert private._moments("m", w, (0.0, 8.0), "smooth") == memory._moments("m", w, (0.0, 8.0), "smooth")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 40), st.booleans()), min_size=1, max_size=30), st.integers(1, 50))
+def test_needed_runs_cover_the_needed_classes_and_skip_large_unneeded_ones(classes, max_gap):
+    from dpknn.distributed import _needed_runs
+
+    sizes = [size for size, _ in classes]
+    key = np.repeat(np.arange(len(classes)) * 3, sizes)   # sorted class keys, gaps between values
+    needed = np.array([3 * i for i, (_, want) in enumerate(classes) if want], dtype=np.int64)
+    runs = _needed_runs(key, needed, max_gap=max_gap)
+    covered = np.zeros(key.size, dtype=bool)
+    for a, b in runs:
+        covered[a:b] = True
+    assert covered[np.isin(key, needed)].all()
+    starts = np.r_[0, np.cumsum(sizes)]
+    for i, (size, want) in enumerate(classes):
+        if not want and size >= max_gap:   # a large class nobody needs is never read
+            assert not covered[starts[i]:starts[i + 1]].any()
+    assert all(a < b for a, b in runs) and all(b1 < a2 for (_, b1), (a2, _) in itertools.pairwise(runs))
