@@ -647,10 +647,10 @@ def test_sigterm_removes_the_temporary_microdata(tmp_path, command):
     try:
         deadline = time.monotonic() + 120
         # Staged observed values exist once the first pass has begun.
-        while not list(tmp_path.rglob(".*staging-*")) and proc.poll() is None and time.monotonic() < deadline:
+        while not list(tmp_path.rglob("staged-*")) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert proc.poll() is None, "the run ended before it could be interrupted; use more data"
-        assert list(tmp_path.rglob(".*staging-*"))
+        assert list(tmp_path.rglob("staged-*"))
         os.kill(proc.pid, signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
     finally:
