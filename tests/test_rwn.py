@@ -159,14 +159,20 @@ def test_partitioned_on_dask_matches_per_partition_exact():
     assert (by_column.groupby(df["c"])["a"].apply(lambda s: s.isin(df.loc[s.index, "a"]).all())).all()
 
 
-def test_perturb_parquet_out_of_core(tmp_path):
-    distributed = pytest.importorskip("distributed")
-    pytest.importorskip("pyarrow")
+def _three_partitions(tmp_path):
+    """900 continuous records and a folder of three Parquet partitions of 300 of them."""
     df = continuous(900, seed=4).reset_index(drop=True)
     src = tmp_path / "in"
     src.mkdir()
     for p in range(3):
         df.iloc[p * 300:(p + 1) * 300].to_parquet(src / f"part.{p}.parquet")
+    return df, src
+
+
+def test_perturb_parquet_out_of_core(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("pyarrow")
+    df, src = _three_partitions(tmp_path)
     with distributed.Client(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as client:
         info = perturb_parquet(src, tmp_path / "out", RWN(k=3, rng=5), columns=["a", "b"], client=client)
     assert info["partitions"] == 3
@@ -182,11 +188,7 @@ def test_perturb_parquet_runs_the_rwn_method_within_each_partition(tmp_path):
     # records, with the child seed of its partition number ("partitioned": exact within each).
     distributed = pytest.importorskip("distributed")
     pytest.importorskip("pyarrow")
-    df = continuous(900, seed=4).reset_index(drop=True)
-    src = tmp_path / "in"
-    src.mkdir()
-    for p in range(3):
-        df.iloc[p * 300:(p + 1) * 300].to_parquet(src / f"part.{p}.parquet")
+    _, src = _three_partitions(tmp_path)
     cols = ["a", "b", "c"]
     cases = [("sampled_pairs", {"m": 6}), ("sampled_points", {"m": 15}), ("sampled_points", {"m": 15, "fresh": True}),
              ("partitioned", {"partitions": 7}), ("exact", {})]
