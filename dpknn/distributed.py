@@ -1034,14 +1034,12 @@ class ParquetPrivateImputation(PrivateImputation):
     def __init__(self, input_dir, schema, *, k=1, accountant=None, rng=None, noise="polyplace", gamma="optimal",
                  client=None, imputed_dir=None, max_work=DEFAULT_MAX_WORK, progress=False):
         accountant = self._check_accountant(accountant)
-        files = parquet_partitions(input_dir)
-        check_path_not_imputed(input_dir, f"input_dir {str(input_dir)!r}")  # before a cluster starts
+        imp, files = _check_inputs(input_dir, schema, k, "auto", max_work)   # before a cluster starts
         self._stack = contextlib.ExitStack()
         self._cache = {}
         try:
             self.imputed_files, self._donors = None, [None] * len(files)
             if imputed_dir is None:
-                imp, files = _check_inputs(input_dir, schema, k, "auto", max_work)
                 # Registered before the cluster, so removed after it closes: an interrupted run's
                 # workers may still be writing in there until then.
                 tmp = Path(tempfile.mkdtemp(prefix=".dpknn-imputed-", dir=Path(input_dir).parent))

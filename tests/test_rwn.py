@@ -159,14 +159,18 @@ def test_partitioned_on_dask_matches_per_partition_exact():
     assert (by_column.groupby(df["c"])["a"].apply(lambda s: s.isin(df.loc[s.index, "a"]).all())).all()
 
 
+def _folder(df, folder, rows=300):
+    """``df`` as a folder of Parquet partitions of ``rows`` consecutive records."""
+    folder.mkdir()
+    for p in range(0, len(df), rows):
+        df.iloc[p:p + rows].to_parquet(folder / f"part.{p // rows}.parquet")
+    return folder
+
+
 def _three_partitions(tmp_path):
     """900 continuous records and a folder of three Parquet partitions of 300 of them."""
     df = continuous(900, seed=4).reset_index(drop=True)
-    src = tmp_path / "in"
-    src.mkdir()
-    for p in range(3):
-        df.iloc[p * 300:(p + 1) * 300].to_parquet(src / f"part.{p}.parquet")
-    return df, src
+    return df, _folder(df, tmp_path / "in")
 
 
 def test_perturb_parquet_out_of_core(tmp_path):
@@ -345,9 +349,7 @@ def test_perturb_parquet_reports_changed_shares_and_warns(tmp_path):
     distributed = pytest.importorskip("distributed")
     pytest.importorskip("pyarrow")
     df = _survey(600)
-    (tmp_path / "in").mkdir()
-    for p in range(2):
-        df.iloc[p * 300:(p + 1) * 300].to_parquet(tmp_path / "in" / f"part.{p}.parquet")
+    _folder(df, tmp_path / "in")
     with distributed.Client(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as client:
         with pytest.warns(UserWarning, match="column 'gender'"):
             info = perturb_parquet(tmp_path / "in", tmp_path / "out", RWN(k=3, rng=5), client=client)
@@ -384,14 +386,10 @@ def test_perturb_parquet_keeps_flags_and_writes_all_or_nothing(tmp_path):
     distributed = pytest.importorskip("distributed")
     pytest.importorskip("pyarrow")
     df = _imputed_survey(600)
-    (tmp_path / "in").mkdir()
-    for p in range(2):
-        df.iloc[p * 300:(p + 1) * 300].to_parquet(tmp_path / "in" / f"part.{p}.parquet")
+    _folder(df, tmp_path / "in")
     bad = df.copy()
     bad.loc[450, "age"] = np.nan   # the second partition fails on a worker, after the first was written
-    (tmp_path / "bad").mkdir()
-    for p in range(2):
-        bad.iloc[p * 300:(p + 1) * 300].to_parquet(tmp_path / "bad" / f"part.{p}.parquet")
+    _folder(bad, tmp_path / "bad")
     with distributed.Client(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as client:
         with pytest.warns(UserWarning, match="dpknn_imputed_age"):
             perturb_parquet(tmp_path / "in", tmp_path / "out", RWN(k=3, rng=5), client=client)
