@@ -38,8 +38,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 from dpknn.datasets import census_schema, make_census
-from dpknn.distributed import parquet_partitions
-from dpknn.imputation import KNNImputer
+from dpknn.impute import KNNImputer, parquet_partitions
 
 logger = logging.getLogger("billion")
 

@@ -22,8 +22,8 @@ import pandas as pd
 from scipy.spatial import cKDTree
 
 from dpknn.datasets import census_schema, make_census
-from dpknn.geometry import embed
-from dpknn.imputation import KNNImputer
+from dpknn.impute import KNNImputer
+from dpknn.schema import embed
 
 
 def timed(fn):

@@ -13,8 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpknn import noise
-from dpknn.randomness import as_source
+from dpknn.mechanisms import as_source, noise
 
 
 def per_draw(fn, draws):

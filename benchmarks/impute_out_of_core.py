@@ -2,7 +2,7 @@
 
 Writes ``--partitions`` Parquet files of ``--rows`` synthetic census records each (the columns of
 ``make_census``: nine known attributes, INCWAGE with gaps, INCWAGE_TRUE) unless they exist, runs
-``dpknn.distributed.impute_parquet`` on two single-threaded workers with ``--memory-limit`` each
+``dpknn.impute.impute_parquet`` on two single-threaded workers with ``--memory-limit`` each
 and prints the time of each pass, the throughput (rows/s) and each worker's and the client's peak
 resident memory. With ``--in-memory`` it also reads the whole folder into one process, fits
 ``KNNImputer`` and writes one Parquet file, and prints the ratio of the two (the peer the issue
@@ -22,8 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpknn.datasets import census_schema, make_census
-from dpknn.distributed import impute_parquet, parquet_partitions
-from dpknn.imputation import KNNImputer
+from dpknn.impute import KNNImputer, impute_parquet, parquet_partitions
 
 
 def peak_rss_gib():

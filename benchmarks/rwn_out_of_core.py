@@ -2,7 +2,7 @@
 
 Writes ``--partitions`` Parquet files of ``--rows`` synthetic census records each (the known
 attributes of ``make_census``, categoricals as pandas categories) unless they exist, runs
-``dpknn.rwn.perturb_parquet`` (exact RWN per partition, one single-threaded worker per core) and
+``dpknn.sdc.perturb_parquet`` (exact RWN per partition, one single-threaded worker per core) and
 prints the throughput (rows/s) and each worker's peak resident memory.
 
 Usage: python benchmarks/rwn_out_of_core.py --dir /tmp/census-parquet --partitions 100 --rows 1000000
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from dpknn.datasets import make_census
-from dpknn.rwn import RWN, perturb_parquet
+from dpknn.sdc import RWN, perturb_parquet
 
 KNOWN = ["AGE", "SCHOOL", "SEX", "RACE", "RELATE", "MARST", "EMPSTAT", "CLASSWKR", "URBAN"]
 CATEGORICAL = ["SEX", "RACE", "RELATE", "MARST", "EMPSTAT", "CLASSWKR", "URBAN"]

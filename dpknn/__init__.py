@@ -8,9 +8,9 @@ for the set-up commands and a quickstart.
 
 import logging
 
-from . import _core  # noqa: F401  (fails early with build instructions when not compiled)
-from .accounting import BudgetAccountant
-from .exceptions import (
+from dpknn import _core  # noqa: F401  (fails early with build instructions when not compiled)
+from dpknn.accounting import BudgetAccountant
+from dpknn.exceptions import (
     BudgetExceededError,
     DetachedAccountantError,
     DomainError,
@@ -18,17 +18,19 @@ from .exceptions import (
     PrivacyLeakWarning,
     WorkLimitError,
 )
-from .imputation import KNNImputer, L1Case
-from .kmeans import DPKMeans
-from .mechanisms import CuratorDiagnostics, Gaussian, Geometric, Laplace, Release, SmoothCauchy
-from .queries import PrivateImputation, estimate_size
-from .randomized_response import RandomizedResponse
-from .randomness import RandomSource
-from .report import CuratorReport, curator_report
-from .rwn import RWN
-from .schema import Categorical, Continuous, EncodedData, Ordinal, Schema
-from .selection import ExponentialMechanism, PermuteAndFlip
-from .validation import check_rng
+from dpknn.impute.knn import KNNImputer, L1Case
+from dpknn.impute.report import CuratorReport, curator_report
+from dpknn.mechanisms.additive import Gaussian, Geometric, Laplace
+from dpknn.mechanisms.base import CuratorDiagnostics, Release
+from dpknn.mechanisms.randomized_response import RandomizedResponse
+from dpknn.mechanisms.randomness import RandomSource
+from dpknn.mechanisms.selection import ExponentialMechanism, PermuteAndFlip
+from dpknn.mechanisms.smooth import SmoothCauchy
+from dpknn.models.kmeans import DPKMeans
+from dpknn.releases.queries import PrivateImputation, estimate_size
+from dpknn.schema.attributes import Categorical, Continuous, EncodedData, Ordinal, Schema
+from dpknn.sdc.rwn import RWN
+from dpknn.utils.validation import check_rng
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 

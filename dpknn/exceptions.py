@@ -32,7 +32,7 @@ class DomainError(ValueError):
 
 
 class ImputedDataError(ValueError):
-    """Data carrying imputation flag columns (:mod:`dpknn.flags`) reached a DP entry point.
+    """Data carrying imputation flag columns (:mod:`dpknn.impute.flags`) reached a DP entry point.
 
     Imputed values would be taken as observed, and the noise calibrated to the wrong L1(D).
     """
@@ -43,7 +43,7 @@ class WorkLimitError(RuntimeError):
 
     The message names the ordinal attribute the search had to split most often. ``splits``
     maps each known attribute to the number of times the search split it (empty when the
-    raiser does not know); :func:`dpknn.binning.suggest_bin_widths` uses it to try coarser bins.
+    raiser does not know); :func:`dpknn.impute.suggest_bin_widths` uses it to try coarser bins.
     """
 
     def __init__(self, message, *, splits=None):

@@ -89,7 +89,7 @@ method = "ignore_missing"
 
 
 def census_files(tmp_path, n=4000):
-    from dpknn.datasets import make_census
+    from dpknn.datasets.census import make_census
 
     df = make_census(n, rng=3)[["AGE", "SEX", "INCWAGE"]]
     (tmp_path / "schema.toml").write_text(SCHEMA_TOML)
@@ -287,7 +287,7 @@ def test_rwn_command_runs_the_method_within_each_partition_of_a_folder(tmp_path)
     # --method sampled_pairs on a folder ran the exact method; now it runs within each partition.
     pytest.importorskip("dask")
     pytest.importorskip("pyarrow")
-    from dpknn.rwn import RWN
+    from dpknn.sdc.rwn import RWN
 
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"a": rng.normal(size=600), "b": rng.normal(size=600), "id": np.arange(600)})
@@ -390,7 +390,7 @@ upper = 5001
 
 @pytest.mark.parametrize("method", ["privbayes", "privbayese", "privbayes-value", "columnwise"])
 def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
-    from dpknn.datasets import make_census
+    from dpknn.datasets.census import make_census
 
     make_census(3000, rng=0).to_csv(tmp_path / "in.csv", index=False)
     (tmp_path / "a.toml").write_text(ATTRIBUTES)
@@ -427,7 +427,7 @@ def test_synth_refuses_bad_input(tmp_path):
 @pytest.mark.slow   # trains DP-MisGAN: one of the suite's longest tests
 def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
     pytest.importorskip("torch", reason="DPMisGAN needs torch: pip install torch==2.13.0")
-    from dpknn.datasets import make_census
+    from dpknn.datasets.census import make_census
 
     make_census(1200, rng=0).to_csv(tmp_path / "in.csv", index=False)
     (tmp_path / "a.toml").write_text(ATTRIBUTES)
@@ -455,9 +455,9 @@ def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
 def test_impute_and_release_on_a_folder_of_parquet_partitions(tmp_path):
     """The folder path (Dask, a local cluster) gives the in-memory imputation and the same
     seeded releases; a folder written by impute is refused by release."""
-    from dpknn.datasets import census_schema, make_census
-    from dpknn.distributed import parquet_partitions
-    from dpknn.imputation import KNNImputer
+    from dpknn.datasets.census import census_schema, make_census
+    from dpknn.impute.distributed import parquet_partitions
+    from dpknn.impute.knn import KNNImputer
 
     df = make_census(20_000, rng=4)
     (tmp_path / "in").mkdir()
@@ -604,7 +604,7 @@ def test_rwn_warns_on_imputed_data_and_carries_the_flags_unchanged(tmp_path):
 
 # Issue 28, finding 7: an output inside an input folder becomes input of the next run.
 def test_outputs_inside_an_input_folder_are_refused(tmp_path):
-    from dpknn.datasets import census_schema, make_census
+    from dpknn.datasets.census import census_schema, make_census
 
     (tmp_path / "in").mkdir()
     make_census(400, rng=1).to_parquet(tmp_path / "in" / "part.0.parquet")
@@ -631,7 +631,7 @@ def test_sigterm_removes_the_temporary_microdata(tmp_path, command):
     import signal
     import time
 
-    from dpknn.datasets import census_schema, make_census
+    from dpknn.datasets.census import census_schema, make_census
 
     df = make_census(300_000, rng=2)
     (tmp_path / "in").mkdir()
@@ -665,7 +665,7 @@ def test_sigterm_removes_the_temporary_microdata(tmp_path, command):
 def test_main_restores_the_signal_handlers_it_installs(tmp_path):
     import signal
 
-    from dpknn.cli import main
+    from dpknn.cli.main import main
 
     def mine(signum, frame):  # pragma: no cover - never delivered
         pass

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from test_cli import census_files
 
-import dpknn.datasets
-from dpknn.cli import build_parser, main
+import dpknn.datasets.census
+from dpknn.cli.main import build_parser, main
 from dpknn.exceptions import WorkLimitError
 
 
@@ -111,7 +111,7 @@ def _raising(exc):
                                  ImportError("plots need matplotlib: pip install 'dpknn[plot]'"),
                                  ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")])
 def test_user_errors_are_one_line_and_their_traceback_shows_with_verbose(monkeypatch, capsys, exc):
-    monkeypatch.setattr(dpknn.datasets, "make_census", _raising(exc))
+    monkeypatch.setattr(dpknn.datasets.census, "make_census", _raising(exc))
     assert main(["census", "--n", "10"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("dpknn census: error: ") and str(exc) in err
@@ -126,7 +126,7 @@ def test_user_errors_are_one_line_and_their_traceback_shows_with_verbose(monkeyp
 @pytest.mark.parametrize("exc", [TypeError("unsupported operand"), KeyError("query"), RuntimeError("bug"),
                                  ImportError("cannot import name 'x' from 'dpknn.y'")])
 def test_library_bugs_keep_their_traceback(monkeypatch, exc):
-    monkeypatch.setattr(dpknn.datasets, "make_census", _raising(exc))
+    monkeypatch.setattr(dpknn.datasets.census, "make_census", _raising(exc))
     with pytest.raises(type(exc)):
         main(["census", "--n", "10"])
 
@@ -174,8 +174,8 @@ def test_a_signal_during_cleanup_waits_for_it(tmp_path):
     import os
     import signal
 
-    from dpknn._io import remove_tree
-    from dpknn.cli import Terminated, _cleanup_on_termination
+    from dpknn.cli.main import Terminated, _cleanup_on_termination
+    from dpknn.utils.io import remove_tree
 
     folder = tmp_path / "staging"
     for i in range(200):

@@ -10,10 +10,10 @@ from sklearn.exceptions import NotFittedError
 
 import dpknn.synth.columnwise as cwmod
 from dpknn import BudgetAccountant, BudgetExceededError, Categorical, Continuous, Ordinal
-from dpknn.datasets import make_census
-from dpknn.mechanisms import Geometric
+from dpknn.datasets.census import make_census
+from dpknn.datasets.missingness import make_missing
+from dpknn.mechanisms.additive import Geometric
 from dpknn.metrics import tvd
-from dpknn.missing import make_missing
 from dpknn.synth import ColumnwiseSynthesizer
 
 NO_NOISE = 1e9

@@ -1,4 +1,4 @@
-"""dpknn.distributed.impute_parquet against the in-memory KNNImputer on the same rows."""
+"""dpknn.impute.impute_parquet against the in-memory KNNImputer on the same rows."""
 
 import itertools
 import os
@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema
-from dpknn.datasets import census_schema, make_census
-from dpknn.distributed import impute_parquet, parquet_partitions
-from dpknn.flags import flag_column
-from dpknn.imputation import KNNImputer
+from dpknn.datasets.census import census_schema, make_census
+from dpknn.impute.distributed import impute_parquet, parquet_partitions
+from dpknn.impute.flags import flag_column
+from dpknn.impute.knn import KNNImputer
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -184,7 +184,7 @@ def test_overlapping_label_ranges_are_checked_and_accepted(tmp_path, client):
 
 
 def test_outputs_are_marked_imputed_and_diagnostics_are_confidential(tmp_path, client):
-    from dpknn._io import is_marked_imputed
+    from dpknn.utils.io import is_marked_imputed
 
     schema, df = census_schema(), make_census(2000, rng=1)
     write_partitions(df, tmp_path / "in", [1000, 1000])
@@ -198,9 +198,9 @@ def test_outputs_are_marked_imputed_and_diagnostics_are_confidential(tmp_path, c
 
 def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, client):
     from dpknn.accounting import BudgetAccountant
-    from dpknn.distributed import ParquetPrivateImputation
     from dpknn.exceptions import BudgetExceededError
-    from dpknn.queries import PrivateImputation
+    from dpknn.impute.distributed import ParquetPrivateImputation
+    from dpknn.releases.queries import PrivateImputation
 
     schema, df = census_schema(), make_census(30_000, rng=6)
     write_partitions(df, tmp_path / "in", [10_000, 0, 20_000])
@@ -230,7 +230,7 @@ def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, c
 
 
 def test_parquet_releases_from_kept_imputed_partitions_equal_those_filled_on_the_fly(tmp_path, client, monkeypatch):
-    from dpknn.distributed import ParquetPrivateImputation
+    from dpknn.impute.distributed import ParquetPrivateImputation
 
     schema, df = census_schema(), make_census(20_000, rng=16)
     write_partitions(df, tmp_path / "in", [7_000, 13_000])
@@ -288,7 +288,7 @@ def test_float_coded_integer_categories_impute_as_in_memory(tmp_path, client):
 def test_flags_in_every_partition_and_flagged_folders_are_refused(tmp_path, client):
     from dpknn import ImputedDataError
     from dpknn.accounting import BudgetAccountant
-    from dpknn.distributed import ParquetPrivateImputation
+    from dpknn.impute.distributed import ParquetPrivateImputation
 
     schema, df = census_schema(), make_census(900, rng=2)
     write_partitions(df, tmp_path / "in", [300, 0, 600])
@@ -311,7 +311,7 @@ def test_flags_in_every_partition_and_flagged_folders_are_refused(tmp_path, clie
 
 
 def test_outputs_inside_the_input_folder_are_refused(tmp_path, client):
-    from dpknn.rwn import RWN, perturb_parquet
+    from dpknn.sdc.rwn import RWN, perturb_parquet
 
     schema, df = census_schema(), make_census(300, rng=4)
     write_partitions(df, tmp_path / "in", [300])
@@ -330,7 +330,7 @@ def test_outputs_inside_the_input_folder_are_refused(tmp_path, client):
                           st.integers(-2**24, 2**24).map(float)), max_size=30),
        st.lists(st.integers(-2**40, 2**40), max_size=30))
 def test_compact_staging_dtypes_hold_every_value_exactly(floats, ints):
-    from dpknn.distributed import compact
+    from dpknn.impute.distributed import compact
 
     x = np.array(floats, dtype=np.float64)
     c = compact(x)
@@ -348,8 +348,8 @@ def test_compact_staging_dtypes_hold_every_value_exactly(floats, ints):
 
 @pytest.mark.parametrize("seed", [3, 8, 21])
 def test_releases_on_random_problems_with_labels_equal_in_memory(tmp_path, client, seed):
-    from dpknn.distributed import ParquetPrivateImputation
-    from dpknn.queries import PrivateImputation
+    from dpknn.impute.distributed import ParquetPrivateImputation
+    from dpknn.releases.queries import PrivateImputation
 
     schema, df, k, rng = random_problem(seed)
     if schema.label is None:   # a label column: its staged files must go too
@@ -373,7 +373,7 @@ def test_releases_on_random_problems_with_labels_equal_in_memory(tmp_path, clien
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 40), st.booleans()), min_size=1, max_size=30), st.integers(1, 50))
 def test_needed_runs_cover_the_needed_classes_and_skip_large_unneeded_ones(classes, max_gap):
-    from dpknn.distributed import _needed_runs
+    from dpknn.impute.distributed import _needed_runs
 
     sizes = [size for size, _ in classes]
     key = np.repeat(np.arange(len(classes)) * 3, sizes)   # sorted class keys, gaps between values

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from dpknn import Schema
-from dpknn.cli import build_parser
-from dpknn.pipeline import ProcessingPlan
-from dpknn.queryfile import read_queries
-from dpknn.synth.domain import read_attributes
+from dpknn.cli.main import build_parser
+from dpknn.processing.pipeline import ProcessingPlan
+from dpknn.releases.queryfile import read_queries
+from dpknn.schema.discretization import read_attributes
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.S | re.M)

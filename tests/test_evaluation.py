@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpknn.evaluation import evaluate, parse_regression
 from dpknn.metrics import linkage, pmse, tvd
-from dpknn.schema import Categorical, Continuous, Ordinal
+from dpknn.metrics.evaluation import evaluate, parse_regression
+from dpknn.schema.attributes import Categorical, Continuous, Ordinal
 
 ATTRS = [Ordinal("age", 18, 90), Categorical("sex", categories=["f", "m"]), Continuous("income", lower=0, upper=200),
          Categorical("smoker", categories=[0, 1])]

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dpknn import Categorical, Continuous, Ordinal
-from dpknn.datasets import make_census
+from dpknn.datasets.census import make_census
 from dpknn.metrics.fidelity import MODELS, MlEfficacy, ml_efficacy, tvd
 
 

@@ -17,8 +17,8 @@ import pytest
 
 from dpknn import Categorical, PrivateImputation
 from dpknn.accounting import BudgetAccountant
-from dpknn.datasets import census_schema, make_census
-from dpknn.kmeans import DPKMeans
+from dpknn.datasets.census import census_schema, make_census
+from dpknn.models.kmeans import DPKMeans
 from dpknn.synth import ColumnwiseSynthesizer, PrivBayes
 
 ATTRS = [Categorical("a", [0, 1, 2]), Categorical("b", [0, 1]), Categorical("c", [0, 1, 2, 3]),

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from reference_knn import donor_sets, l1_bruteforce
 
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema, WorkLimitError
-from dpknn.imputation import KNNImputer
+from dpknn.impute.knn import KNNImputer
 
 
 @st.composite
@@ -138,7 +138,7 @@ def test_matches_sklearn_nearest_neighbors_without_ties():
 
 
 def census_like(n, seed):
-    from dpknn.datasets import census_schema, make_census
+    from dpknn.datasets.census import census_schema, make_census
     return census_schema(), make_census(n, rng=seed)
 
 
@@ -292,7 +292,7 @@ def test_every_search_mode_without_floor_matches_brute_force(problem, mode):
     # The L1 search without the deletions' floor and with each of its test modes (balls that
     # hold a whole box kept partial; lower child opened first) must give the same exact L1 and
     # the exact worst addition.
-    import dpknn.imputation as module
+    import dpknn.impute.knn as module
 
     schema, df, k = problem
     (l1, _, cases), _ = reference(schema, df, k)
@@ -312,7 +312,7 @@ def test_every_search_mode_without_floor_matches_brute_force(problem, mode):
 def test_kdtree_nearest_path_matches_brute_force(problem):
     # Classes whose lattice search passes its cell budget are finished by a KD-tree; with a
     # budget of zero every class takes that path, which must give the same donors and L1.
-    import dpknn.imputation as module
+    import dpknn.impute.knn as module
 
     schema, df, k = problem
     (l1, base, _), enc = reference(schema, df, k)
@@ -347,7 +347,7 @@ def test_scikit_learn_manners():
 
 def test_progress_shows_the_fit_stages(capsys):
     """KNNImputer(progress=True) was validated and never used; now a bar runs over the stages."""
-    from dpknn.datasets import census_schema, make_census
+    from dpknn.datasets.census import census_schema, make_census
 
     df = make_census(2000, rng=1)
     KNNImputer(census_schema(), progress=True).fit(df)
@@ -372,7 +372,7 @@ def flagged_problem():
 
 @pytest.mark.parametrize("k", [1, 3])
 def test_transform_appends_one_flag_column_per_imputed_attribute(k):
-    from dpknn.flags import flag_column, flag_columns
+    from dpknn.impute.flags import flag_column, flag_columns
 
     schema, df = flagged_problem()
     before = df.copy()
@@ -392,7 +392,7 @@ def test_transform_appends_one_flag_column_per_imputed_attribute(k):
 
 def test_flagged_data_are_refused_in_memory():
     from dpknn import BudgetAccountant, DPKMeans, ImputedDataError, PrivacyLeakWarning, PrivateImputation
-    from dpknn.flags import check_not_imputed, drop_flags
+    from dpknn.impute.flags import check_not_imputed, drop_flags
     from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, PrivBayes
 
     schema, df = flagged_problem()
@@ -423,7 +423,7 @@ def test_flagged_data_are_refused_in_memory():
 def test_flag_columns_reads_names_from_every_container():
     import pyarrow as pa
 
-    from dpknn.flags import flag_column, flag_columns
+    from dpknn.impute.flags import flag_column, flag_columns
 
     names = ["a", flag_column("y"), "b", flag_column("g")]
     expected = ["dpknn_imputed_y", "dpknn_imputed_g"]
@@ -439,9 +439,9 @@ def test_selected_columns_of_imputed_data_and_upper_case_flags_are_still_refused
     import pyarrow.parquet as pq
 
     from dpknn import PrivateImputation
-    from dpknn.datasets import census_schema, make_census
+    from dpknn.datasets.census import census_schema, make_census
     from dpknn.exceptions import ImputedDataError
-    from dpknn.flags import check_path_not_imputed, flag_columns
+    from dpknn.impute.flags import check_path_not_imputed, flag_columns
 
     schema = census_schema()
     df = make_census(3000, rng=4)

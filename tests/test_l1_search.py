@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_knn import l1_bruteforce, l1_by_definition
 
-import dpknn.imputation as imputation
+import dpknn.impute.knn as imputation
 from dpknn import Categorical, Continuous, Ordinal, PrivacyLeakWarning, Schema, WorkLimitError
 from dpknn._core import _depth
-from dpknn.binning import suggest_bin_widths
-from dpknn.geometry import squared_distance
-from dpknn.imputation import KNNImputer
+from dpknn.impute.binning import suggest_bin_widths
+from dpknn.impute.knn import KNNImputer
+from dpknn.schema.geometry import squared_distance
 
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
 

@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 from privacy_check import discrete_worst_log_ratio, worst_log_ratio
 
-from dpknn import mechanisms
-from dpknn.mechanisms import LN2, Gaussian, Geometric, Laplace, Mechanism, SmoothCauchy, SmoothPolyPlace
-from dpknn.randomized_response import RandomizedResponse
-from dpknn.randomness import as_source
-from dpknn.selection import ExponentialMechanism, PermuteAndFlip, ScoreSelection
+from dpknn.mechanisms import base as mechanisms
+from dpknn.mechanisms.additive import Gaussian, Geometric, Laplace
+from dpknn.mechanisms.base import Mechanism
+from dpknn.mechanisms.randomized_response import RandomizedResponse
+from dpknn.mechanisms.randomness import as_source
+from dpknn.mechanisms.selection import ExponentialMechanism, PermuteAndFlip, ScoreSelection
+from dpknn.mechanisms.smooth import LN2, SmoothCauchy, SmoothPolyPlace
 
 N = 20_000
 
@@ -135,9 +137,9 @@ def test_every_estimator_says_not_fitted_the_same_way():
     from sklearn.exceptions import NotFittedError
 
     from dpknn import Categorical, KNNImputer
-    from dpknn.datasets import census_schema
-    from dpknn.kmeans import DPKMeans
-    from dpknn.rwn import RWN
+    from dpknn.datasets.census import census_schema
+    from dpknn.models.kmeans import DPKMeans
+    from dpknn.sdc.rwn import RWN
     from dpknn.synth import ColumnwiseSynthesizer, PrivBayes
 
     attrs = [Categorical("a", [0, 1])]

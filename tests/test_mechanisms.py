@@ -12,18 +12,10 @@ from privacy_check import (
     worst_log_ratio,
 )
 
-from dpknn.mechanisms import (
-    LN2,
-    Gaussian,
-    Geometric,
-    Laplace,
-    Release,
-    SmoothCauchy,
-    cauchy_admissible,
-    choose_gamma,
-    public_grid,
-)
-from dpknn.randomness import as_source
+from dpknn.mechanisms.additive import Gaussian, Geometric, Laplace
+from dpknn.mechanisms.base import Release, public_grid
+from dpknn.mechanisms.randomness import as_source
+from dpknn.mechanisms.smooth import LN2, SmoothCauchy, cauchy_admissible, choose_gamma
 
 N = 50_000
 

@@ -12,7 +12,7 @@ from dpknn.metrics import (
     random_forest_misclassification,
     utility,
 )
-from dpknn.rwn import RWN
+from dpknn.sdc.rwn import RWN
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_disclosure_measures_drop_for_the_outlier(data):
     table = closest_distances(df, out, columns=["x1", "x2", "x3", "y"])
     assert isinstance(table, pd.DataFrame) and table.index.equals(df.index) and (table["before"] > 0).all()
     with pytest.raises(TypeError, match="plot"):
-        closest_distances(df, out, plot=True)  # one return type: figures come from dpknn.plotting
+        closest_distances(df, out, plot=True)  # one return type: figures come from dpknn.utils.plotting
 
 
 def test_pca_and_random_forest(data):

@@ -6,9 +6,9 @@ import warnings
 import pandas as pd
 
 import dpknn
-import dpknn.datasets
+import dpknn.datasets.census
 from dpknn.exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning, WorkLimitError
-from dpknn.progress import progress_bar
+from dpknn.utils.progress import progress_bar
 
 
 def test_public_names():
@@ -21,8 +21,8 @@ def test_exception_hierarchy(monkeypatch, capsys):
     turns ValueError and the named WorkLimitError into exit 2), and the leak warning is a real
     RuntimeWarning that the library emits."""
     from dpknn import exceptions
-    from dpknn.cli import main
-    from dpknn.draft import draft_schema
+    from dpknn.cli.main import main
+    from dpknn.schema.draft import draft_schema
 
     errors = [getattr(exceptions, n) for n in exceptions.__all__ if not issubclass(getattr(exceptions, n), Warning)]
     assert BudgetExceededError in errors and DomainError in errors
@@ -31,7 +31,7 @@ def test_exception_hierarchy(monkeypatch, capsys):
 
         def boom(*args, cls=cls, **kwargs):
             raise cls(f"a {cls.__name__}")
-        monkeypatch.setattr(dpknn.datasets, "make_census", boom)
+        monkeypatch.setattr(dpknn.datasets.census, "make_census", boom)
         assert main(["census", "--n", "10"]) == 2
         assert capsys.readouterr().err == f"dpknn census: error: a {cls.__name__}\n"
     assert issubclass(PrivacyLeakWarning, RuntimeWarning)

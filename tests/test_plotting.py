@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 
 from dpknn.experiments.census import mse_table
-from dpknn.plotting import census_boxplots, closest_distances_figure, correlation_figure, demo_figure
+from dpknn.utils.plotting import census_boxplots, closest_distances_figure, correlation_figure, demo_figure
 
 
 def fake_results():
@@ -47,7 +47,7 @@ def test_demo_figure_shows_a_zero_release_and_its_units(tmp_path):
 
 
 def test_demo_states_one_epsilon_per_query_in_title_and_report(tmp_path, monkeypatch, capsys):
-    import dpknn.plotting as plotting
+    import dpknn.utils.plotting as plotting
     from dpknn.experiments.census import COUNT_EPSILON, EPSILON
     from dpknn.experiments.demo import budget_text, run_demo
 

@@ -1,4 +1,4 @@
-"""dpknn.mechanisms.SmoothPolyPlace and dpknn.noise.rounded_polyplace: the default smooth-sensitivity noise.
+"""dpknn.mechanisms.SmoothPolyPlace and dpknn.mechanisms.noise.rounded_polyplace: the default smooth noise.
 
 (a) a numerical certificate of ε(a, c) (Theorem P of docs/privacy.md) over a dense grid of neighbour
 changes and outputs; (b) the exact sampler against its exact pmf, with power; (c) the empirical privacy
@@ -13,15 +13,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpknn import noise
-from dpknn.mechanisms import (
-    LN2,
-    SmoothPolyPlace,
-    certify_polyplace,
-    choose_polyplace,
-    polyplace_epsilon,
-    public_grid,
-)
+from dpknn.mechanisms import noise
+from dpknn.mechanisms.base import public_grid
+from dpknn.mechanisms.smooth import LN2, SmoothPolyPlace, certify_polyplace, choose_polyplace, polyplace_epsilon
 
 
 # --- calibration ---------------------------------------------------------------------------------

@@ -15,10 +15,10 @@ from sklearn.exceptions import NotFittedError
 
 import dpknn.synth.privbayes as pbmod
 from dpknn import BudgetAccountant, BudgetExceededError, Categorical, Continuous, Ordinal
-from dpknn.datasets import make_census
-from dpknn.mechanisms import Geometric
+from dpknn.datasets.census import make_census
+from dpknn.datasets.missingness import make_missing
+from dpknn.mechanisms.additive import Geometric
 from dpknn.metrics import tvd
-from dpknn.missing import make_missing
 from dpknn.synth import PrivBayes
 
 NO_NOISE = 1e9   # ε so large that selection is the argmax and table noise is 0

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from privacy_check import discrete_worst_log_ratio
 
-from dpknn.randomized_response import RandomizedResponse
-from dpknn.randomness import RandomSource
+from dpknn.mechanisms.randomized_response import RandomizedResponse
+from dpknn.mechanisms.randomness import RandomSource
 
 
 @pytest.mark.parametrize("eps", [1e-3, 0.5, math.log(3), 3.0, 40.0])

@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from sklearn.exceptions import NotFittedError
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, Schema
-from dpknn.datasets import census_schema, make_census
-from dpknn.mechanisms import SmoothPolyPlace, choose_polyplace
-from dpknn.noise import discrete_laplace_pmf, polyplace_cdf
-from dpknn.queries import PrivateImputation
-from dpknn.queryfile import ask
-from dpknn.report import CONFIDENTIAL, REPORT_FILES, _Rehearsal, curator_report
-from dpknn.sensitivity import count_smooth
+from dpknn.datasets.census import census_schema, make_census
+from dpknn.impute.report import CONFIDENTIAL, REPORT_FILES, _Rehearsal, curator_report
+from dpknn.mechanisms.noise import discrete_laplace_pmf, polyplace_cdf
+from dpknn.mechanisms.smooth import SmoothPolyPlace, choose_polyplace
+from dpknn.releases.queries import PrivateImputation
+from dpknn.releases.queryfile import ask
+from dpknn.releases.sensitivity import count_smooth
 
 
 def survey(n=400, seed=0, missing=0.3):
@@ -213,7 +213,7 @@ def test_warnings(fitted):
 
 def test_warns_when_many_incomplete_records_have_no_donor_in_their_class():
     # Issue 28, finding 10: 44 % of the incomplete records in donorless classes went unwarned.
-    from dpknn.report import DONORLESS_SHARE
+    from dpknn.impute.report import DONORLESS_SHARE
 
     rng = np.random.default_rng(3)
     n = 300
@@ -281,7 +281,7 @@ def test_written_report_is_marked_and_complete(fitted, tmp_path):
 
 def test_donee_counts_figure_shows_its_whole_axis_labels(fitted):
     # Issue 28, finding 12: the x-label ran past the figure's edge.
-    from dpknn.plotting import donee_count_figure
+    from dpknn.utils.plotting import donee_count_figure
 
     df, imp = fitted
     rep = curator_report(imp, df)

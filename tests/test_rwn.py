@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from reference_rwn import neighbourhoods
 from scipy import stats
 
-from dpknn.rwn import RWN, pairs_from_indices, perturb_parquet
+from dpknn.sdc.rwn import RWN, pairs_from_indices, perturb_parquet
 
 
 def continuous(n=300, seed=0):
@@ -362,7 +362,7 @@ def test_perturb_parquet_reports_changed_shares_and_warns(tmp_path):
 
 def _imputed_survey(n):
     """A survey as KNNImputer leaves it: an imputed column and its flag column."""
-    from dpknn.flags import flag_column
+    from dpknn.impute.flags import flag_column
 
     df = _survey(n)
     df[flag_column("age")] = np.arange(n) % 7 == 0

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from reference_knn import donor_sets
 
 from dpknn import Continuous, Ordinal, Schema
-from dpknn.imputation import KNNImputer
-from dpknn.sensitivity import (
+from dpknn.impute.knn import KNNImputer
+from dpknn.releases.sensitivity import (
     count_smooth,
     mean_smooth,
     variance_smooth,

@@ -1,4 +1,4 @@
-"""dpknn.summation.exact_moments against brute-force sums of Fractions (hypothesis)."""
+"""dpknn.releases.exact_moments against brute-force sums of Fractions (hypothesis)."""
 
 from fractions import Fraction
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpknn.summation import Moments, exact_moments
+from dpknn.releases.summation import Moments, exact_moments
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 import dpknn
 import dpknn.synth
 from dpknn import BudgetAccountant, BudgetExceededError, Continuous, KNNImputer, Ordinal, Schema
-from dpknn._io import tomllib
-from dpknn.cli import main as cli_main
-from dpknn.datasets import census_schema, make_census
-from dpknn.queries import PrivateImputation
+from dpknn.cli.main import main as cli_main
+from dpknn.datasets.census import census_schema, make_census
+from dpknn.releases.queries import PrivateImputation
+from dpknn.utils.io import tomllib
 
 EPS = 6 * math.log(2)
 SCHEMA = """
@@ -334,7 +334,7 @@ def test_default_noise_comes_from_the_os_csprng(tmp_path, caplog):
 def test_awkward_inputs_get_clear_errors_or_correct_results(tmp_path):
     with pytest.raises(ValueError, match="does not fit 64-bit integer codes"):
         Ordinal("a", -(2**62), 2**62, bin_width=2**61)
-    from dpknn.processing import Resized, impute
+    from dpknn.processing.transforms import Resized, impute
     with pytest.raises(ValueError, match="must not contain a missing value"):
         impute(pd.DataFrame({"c": [None, "a"]}), categories={"c": ["a", np.nan]}, rng=0)
     with pytest.raises(ValueError, match="finite"):
@@ -345,7 +345,7 @@ def test_awkward_inputs_get_clear_errors_or_correct_results(tmp_path):
         private.count({"AGE": ["10.0"]}, epsilon=1.0)
     with pytest.raises(ValueError, match="too wide|overflows"):
         private.mean("INCWAGE", bounds=(0, 1e308), epsilon=EPS, count_epsilon=1.0)
-    from dpknn.rwn import RWN
+    from dpknn.sdc.rwn import RWN
     with pytest.raises(ValueError, match="column 'a' has 1 infinite"):
         RWN(k=2, rng=0).fit_transform(pd.DataFrame({"a": [1.0, np.inf, 3.0, 4.0]}))
     with pytest.raises(ValueError, match="duplicate column names"):
@@ -376,7 +376,7 @@ def test_awkward_inputs_get_clear_errors_or_correct_results(tmp_path):
 def test_no_unbuilt_features_are_advertised():
     import re
 
-    from dpknn.cli import build_parser
+    from dpknn.cli.main import build_parser
 
     root = Path(__file__).resolve().parents[1]
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
@@ -397,7 +397,7 @@ def test_no_unbuilt_features_are_advertised():
 
 
 def test_io_helpers_refuse_outputs_that_are_inputs_or_each_other(tmp_path):
-    from dpknn._io import check_outputs, is_marked_imputed
+    from dpknn.utils.io import check_outputs, is_marked_imputed
 
     data = tmp_path / "d.csv"
     data.write_text("a\n1\n")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from reference_knn import l1_with_universes
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, Schema, imputation
-from dpknn.queries import PrivateImputation
+from dpknn.releases.queries import PrivateImputation
 
 
 @st.composite

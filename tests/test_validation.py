@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from dpknn import check_rng
-from dpknn.validation import check_positive_int, check_positive_real
+from dpknn.utils.validation import check_positive_int, check_positive_real
 
 
 def test_check_rng_passes_generator_through():

@@ -1,4 +1,4 @@
-"""Out-of-core imputation on Dask: dpknn.distributed.impute_parquet on census partitions of 2.5·10^5 rows.
+"""Out-of-core imputation on Dask: dpknn.impute.impute_parquet on census partitions of 2.5·10^5 rows.
 
 The 10^8-row run (100 partitions of 10^6, two workers) is too long for asv; it is
 ``benchmarks/impute_out_of_core.py``. ``peakmem`` here is the asv process, which holds the
@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from dpknn.datasets import census_schema, make_census
-from dpknn.distributed import impute_parquet
+from dpknn.impute import impute_parquet
 
 
 class ImputeParquet:

@@ -4,12 +4,11 @@ randomized response, the exponential mechanism and DP k-means."""
 import numpy as np
 
 from dpknn.datasets import make_census
-from dpknn.evaluation import evaluate
 from dpknn.experiments.synthesis import census_attributes
-from dpknn.kmeans import DPKMeans
+from dpknn.mechanisms import ExponentialMechanism, RandomizedResponse
 from dpknn.metrics import correct_attribution_probability, distance_to_closest_record, linkage, pmse
-from dpknn.randomized_response import RandomizedResponse
-from dpknn.selection import ExponentialMechanism
+from dpknn.metrics.evaluation import evaluate
+from dpknn.models import DPKMeans
 
 ATTRS = census_attributes()
 NAMES = [a.name for a in ATTRS]

@@ -5,7 +5,7 @@ import time
 import numpy as np
 
 from dpknn.datasets import census_schema, make_census
-from dpknn.imputation import KNNImputer
+from dpknn.impute import KNNImputer
 
 
 class Fit:

@@ -12,9 +12,8 @@ except ImportError:  # asv skips a benchmark whose setup raises NotImplementedEr
 
 
 def _census(n):
-    from dpknn.datasets import make_census
+    from dpknn.datasets import make_census, make_missing
     from dpknn.experiments.synthesis import census_attributes
-    from dpknn.missing import make_missing
 
     attrs = census_attributes()
     names = [a.name for a in attrs]
@@ -28,8 +27,8 @@ class CriticStep:
     def setup(self, batch):
         if torch is None:
             raise NotImplementedError("torch is not installed")
+        from dpknn.synth import TabularEncoding
         from dpknn.synth import misgan_torch as mt
-        from dpknn.synth.tabular import TabularEncoding
 
         df, attrs = _census(batch)
         enc = TabularEncoding(attrs)

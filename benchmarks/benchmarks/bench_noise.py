@@ -2,9 +2,10 @@
 
 from fractions import Fraction
 
-from dpknn import noise
-from dpknn.mechanisms import Gaussian, Laplace, SmoothCauchy, SmoothPolyPlace, public_grid
-from dpknn.randomness import as_source
+from dpknn.mechanisms import as_source, noise
+from dpknn.mechanisms.additive import Gaussian, Laplace
+from dpknn.mechanisms.base import public_grid
+from dpknn.mechanisms.smooth import SmoothCauchy, SmoothPolyPlace
 
 
 class Samplers:

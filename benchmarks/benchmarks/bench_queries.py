@@ -3,7 +3,7 @@
 import math
 
 from dpknn.datasets import census_schema, make_census
-from dpknn.queries import PrivateImputation
+from dpknn.releases import PrivateImputation
 
 EPS = 6 * math.log(2)
 

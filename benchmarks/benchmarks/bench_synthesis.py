@@ -2,9 +2,8 @@
 
 import itertools
 
+from dpknn.schema import Discretization, count_tables, extended_codes
 from dpknn.synth import ColumnwiseSynthesizer, PrivBayes
-from dpknn.synth.counts import count_tables, extended_codes
-from dpknn.synth.domain import Discretization
 
 from .wide_table import wide_table
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dpknn import Categorical
-from dpknn.missing import make_missing
+from dpknn.datasets import make_missing
 
 
 def wide_table(n, *, d=15, missing_rate=0.2, seed=0):

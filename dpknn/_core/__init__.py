@@ -1,7 +1,7 @@
 """Compiled, deterministic kernels (Cython). They never import the Python layer of dpknn."""
 
 try:
-    from . import _grouping
+    from dpknn._core import _grouping
 except ImportError as exc:  # pragma: no cover - only without a build
     raise ImportError(
         "dpknn's compiled kernels (dpknn._core) are not built. Install the package with "

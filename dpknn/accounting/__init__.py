@@ -6,9 +6,9 @@
 - :mod:`.mcar`: :func:`amplify_mcar`, :func:`mcar_cost`, :func:`child_bound`.
 """
 
-from .budget import BudgetAccountant, LedgerEntry
-from .mcar import McarCost, amplify_mcar, child_bound, mcar_cost, observed_probability
-from .rdp import DEFAULT_ORDERS, RdpResult, rdp_epsilon, sgm_rdp, sgm_sigma
+from dpknn.accounting.budget import BudgetAccountant, LedgerEntry
+from dpknn.accounting.mcar import McarCost, amplify_mcar, child_bound, mcar_cost, observed_probability
+from dpknn.accounting.rdp import DEFAULT_ORDERS, RdpResult, rdp_epsilon, sgm_rdp, sgm_sigma
 
 __all__ = [
     "DEFAULT_ORDERS",

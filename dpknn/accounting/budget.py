@@ -26,9 +26,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..exceptions import BudgetExceededError, DetachedAccountantError
-from . import rdp as _rdp
-from .mcar import mcar_cost
+from dpknn.accounting import rdp as _rdp
+from dpknn.accounting.mcar import mcar_cost
+from dpknn.exceptions import BudgetExceededError, DetachedAccountantError
 
 __all__ = ["BudgetAccountant", "LedgerEntry"]
 

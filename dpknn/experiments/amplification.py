@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._io import markdown_table, text_writer, write_with_figures
-from ..accounting import amplify_mcar, child_bound, mcar_cost
+from dpknn.accounting import amplify_mcar, child_bound, mcar_cost
+from dpknn.utils.io import markdown_table, text_writer, write_with_figures
 
 __all__ = ["CENSUS_NETWORK", "EXAMPLE_RATES", "examples", "run_amplification_experiment", "table"]
 
@@ -116,7 +116,7 @@ def run_amplification_experiment(*, rates=(0.1, 0.2, 0.3, 0.4, 0.5), epsilon=1.0
              (out / "table.csv", lambda tmp: tab.to_csv(tmp))]
 
     def figures():
-        from ..plotting import amplification_figure
+        from dpknn.utils.plotting import amplification_figure
         return [(out / "amplification.png", amplification_figure(
             tab, title=f"Census network, epsilon = {epsilon:g} over {len(CENSUS_NETWORK)} marginals"))]
 

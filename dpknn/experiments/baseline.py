@@ -4,7 +4,7 @@ The paper compares its smooth-sensitivity releases with Laplace noise at an "opt
 sensitivity" that replaces L1(D) by the number of missing records. That number depends on the
 data, so the noise scale itself reveals the data and the release is **not** differentially
 private. It is kept only to reproduce the paper's figures (``dpknn experiment census``, the demo's
-curator report) and, behind ``--allow-non-dp``, in ``dpknn release``; :mod:`dpknn.queries` never
+curator report) and, behind ``--allow-non-dp``, in ``dpknn release``; :mod:`dpknn.releases.queries` never
 offers it.
 
 References
@@ -14,8 +14,8 @@ References
 
 from __future__ import annotations
 
-from .. import sensitivity as sens
-from ..mechanisms import Laplace
+from dpknn.mechanisms.additive import Laplace
+from dpknn.releases import sensitivity as sens
 
 __all__ = ["NOT_DP", "global_baseline"]
 

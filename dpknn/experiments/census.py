@@ -8,7 +8,7 @@ Cauchy noise (``"smooth_cauchy"``, the mechanism the paper's figures show), igno
 and the paper's "global sensitivity" comparison
 (:func:`dpknn.experiments.baseline.global_baseline`). The last one is **not** differentially private: its sensitivity,
 1 + (number of missing records), depends on the data. It is here only to reproduce the paper's
-figures and is never offered by :mod:`dpknn.queries` or ``dpknn release``.
+figures and is never offered by :mod:`dpknn.releases.queries` or ``dpknn release``.
 
 Budgets: a mean spends ``epsilon`` on the mean and ``count_epsilon`` on the size of its
 subpopulation; a proportion spends ``epsilon`` on the numerator (which involves the imputed
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..datasets import add_missingness, census_schema, make_census
-from ..progress import progress_bar
-from ..queries import PrivateImputation
-from ..validation import check_positive_int
-from .baseline import global_baseline
+from dpknn.datasets.census import add_missingness, census_schema, make_census
+from dpknn.experiments.baseline import global_baseline
+from dpknn.releases.queries import PrivateImputation
+from dpknn.utils.progress import progress_bar
+from dpknn.utils.validation import check_positive_int
 
 __all__ = ["METHODS", "QUERIES", "CensusQuery", "mse_table", "release_queries", "run_experiment", "truth"]
 

@@ -1,7 +1,7 @@
 """``dpknn demo`` and ``dpknn experiment census``: run, print, and write report files.
 
 This module is the command line's presentation layer: it prints tables to standard output
-(allowed here, unlike the library) and writes its files all or nothing (:mod:`dpknn._io`).
+(allowed here, unlike the library) and writes its files all or nothing (:mod:`dpknn.utils.io`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import text_writer, write_with_figures
-from ..datasets import census_schema, make_census
-from ..mechanisms import LN2, CauchyCalibration, choose_gamma, choose_polyplace
-from ..progress import progress_bar
-from ..queries import PrivateImputation
-from .census import (
+from dpknn.datasets.census import census_schema, make_census
+from dpknn.experiments.census import (
     COUNT_EPSILON,
     EPSILON,
     METHOD_LABELS,
@@ -32,6 +28,10 @@ from .census import (
     run_experiment,
     truth,
 )
+from dpknn.mechanisms.smooth import LN2, CauchyCalibration, choose_gamma, choose_polyplace
+from dpknn.releases.queries import PrivateImputation
+from dpknn.utils.io import text_writer, write_with_figures
+from dpknn.utils.progress import progress_bar
 
 __all__ = ["budget_text", "curator_stats", "paper_gap_notes", "run_census_experiment", "run_demo"]
 
@@ -140,7 +140,7 @@ def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, se
         files.append((Path(diagnostics), text_writer(json.dumps(curator, indent=2, allow_nan=False))))
 
     def figures():
-        from ..plotting import demo_figure
+        from dpknn.utils.plotting import demo_figure
         return [(out / "demo.png", demo_figure(
             rows, truths, labels={k_: q.label for k_, q in QUERIES.items()}, method_labels=METHOD_LABELS,
             units={k_: _UNITS[q.kind] for k_, q in QUERIES.items()},
@@ -252,7 +252,7 @@ def run_census_experiment(*, runs=200, n=200_000, population=1_000_000, k=1, eps
              (out / "report.md", text_writer(report))]
 
     def figures():
-        from ..plotting import census_boxplots
+        from dpknn.utils.plotting import census_boxplots
         dp = results[results["method"] != "global"]
         first = results[results["query"] == results["query"].iloc[0]]
         return [(out / "boxplots.png", census_boxplots(

@@ -2,7 +2,7 @@
 
 A synthetic census (:func:`dpknn.datasets.make_census`, no missing wages) is split 70/30; the
 70% part is the ground truth and gets missing cells in every attribute by
-:func:`dpknn.missing.make_missing` (MCAR, MAR or MNAR at a given rate). Each strategy
+:func:`dpknn.datasets.make_missing` (MCAR, MAR or MNAR at a given rate). Each strategy
 synthesises as many rows as the ground truth from the incomplete part, and is scored by the 1-
 and 2-way TVD against the ground truth (with the ½, so half the paper's numbers) and by the F1
 of classifiers trained on the synthetic rows and tested on the held-out 30%
@@ -34,14 +34,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._io import markdown_table, text_writer, write_with_figures
-from ..datasets import census_schema, make_census
-from ..metrics.fidelity import ml_efficacy, tvd
-from ..missing import make_missing
-from ..processing import impute
-from ..progress import progress_bar
-from ..schema import Categorical, Continuous, Ordinal
-from ..synth import ColumnwiseSynthesizer, DPMisGAN, PrivBayes
+from dpknn.datasets.census import census_schema, make_census
+from dpknn.datasets.missingness import make_missing
+from dpknn.metrics.fidelity import ml_efficacy, tvd
+from dpknn.processing.transforms import impute
+from dpknn.schema.attributes import Categorical, Continuous, Ordinal
+from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, PrivBayes
+from dpknn.utils.io import markdown_table, text_writer, write_with_figures
+from dpknn.utils.progress import progress_bar
 
 __all__ = ["STRATEGIES", "census_attributes", "run_synthesis_experiment", "synthesis_results"]
 
@@ -177,7 +177,7 @@ def _claims(summary):
 
 def synthesis_figure(summary, *, title=None):
     """TVD-2 and F1 against the missing rate: one panel per mechanism and metric, one line per strategy."""
-    from ..plotting import load_pyplot
+    from dpknn.utils.plotting import load_pyplot
 
     plt = load_pyplot()
     mechs = list(dict.fromkeys(summary["mechanism"]))
@@ -233,7 +233,7 @@ def run_synthesis_experiment(*, n=20_000, rates=(0.1, 0.2, 0.3), mechanisms=("mc
         "missing-aware (PrivBayesE, KaminoI" + (f"; DP-MisGAN, {gan_epochs} epochs of DP-SGD on its critics, "
                                                  "(epsilon, delta)-DP with delta = 10^-(digits(n)+1)" if gan else "")
         + "). MCAR is i.i.d. per cell with a public rate; MAR and MNAR are "
-        "logistic models fitted on the table (dpknn.missing). Under MAR, as in the paper, half the attributes "
+        "logistic models fitted on the table (dpknn.datasets). Under MAR, as in the paper, half the attributes "
         f"({', '.join(MAR_COLUMNS)}) get gaps at the rate and the others stay complete and predict them; under "
         "MCAR and MNAR (self-masked) every attribute gets gaps.", "",
         "## The paper's findings, checked here", "", _claims(summary), "",

@@ -11,8 +11,13 @@
 Every measure that reads the real data is an evaluation for the curator, not a release.
 """
 
-from .combining import CombinedEstimate, combine_fully_synthetic, combine_imputations, combine_partially_synthetic
-from .disclosure import (
+from dpknn.metrics.combining import (
+    CombinedEstimate,
+    combine_fully_synthetic,
+    combine_imputations,
+    combine_partially_synthetic,
+)
+from dpknn.metrics.disclosure import (
     AttributionRisk,
     ClosestRecords,
     Linkage,
@@ -26,10 +31,10 @@ from .disclosure import (
     risk_space,
     sample_uniques,
 )
-from .fidelity import MlEfficacy, ml_efficacy, tvd
-from .inference import RegressionComparison, ci_overlap, regression_comparison, standardized_difference
-from .pmse import PMSE, pmse, propensity_features
-from .utility import correlation_change, ols_comparison, pca_variance, random_forest_misclassification
+from dpknn.metrics.fidelity import MlEfficacy, ml_efficacy, tvd
+from dpknn.metrics.inference import RegressionComparison, ci_overlap, regression_comparison, standardized_difference
+from dpknn.metrics.pmse import PMSE, pmse, propensity_features
+from dpknn.metrics.utility import correlation_change, ols_comparison, pca_variance, random_forest_misclassification
 
 __all__ = [
     "PMSE",

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ..validation import check_positive_int, check_positive_real, check_unit_interval
+from dpknn.utils.validation import check_positive_int, check_positive_real, check_unit_interval
 
 __all__ = ["CombinedEstimate", "combine_fully_synthetic", "combine_imputations", "combine_partially_synthetic"]
 

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
 
-from ._tables import check_tables, is_numeric, shared_columns
+from dpknn.metrics._tables import check_tables, is_numeric, shared_columns
 
 __all__ = [
     "AttributionRisk",
@@ -80,7 +80,7 @@ def closest_distances(original, perturbed, *, columns=None, standardize=True):
     """Each record's Euclidean distance to its closest other record, before and after.
 
     Small distances mark inliers that are easy to single out. Returns a DataFrame with columns
-    ``before`` and ``after``, indexed like the data; :func:`dpknn.plotting.closest_distances_figure`
+    ``before`` and ``after``, indexed like the data; :func:`dpknn.utils.plotting.closest_distances_figure`
     draws it as box plots in the style of the paper's Figure 8.
     """
     cols = list(original.select_dtypes("number").columns) if columns is None else list(columns)
@@ -299,12 +299,12 @@ def _keys(original, released, keys, attributes, bins):
     """One integer key per row of each table from the ``keys`` columns (missing is a value).
 
     Numeric keys named among ``attributes`` are coded by their public bins
-    (:class:`~dpknn.synth.domain.Discretization`); other keys by their values.
+    (:class:`~dpknn.schema.Discretization`); other keys by their values.
     """
     keys = shared_columns(original, released, keys, "keys")
     coded = {}
     if attributes is not None:
-        from ..synth.domain import Discretization
+        from dpknn.schema.discretization import Discretization
 
         known = [a for a in attributes if a.name in keys]
         if known:

@@ -2,7 +2,7 @@
 
 - :func:`tvd`: the total variation distance ½·Σ|P − Q| between the real and synthetic
   distributions of every set of ``way`` attributes, on the public bins of
-  :class:`~dpknn.synth.domain.Discretization`, averaged over the sets. Mohapatra et al. (2024,
+  :class:`~dpknn.schema.Discretization`, averaged over the sets. Mohapatra et al. (2024,
   §6.1) write the sum without the ½; their figures are twice these.
 - :func:`ml_efficacy`: the F1 score of classifiers trained on the synthetic data and tested on
   real records held out from the synthesiser, each attribute in turn the (binarised) target
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..synth.counts import count_tables, extended_codes, observed_block
-from ..synth.domain import Discretization
-from ..validation import check_positive_int, check_rng
+from dpknn.schema.discretization import Discretization
+from dpknn.schema.marginals import count_tables, extended_codes, observed_block
+from dpknn.utils.validation import check_positive_int, check_rng
 
 __all__ = ["MODELS", "MlEfficacy", "ml_efficacy", "tvd"]
 

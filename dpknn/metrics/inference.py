@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..validation import check_unit_interval
-from ._tables import check_tables, is_numeric
+from dpknn.metrics._tables import check_tables, is_numeric
+from dpknn.utils.validation import check_unit_interval
 
 __all__ = ["RegressionComparison", "ci_overlap", "regression_comparison", "standardized_difference"]
 

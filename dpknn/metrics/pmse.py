@@ -46,8 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..validation import check_positive_int, check_rng
-from ._tables import check_tables, is_numeric, shared_columns
+from dpknn.metrics._tables import check_tables, is_numeric, shared_columns
+from dpknn.utils.validation import check_positive_int, check_rng
 
 __all__ = ["PMSE", "pmse", "propensity_features"]
 

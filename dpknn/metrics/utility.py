@@ -1,7 +1,7 @@
 """Utility of perturbed data: correlations, regression, principal components, prediction.
 
 Each function compares an original table with its perturbed version and returns DataFrames;
-:mod:`dpknn.plotting` draws them (``correlation_figure``).
+:mod:`dpknn.utils.plotting` draws them (``correlation_figure``).
 
 References
 ----------
@@ -27,7 +27,7 @@ def correlation_change(original, perturbed, *, columns=None):
     """Correlation matrices before and after perturbation, and their difference.
 
     Returns a dict of three DataFrames: ``before``, ``after`` and ``difference`` (after -
-    before). :func:`dpknn.plotting.correlation_figure` draws them.
+    before). :func:`dpknn.utils.plotting.correlation_figure` draws them.
     """
     a, columns = _numeric(original, columns)
     b, _ = _numeric(perturbed, columns)
@@ -76,7 +76,7 @@ def random_forest_misclassification(perturbed_train, original_test, *, target, f
     original records (Perry et al. 2022, §8.4). Returns a float."""
     from sklearn.ensemble import RandomForestClassifier
 
-    from ..validation import check_rng
+    from dpknn.utils.validation import check_rng
 
     seed = int(check_rng(rng).integers(2**31))
     model = RandomForestClassifier(n_estimators=n_estimators, random_state=seed, n_jobs=-1)

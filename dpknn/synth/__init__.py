@@ -11,12 +11,12 @@
 - :mod:`dpknn.synth.scores`: the score of PrivBayes's structure search and its sensitivity.
 """
 
-from .columnwise import ColumnwiseSynthesizer
-from .domain import Discretization
-from .misgan import DPMisGAN
-from .privbayes import PrivBayes
-from .scores import mutual_information_score, score_sensitivity
-from .tabular import TabularEncoding
+from dpknn.schema.discretization import Discretization
+from dpknn.synth.columnwise import ColumnwiseSynthesizer
+from dpknn.synth.misgan import DPMisGAN
+from dpknn.synth.privbayes import PrivBayes
+from dpknn.synth.scores import mutual_information_score, score_sensitivity
+from dpknn.synth.tabular import TabularEncoding
 
 __all__ = ["ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "PrivBayes", "TabularEncoding",
            "mutual_information_score", "score_sensitivity"]

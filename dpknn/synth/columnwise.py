@@ -45,15 +45,15 @@ from fractions import Fraction
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ..accounting.mcar import amplify_mcar
-from ..flags import check_not_imputed
-from ..mechanisms import Geometric
-from ..progress import progress_bar
-from ..randomness import as_source
-from ..validation import check_fitted, check_positive_int, check_rng, check_unit_interval
-from .counts import count_tables, extended_codes, observed_block
-from .domain import Discretization
-from .privbayes import check_epsilon, float_down, noisy_tables
+from dpknn.accounting.mcar import amplify_mcar
+from dpknn.impute.flags import check_not_imputed
+from dpknn.mechanisms.additive import Geometric
+from dpknn.mechanisms.randomness import as_source
+from dpknn.schema.discretization import Discretization
+from dpknn.schema.marginals import count_tables, extended_codes, observed_block
+from dpknn.synth.privbayes import check_epsilon, float_down, noisy_tables
+from dpknn.utils.progress import progress_bar
+from dpknn.utils.validation import check_fitted, check_positive_int, check_rng, check_unit_interval
 
 __all__ = ["ColumnwiseSynthesizer"]
 

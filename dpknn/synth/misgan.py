@@ -69,13 +69,13 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ..accounting import rdp_epsilon, sgm_sigma
-from ..exceptions import PrivacyLeakWarning
-from ..flags import check_not_imputed
-from ..mechanisms import CuratorDiagnostics
-from ..randomness import as_source
-from ..validation import check_fitted, check_positive_int, check_positive_real, check_rng, check_unit_interval
-from .tabular import TabularEncoding
+from dpknn.accounting import rdp_epsilon, sgm_sigma
+from dpknn.exceptions import PrivacyLeakWarning
+from dpknn.impute.flags import check_not_imputed
+from dpknn.mechanisms.base import CuratorDiagnostics
+from dpknn.mechanisms.randomness import as_source
+from dpknn.synth.tabular import TabularEncoding
+from dpknn.utils.validation import check_fitted, check_positive_int, check_positive_real, check_rng, check_unit_interval
 
 __all__ = ["ACCOUNTING", "DPMisGAN", "default_delta", "paper_sigma"]
 
@@ -89,7 +89,7 @@ TORCH_HINT = ("DPMisGAN needs torch (the 'gan' extra). On the CPU: pip install t
 
 def _torch():
     try:
-        from . import misgan_torch
+        from dpknn.synth import misgan_torch
     except ImportError as exc:  # torch absent or broken
         raise ImportError(f"{TORCH_HINT} ({exc})") from exc
     return misgan_torch
@@ -116,7 +116,7 @@ class DPMisGAN(BaseEstimator):
     ----------
     attributes : sequence of Ordinal, Categorical or Continuous
         Public domains: categoricals become one-hot blocks, numerics are scaled to [0, 1] by
-        their public bounds (:class:`~dpknn.synth.tabular.TabularEncoding`).
+        their public bounds (:class:`~dpknn.synth.TabularEncoding`).
     epsilon : float
         Target ε of :meth:`fit`.
     delta : float or None
@@ -175,7 +175,7 @@ class DPMisGAN(BaseEstimator):
     Examples
     --------
     >>> from dpknn import Categorical, Ordinal
-    >>> from dpknn.datasets import make_census
+    >>> from dpknn.datasets.census import make_census
     >>> from dpknn.synth import DPMisGAN
     >>> attrs = [Ordinal("AGE", 0, 99), Categorical("SEX", [1, 2])]
     >>> gan = DPMisGAN(attrs, epsilon=3.0, delta=1e-6, epochs=1, n_rows=2_000, rng=0)

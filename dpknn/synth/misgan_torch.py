@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
-from ..progress import progress_bar
+from dpknn.utils.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ Privacy (add/remove one row together with its missingness pattern; substitution 
    n + Z + ⌈ln(1/δ)/ε₀⌉ with Z discrete Laplace of scale 1/ε₀, ε₀ = ``rows_share``·ε
    (geometric mechanism), and N ≤ n happens with probability below δ, which is charged.
 2. **Structure.** Each selection is permute-and-flip with ε₁/(d − 1), ε₁ = β(ε − ε₀), on scores
-   of sensitivity g(N) = (N+1)ln(N+1) − N ln N (:func:`~dpknn.synth.scores.score_sensitivity`),
+   of sensitivity g(N) = (N+1)ln(N+1) − N ln N (:func:`~dpknn.synth.score_sensitivity`),
    which holds for every n_S ≤ N, so PrivBayesE's data-dependent n_S is covered. The official
    PrivBayesE code calibrates to the complete-data sensitivity, n/n_S times too little noise.
 3. **Tables.** m = max(d − degree, 1) count tables (the first degree + 1 attributes form one
@@ -55,15 +55,15 @@ from fractions import Fraction
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ..flags import check_not_imputed
-from ..mechanisms import Geometric
-from ..progress import progress_bar
-from ..randomness import as_source
-from ..selection import PermuteAndFlip
-from ..validation import check_fitted, check_positive_int, check_positive_real, check_rng, check_unit_interval
-from .counts import count_tables, extended_codes, observed_block
-from .domain import Discretization
-from .scores import check_row_bound, mutual_information_score, score_sensitivity
+from dpknn.impute.flags import check_not_imputed
+from dpknn.mechanisms.additive import Geometric
+from dpknn.mechanisms.randomness import as_source
+from dpknn.mechanisms.selection import PermuteAndFlip
+from dpknn.schema.discretization import Discretization
+from dpknn.schema.marginals import count_tables, extended_codes, observed_block
+from dpknn.synth.scores import check_row_bound, mutual_information_score, score_sensitivity
+from dpknn.utils.progress import progress_bar
+from dpknn.utils.validation import check_fitted, check_positive_int, check_positive_real, check_rng, check_unit_interval
 
 __all__ = ["PrivBayes"]
 
@@ -130,7 +130,7 @@ class PrivBayes(BaseEstimator):
     ----------
     attributes : sequence of Ordinal, Categorical or Continuous
         The public domains (numeric ones cut into ``bins`` equal public bins,
-        :class:`~dpknn.synth.domain.Discretization`).
+        :class:`~dpknn.schema.Discretization`).
     epsilon : float
         Total ε of :meth:`fit`.
     degree : int, default 2
@@ -171,7 +171,7 @@ class PrivBayes(BaseEstimator):
     Examples
     --------
     >>> from dpknn import Categorical, Ordinal
-    >>> from dpknn.datasets import make_census
+    >>> from dpknn.datasets.census import make_census
     >>> from dpknn.synth import PrivBayes
     >>> attrs = [Ordinal("AGE", 0, 99), Ordinal("SCHOOL", 0, 17), Categorical("SEX", [1, 2])]
     >>> model = PrivBayes(attrs, epsilon=1.0, max_rows=10_000, rng=0).fit(make_census(5_000, rng=0))

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..schema import Categorical, Ordinal
-from .domain import check_attributes, check_frame
+from dpknn.schema.attributes import Categorical, Ordinal
+from dpknn.schema.discretization import check_attributes, check_frame
 
 __all__ = ["TabularEncoding"]
 

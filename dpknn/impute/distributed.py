@@ -1,0 +1,1099 @@
+"""Exact k-NN imputation of a partitioned Parquet data set on Dask, out of core.
+
+Everything the imputation scheme computes is per equivalence class (records with equal cells),
+so the table never has to sit in one process. :func:`impute_parquet` runs in three passes:
+
+1. **Stage** (one task per input partition): encode the partition against the schema, write
+   its records' class keys, rows within the partition, incomplete flags, observed values of A
+   (each in its narrowest exact dtype, :func:`compact`) and labels (if the data have a label
+   column) to a staging file sorted by class key, and return the partition's class counts. The
+   client merges them into the class table (one row per class, however many records).
+2. **Donors** (one task per bucket of consecutive classes, sized to hold about one partition
+   of records): the client finds the donor classes of every class without k donors of its own
+   (the same code as :class:`~dpknn.impute.KNNImputer`); each bucket task reads its key
+   range from every staging file (memory-mapped, by binary search) and walks the donors of
+   each incomplete record by the fixed order, with the Cython kernel shared with the
+   in-memory fit. It counts donees, finds the label arcs of the L1 search and sends every
+   donor (its donee's row and slot, its values of A, and its label only for a donors folder)
+   to the partition of its donee.
+3. **Fill** (one task per input partition): fill the missing values of A from the donors,
+   exactly as the in-memory imputer does, and write the partition (:func:`impute_parquet`), or
+   keep only the counts and exact sums a release needs (:class:`ParquetPrivateImputation`,
+   one such pass per statistic; nothing imputed is written).
+
+The client holds only class-level state; it runs the exact L1 search
+(:meth:`KNNImputer._deepest_addition`) after pass 2 (:func:`place_donors` runs passes 1 and 2
+and the search, and removes the staged records, keeping the donors' inboxes). The result is the in-memory
+one: the same donors in the same order, the same L1(D) and worst cases, every row written
+once with its index. ``docs/distributed.md`` describes the scheme, its memory and its speed.
+
+References
+----------
+.. [1] Clifton, Hanson, Kifer, Shamis, et al. (2022). "Differentially private k-nearest
+   neighbor missing data imputation". §4 (imputation scheme and L1(D)).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import itertools
+import logging
+import math
+import operator
+import os
+import pickle
+import re
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpknn._core import _donors, _grouping
+from dpknn.exceptions import DomainError
+from dpknn.impute.flags import check_path_not_imputed, flag_column
+from dpknn.impute.knn import (
+    DEFAULT_MAX_WORK,
+    MAX_KEY,
+    KNNImputer,
+    L1Case,
+    csr_positions,
+    deficient_classes,
+    donorless,
+    l1_balls,
+    no_complete_records,
+)
+from dpknn.releases.queries import PrivateImputation, summand
+from dpknn.releases.summation import exact_moments
+from dpknn.schema.attributes import Categorical, Schema
+from dpknn.schema.conditions import conditions_mask
+from dpknn.utils.io import IMPUTED_MARKER, check_not_inside, partition_files, remove_tree
+from dpknn.utils.progress import progress_bar
+from dpknn.utils.validation import check_positive_int
+
+__all__ = ["DistributedImputation", "DonorPlacement", "ParquetPrivateImputation", "PartitionDonors", "compact",
+           "dask_client", "impute_parquet", "parquet_partitions", "place_donors"]
+
+logger = logging.getLogger(__name__)
+
+_INBOX = "donors-{:05d}"
+_STAGED = "staged-{:05d}"
+_LABELS = "labels-{:05d}.npy"
+# Labels sampled per partition to cut the label range for the duplicate check.
+_LABEL_SAMPLE = 64
+
+
+@dataclass(frozen=True)
+class DistributedImputation:
+    """CONFIDENTIAL: what :func:`impute_parquet` found (the attributes of a fitted
+    :class:`~dpknn.impute.KNNImputer` that make sense at this scale).
+
+    Every number here depends on the data: it is for the curator and never published.
+
+    Attributes
+    ----------
+    schema : Schema
+    k : int
+    aggregate : str
+    output_dir : str or None
+        The folder of imputed partitions (confidential microdata); None where the imputed values
+        were used without being written (:class:`ParquetPrivateImputation`).
+    l1_ : int
+        Exact L1(D), equal to the in-memory ``KNNImputer.l1_``.
+    l1_cases_ : dict of str to L1Case
+        The worst change of each kind; ``row`` is the record's position in the whole data set
+        (partitions in order), as the in-memory imputer numbers rows.
+    n_records_, n_incomplete_ : int
+    n_classes_, n_donorless_classes_, n_donorless_records_ : int
+        As the in-memory imputer's.
+    max_donee_count_ : int
+        Most donees of one complete record.
+    l1_work_ : int
+        Ball-box tests the L1 search spent.
+    n_partitions_, n_buckets_ : int
+        Input partitions and donor buckets.
+    seconds_ : dict
+        Wall time of each pass.
+    """
+
+    schema: Schema
+    k: int
+    aggregate: str
+    output_dir: str | None
+    l1_: int
+    l1_cases_: dict
+    n_records_: int
+    n_incomplete_: int
+    n_classes_: int
+    n_donorless_classes_: int
+    n_donorless_records_: int
+    max_donee_count_: int
+    l1_work_: int
+    n_partitions_: int
+    n_buckets_: int
+    seconds_: dict = field(default_factory=dict)
+
+    def l1_for(self, columns):
+        """CONFIDENTIAL: L1(D) when ``columns`` name an imputed attribute, else 0 (as
+        :meth:`KNNImputer.l1_for` without universes)."""
+        return self.l1_ if set(columns) & set(self.schema.imputed_names) else 0
+
+    def curator_dict(self):
+        """CONFIDENTIAL: the curator diagnostics as plain data (JSON-ready)."""
+        return {"confidential": True, "l1": self.l1_, "n_records": self.n_records_,
+                "n_incomplete": self.n_incomplete_, "n_classes": self.n_classes_,
+                "n_donorless_classes": self.n_donorless_classes_,
+                "n_donorless_records": self.n_donorless_records_, "max_donee_count": self.max_donee_count_,
+                "l1_work": self.l1_work_, "l1_cases": {kind: dict(vars(c)) for kind, c in self.l1_cases_.items()},
+                "partitions": self.n_partitions_, "buckets": self.n_buckets_, "seconds": self.seconds_}
+
+
+# ----------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def dask_client(client=None):
+    """``client`` itself, or a LocalCluster with one single-threaded worker process per core that
+    is closed on exit (single-threaded: the kernels hold the GIL only briefly, and one process
+    per core bounds each worker's memory by its own task)."""
+    if client is not None:
+        yield client
+        return
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("Dask execution needs dask.distributed: pip install 'dpknn[distributed,parquet]'") from exc
+    with LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as own:
+        yield own
+
+
+def parquet_partitions(input_dir):
+    """The Parquet files of a folder in the order that defines row positions (natural sort of
+    their paths, as Dask reads them), skipping names that start with '.' or '_'."""
+    from dask.utils import natural_sort_key
+
+    root = Path(input_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"input_dir {str(input_dir)!r} is not a folder of Parquet files.")
+    files = partition_files(root)
+    if not files:
+        raise ValueError(f"input_dir {str(input_dir)!r} holds no .parquet file.")
+    return sorted(files, key=lambda p: natural_sort_key(str(p.relative_to(root))))
+
+
+def _as_progress(futures, progress, desc):
+    """The futures' results in completion order, with a progress bar; on the first failure the
+    others are cancelled (their files are about to be removed) and the error is raised.
+
+    Each finished future is taken out of ``futures`` (the caller's list) as its result is
+    yielded: a worker keeps a task's result in its memory while any future of it lives, and a
+    pass of 10^3 partitions would otherwise hold all their class tables at once (2.2 GiB per
+    worker at 10^9 census rows, 0.5 GiB at 10^8)."""
+    from dask.distributed import as_completed
+
+    bar = progress_bar(total=len(futures), desc=desc, unit="task", progress=progress)
+    try:
+        done = as_completed(futures, with_results=True)
+        for future, result in done:
+            futures.remove(future)
+            del future
+            bar.update()
+            yield result
+    except BaseException:
+        if futures:
+            futures[0].client.cancel(futures)
+        raise
+    finally:
+        bar.close()
+
+
+def _write_columns(folder, columns):
+    """Numeric columns as one .npy file each in ``folder``, so that readers can map them."""
+    folder = Path(folder)
+    folder.mkdir(exist_ok=True)  # a task Dask runs again after losing a worker writes the same files
+    for name, col in columns.items():
+        np.save(folder / f"{name}.npy", np.ascontiguousarray(col))
+
+
+# The header of a 1-d array written by numpy.save (format 1.0, 2.0 or 3.0).
+_NPY_HEADER = re.compile(rb"'descr':\s*'([^']+)',\s*'fortran_order':\s*False,\s*'shape':\s*\((\d+),?\)")
+
+
+@dataclass(frozen=True)
+class NpyColumn:
+    """A one-dimensional ``.npy`` file: its path, dtype, length and the byte offset of its data.
+
+    The passes read 10^6 pieces of 10^3 staging files at 10^9 rows; ``numpy.load`` spends about
+    77 µs per file parsing the header with ``ast`` (and needs a lock, ``_NPY_LOCK``), while this
+    reads it with one small read and a regular expression, and slices are read with ``pread``.
+    """
+
+    path: str
+    dtype: np.dtype
+    size: int
+    offset: int
+
+    @classmethod
+    def open(cls, path):
+        with open(path, "rb") as f:
+            head = f.read(512)
+        match = _NPY_HEADER.search(head) if head[:6] == b"\x93NUMPY" else None
+        if match is None:   # another layout: let numpy read it
+            arr = map_npy(path)
+            return cls(str(path), arr.dtype, int(arr.size), int(arr.offset))
+        start = 10 if head[6] == 1 else 12
+        length = int.from_bytes(head[8:start], "little")
+        return cls(str(path), np.dtype(match.group(1).decode()), int(match.group(2)), start + length)
+
+    def rows(self, lo, hi):
+        """Values [lo, hi), read (not mapped)."""
+        lo, hi = int(lo), int(hi)
+        if hi <= lo:
+            return np.zeros(0, dtype=self.dtype)
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            data = os.pread(fd, (hi - lo) * self.dtype.itemsize, self.offset + lo * self.dtype.itemsize)
+        finally:
+            os.close(fd)
+        return np.frombuffer(data, dtype=self.dtype).copy()
+
+    def mapped(self):
+        """The whole column memory-mapped: a binary search or a gather reads only what it touches."""
+        return np.memmap(self.path, dtype=self.dtype, mode="r", offset=self.offset, shape=(self.size,))
+
+
+def _columns(folder, names):
+    """The :class:`NpyColumn` of each of ``names`` in a folder written by :func:`_write_columns`."""
+    return {name: NpyColumn.open(Path(folder) / f"{name}.npy") for name in names}
+
+
+# np.load parses each .npy header with ast.literal_eval, which is not thread-safe before CPython 3.11.8
+# (the AST constructor's recursion counter, CPython gh-106905: "SystemError: AST constructor recursion
+# depth mismatch"); Dask workers with several threads, or in-process clients, load concurrently.
+_NPY_LOCK = threading.Lock()
+
+
+def map_npy(path):
+    """``numpy.load(path, mmap_mode="r")``, one header at a time (see ``_NPY_LOCK``)."""
+    with _NPY_LOCK:
+        return np.load(path, mmap_mode="r")
+
+
+
+
+def _concat(parts, names):
+    return {name: np.concatenate([p[name] for p in parts]) for name in names}
+
+
+def _index_dtype(n):
+    """The narrowest signed integer dtype that holds 0 .. n - 1."""
+    return compact(np.array([0, max(int(n) - 1, 0)])).dtype
+
+
+def compact(values):
+    """``values`` in the narrowest dtype that holds every one of them exactly: float32 for floats
+    that survive the round trip (NaN included), the narrowest integer type for codes. Readers
+    widen them again (float64, int64) before any arithmetic, so nothing computed changes."""
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        with np.errstate(over="ignore", invalid="ignore"):
+            narrow = values.astype(np.float32)
+            exact = (narrow == values) | np.isnan(values)
+        return narrow if exact.all() else values
+    if values.dtype.kind in "iu":
+        if values.size == 0:
+            return values.astype(np.int8)
+        low, high = int(values.min()), int(values.max())
+        narrow = next((t for t in (np.int8, np.int16, np.int32, np.int64)
+                       if np.iinfo(t).min <= low and high <= np.iinfo(t).max), None)
+        return values if narrow is None else values.astype(narrow)
+    return values
+
+
+def _staged_rows(cols, rows, offset):
+    """Rows of one staging file (a (lo, hi) range, or positions), with their global row numbers
+    ``gid`` and their labels (the row numbers when the data have no label column)."""
+    if isinstance(rows, tuple):
+        out = {name: col.rows(*rows) for name, col in cols.items()}
+    else:
+        out = {name: np.asarray(col.mapped()[rows]) for name, col in cols.items()}
+    out["gid"] = offset + out.pop("row").astype(np.int64)
+    if "label" not in out:
+        out["label"] = out["gid"]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Pass 1: stage every partition.
+def _observed_values(attr, df):
+    """The values of imputed attribute ``attr`` as numbers: category codes (-1 missing) for a
+    categorical attribute, float64 (NaN missing) otherwise."""
+    values, missing = attr._check(df)
+    if isinstance(attr, Categorical):
+        return np.where(missing, -1, values).astype(np.int64)
+    out = np.asarray(values, dtype=np.float64).copy()
+    out[missing] = np.nan
+    return out
+
+
+def _stage(path, number, offset, schema, staging):
+    """Encode one partition and write its records sorted by class key; return its class counts."""
+    cols = [*schema.known_names, *schema.imputed_names, *([] if schema.label is None else [schema.label])]
+    df = pd.read_parquet(path, columns=cols)
+    try:
+        enc = schema.encode(df)
+    except DomainError as err:
+        raise DomainError(f"partition {str(path)!r}: {err}") from None
+    n = len(df)
+    gid = offset + np.arange(n, dtype=np.int64)
+    labels = gid if schema.label is None else enc.labels
+    keys = _grouping.pack_cells(np.ascontiguousarray(enc.cells), schema.n_codes)
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    inc = enc.incomplete[order]
+    # Rows within the partition and values in the narrowest exact dtype: staging is the run's I/O.
+    staged = {"key": sk, "row": order.astype(_index_dtype(n)), "inc": inc.view(np.int8)}
+    if schema.label is not None:
+        staged["label"] = labels[order]
+    for j, attr in enumerate(schema.imputed):
+        staged[f"v{j}"] = compact(_observed_values(attr, df)[order])
+    _write_columns(Path(staging) / _STAGED.format(number), staged)
+    starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    size = np.diff(np.r_[starts, n])
+    n_inc = np.add.reduceat(inc.astype(np.int64), starts) if n else np.zeros(0, dtype=np.int64)
+    out = {"number": number, "rows": n, "keys": sk[starts], "n_donors": size - n_inc, "n_inc": n_inc}
+    first = np.flatnonzero(enc.incomplete)
+    out["first_incomplete"] = None if first.size == 0 else (int(gid[first[0]]), int(labels[first[0]]))
+    if n:
+        sorted_labels = np.sort(labels)
+        out["label_range"] = (int(sorted_labels[0]), int(sorted_labels[-1]))
+        if schema.label is not None:
+            np.save(Path(staging) / _LABELS.format(number), sorted_labels)
+            out["label_sample"] = sorted_labels[np.linspace(0, n - 1, min(n, _LABEL_SAMPLE)).astype(np.int64)]
+    return out
+
+
+def _merge_counts(table, part):
+    """The class table (sorted keys, donors, incomplete) with one partition's counts added."""
+    if table is None:
+        return part["keys"], part["n_donors"], part["n_inc"]
+    keys, inverse = np.unique(np.concatenate([table[0], part["keys"]]), return_inverse=True)
+    n_donors = np.bincount(inverse, np.concatenate([table[1], part["n_donors"]]), minlength=keys.size)
+    n_inc = np.bincount(inverse, np.concatenate([table[2], part["n_inc"]]), minlength=keys.size)
+    return keys, n_donors.astype(np.int64), n_inc.astype(np.int64)
+
+
+def _duplicate_labels(staging, numbers, low, high):
+    """Labels in [low, high) held by more than one record, from the sorted label files."""
+    pieces = []
+    for number in numbers:
+        labels = map_npy(Path(staging) / _LABELS.format(number))
+        a, b = np.searchsorted(labels, [low, high])
+        pieces.append(np.asarray(labels[a:b]))
+    merged = np.sort(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.int64)
+    return merged[1:][merged[1:] == merged[:-1]][:5].tolist()
+
+
+def _check_unique_labels(client, schema, stats, staging, progress):
+    """Refuse labels that repeat across partitions (each partition was checked when encoded).
+
+    Disjoint label ranges, the usual layout, need nothing more; otherwise the label range is
+    cut at sampled quantiles and each piece is checked from the partitions' sorted labels.
+    """
+    ranges = sorted(s["label_range"] for s in stats if s["rows"])
+    if all(a[1] < b[0] for a, b in itertools.pairwise(ranges)):
+        return
+    numbers = [s["number"] for s in stats if s["rows"]]
+    sample = np.unique(np.concatenate([s["label_sample"] for s in stats if s["rows"]]))
+    cuts = np.unique(sample[np.linspace(0, sample.size - 1, min(sample.size, len(numbers) + 1)).astype(np.int64)])
+    edges = [ranges[0][0], *cuts[1:].tolist(), max(r[1] for r in ranges) + 1]
+    futures = [client.submit(_duplicate_labels, str(staging), numbers, lo, hi, pure=False)
+               for lo, hi in itertools.pairwise(edges)]
+    dup = [d for found in _as_progress(futures, progress, "label check") for d in found]
+    if dup:
+        raise DomainError(f"label column {schema.label!r} has duplicate labels across partitions: {sorted(dup)[:5]}.")
+
+
+# ----------------------------------------------------------------------------------------------
+# Pass 2: donors, one bucket of consecutive classes at a time.
+def _donor_plan(imp, keys, n_donors, n_inc, k):
+    """Donor classes of every class with incomplete records and fewer than k donors of its own.
+
+    Returns the deficient classes and one row per (deficient class, donor class) in the order
+    of the scheme, with how many donors that class gives (all of its own but the last, which
+    gives the rest of k) and the slot of the first of them; plus the balls of the L1 search.
+    """
+    schema = imp.schema
+    class_cells = _grouping.unpack_keys(keys, schema.n_codes)
+    _, deficient = deficient_classes(n_donors, n_inc, k)
+    lengths, flat, radius, boundary = imp._ordered_donor_classes(
+        deficient, class_cells, keys, n_donors, k, schema.weights, schema.is_categorical)
+    owner = np.repeat(deficient, lengths)
+    given = n_donors[flat]
+    before = np.cumsum(given) - given
+    first = np.cumsum(lengths) - lengths
+    slot = before - np.repeat(before[first] if flat.size else before, lengths)
+    take = np.minimum(given, k - slot)
+    last = np.zeros(flat.size, dtype=bool)
+    last[np.cumsum(lengths) - 1] = True
+    plan = {"owner": owner, "donor": flat, "take": take, "slot": slot, "last": last}
+    return plan, l1_balls(deficient, class_cells, radius, boundary, n_inc), class_cells
+
+
+def _needed_runs(key, needed, max_gap=1 << 16):
+    """Row ranges of a sorted key column that cover the classes ``needed`` (sorted keys), runs
+    closer than ``max_gap`` rows merged: a few reads per file, and no read of a large class that
+    the bucket does not use."""
+    s, e = np.searchsorted(key, needed, "left"), np.searchsorted(key, needed, "right")
+    hit = e > s
+    s, e = s[hit], e[hit]
+    if not s.size:
+        return []
+    cut = np.flatnonzero(s[1:] - e[:-1] >= max_gap) + 1
+    return list(zip(s[np.r_[0, cut]].tolist(), e[np.r_[cut - 1, s.size - 1]].tolist()))
+
+
+def _solve_bucket(number, staging, n_staged, class_keys, class_donors, class_incomplete, plan, foreign, k, min_label,
+                  offsets, n_values, keep_labels, labelled):
+    """Donors of every (incomplete record, donor class in ``class_keys``) pair; see the module doc.
+
+    ``plan`` holds the keys of the deficient classes (owner) and donor classes (donor) of the
+    pairs whose donor class lies in this bucket; ``foreign`` the owner keys outside it, whose
+    incomplete records are read from the staging files too. Only the bucket's classes that have
+    incomplete records or give donors to a deficient class are read: the largest census classes
+    (children, a few per cent of the records each) have neither, and reading them made the task's
+    memory grow with the data set. The donors' labels go to the inbox only if ``keep_labels``
+    (the confidential donors folder needs them; the filling does not).
+    """
+    names = ["key", "label", "gid", "inc", *[f"v{j}" for j in range(n_values)]]
+    stored = ["key", "row", "inc", *(["label"] if labelled else []), *[f"v{j}" for j in range(n_values)]]
+    needed = (class_incomplete > 0) | np.isin(class_keys, plan["donor"])
+    needed_keys = class_keys[needed]
+    own_parts, far_parts = [], []
+    for p in range(n_staged):
+        cols = _columns(Path(staging) / _STAGED.format(p), stored)
+        key = cols["key"].mapped()
+        for run in _needed_runs(key, needed_keys):
+            own_parts.append(_staged_rows(cols, run, int(offsets[p])))
+        if foreign.size:
+            s = np.searchsorted(key, foreign, "left")
+            idx = csr_positions(s, np.searchsorted(key, foreign, "right") - s)
+            idx = idx[cols["inc"].mapped()[idx] != 0]
+            far_parts.append(_staged_rows(cols, idx, int(offsets[p])))
+        del key
+    empty = {n: np.zeros(0, dtype=np.int8 if n == "inc" else np.int64) for n in names}
+    own = _concat(own_parts, names) if own_parts else empty
+    keep = np.isin(own["key"], needed_keys)   # rows of unneeded classes between needed ones
+    own = {n: c[keep] for n, c in own.items()}
+    far = _concat(far_parts, names) if far_parts else {n: own[n][:0] for n in names}
+    own["inc"] = own["inc"].view(bool)
+    n_cls = class_keys.size
+    cls = np.searchsorted(class_keys, own["key"])
+    counted = np.bincount(cls[~own["inc"]], minlength=n_cls)
+    if not np.array_equal(counted[needed], class_donors[needed]):
+        raise RuntimeError("staging files disagree with the class table; a partition changed during the run.")
+    order = np.argsort(own["label"], kind="stable").astype(np.int64)
+    donor_ptr, donor_rows, _, _ = _grouping.group_rows(cls.astype(np.int64), own["inc"], order, n_cls)
+    donor_labels = np.ascontiguousarray(own["label"][donor_rows])
+
+    # Queries: (record, donor class, how many, first slot, is it the k-th donor's class).
+    inc_rows = np.flatnonzero(own["inc"])
+    sufficient = inc_rows[class_donors[cls[inc_rows]] >= k]
+    q_label = [own["label"][sufficient]]
+    q_gid = [own["gid"][sufficient]]
+    q_cls = [cls[sufficient]]
+    q_take = [np.full(sufficient.size, k, dtype=np.int64)]
+    q_slot = [np.zeros(sufficient.size, dtype=np.int64)]
+    q_last = [np.ones(sufficient.size, dtype=bool)]
+    if plan["owner"].size:
+        porder = np.argsort(plan["owner"], kind="stable")
+        owners = plan["owner"][porder]
+        for table, rows in ((own, inc_rows), (far, np.arange(far["key"].size))):
+            rk = table["key"][rows]
+            s, e = np.searchsorted(owners, rk, "left"), np.searchsorted(owners, rk, "right")
+            hit = e > s
+            rows, s, reps = rows[hit], s[hit], (e - s)[hit]
+            entry = porder[csr_positions(s, reps)]
+            q_label.append(np.repeat(table["label"][rows], reps))
+            q_gid.append(np.repeat(table["gid"][rows], reps))
+            q_cls.append(np.searchsorted(class_keys, plan["donor"][entry]))
+            q_take.append(plan["take"][entry])
+            q_slot.append(plan["slot"][entry])
+            q_last.append(plan["last"][entry])
+    q_label, q_gid, q_cls, q_take, q_slot, q_last = (np.concatenate(x) for x in
+                                                      (q_label, q_gid, q_cls, q_take, q_slot, q_last))
+    out_ptr = np.zeros(q_label.size + 1, dtype=np.int64)
+    np.cumsum(q_take, out=out_ptr[1:])
+    pos = np.empty(int(out_ptr[-1]), dtype=np.int64)
+    if q_label.size:
+        _donors.cyclic_take(donor_ptr, donor_labels, q_cls.astype(np.int64), q_label.astype(np.int64),
+                            q_take.astype(np.int64), out_ptr, pos)
+    rows = donor_rows[pos]
+
+    # Deleting a complete record changes as many donor sets as it has donees.
+    donee = np.bincount(pos, minlength=donor_rows.size)
+    best = int(donee.max()) if donee.size else 0
+    tied = donor_rows[donee == best] if best else np.zeros(0, dtype=np.int64)
+    at = int(np.argmin(own["gid"][tied])) if tied.size else -1
+    delete = (best, int(own["gid"][tied[at]]), int(own["label"][tied[at]])) if tied.size else None
+
+    # Label arcs at the k-th donor's class: from the record to its k-th donor. Ranks among these
+    # labels and the smallest label of the data give the same covers as ranks among all labels.
+    last = np.flatnonzero(q_last)
+    kth = donor_labels[pos[out_ptr[last + 1] - 1]]
+    arc_cls = q_cls[last]
+    grid = np.unique(np.concatenate([[min_label], q_label[last], kth]))
+    grp = np.argsort(arc_cls, kind="stable")
+    bounds, first = np.unique(arc_cls[grp], return_index=True)
+    stab, gap = _donors.max_stabbing(np.append(first, grp.size).astype(np.int64),
+                                     np.searchsorted(grid, q_label[last][grp]).astype(np.int64),
+                                     np.searchsorted(grid, kth[grp]).astype(np.int64))
+
+    # Every donor goes to its donee's partition, in slot order; the donee by its row there.
+    q_of = np.repeat(np.arange(q_label.size), q_take)
+    x_gid = q_gid[q_of]
+    dest = np.searchsorted(offsets, x_gid, side="right") - 1
+    slot = q_slot[q_of] + np.arange(pos.size) - out_ptr[q_of]
+    srt = np.lexsort((slot, x_gid, dest))
+    row = x_gid - offsets[dest]
+    inbox = {"row": row[srt].astype(_index_dtype(np.diff(offsets).max(initial=1))),
+             "slot": slot[srt].astype(_index_dtype(k))}
+    if keep_labels:
+        inbox["label"] = own["label"][rows[srt]]
+    for j in range(n_values):
+        inbox[f"v{j}"] = own[f"v{j}"][rows[srt]]
+    _write_columns(Path(staging) / _INBOX.format(number), inbox)
+    return {"number": number, "per_partition": np.bincount(dest, minlength=offsets.size - 1),
+            "delete": delete, "arc_keys": class_keys[bounds], "stab": stab, "gap_label": grid[gap]}
+
+
+# ----------------------------------------------------------------------------------------------
+# Pass 3: fill every partition from its donors, then write it (impute_parquet) or take its
+# statistics (ParquetPrivateImputation).
+@dataclass(frozen=True)
+class PartitionDonors:
+    """Where one partition's donors lie in the inbox files of pass 2, and how to use them.
+
+    ``slices`` holds (bucket, start, stop) triples; the inbox rows there are the donors of the
+    partition's incomplete records in row and slot order, k of them each.
+    """
+
+    staging: str
+    slices: tuple
+    k: int
+    aggregate: str
+    n_values: int
+    labels: bool
+
+
+def _donors_of(donors):
+    """The inbox rows of one partition, sorted by donee row and slot, values widened again."""
+    names = ["row", "slot", *(["label"] if donors.labels else []), *[f"v{j}" for j in range(donors.n_values)]]
+    parts = [{name: col.rows(a, e) for name, col in _columns(Path(donors.staging) / _INBOX.format(b), names).items()}
+             for b, a, e in donors.slices]
+    got = _concat(parts, names) if parts else {n: np.zeros(0, dtype=np.int64) for n in names}
+    srt = np.lexsort((got["slot"], got["row"]))
+    return {n: c[srt] for n, c in got.items()}
+
+
+def _filled(path, schema, donors, columns=None):
+    """One partition (``columns`` of it, and the imputed attributes) with A filled exactly as
+    :meth:`KNNImputer.transform` fills it; also the donors and the imputed positions."""
+    if columns is not None:
+        columns = [c for c in pq_columns(path) if c in {*columns, *schema.imputed_names}]
+    df = pd.read_parquet(path, columns=columns)
+    got = _donors_of(donors)
+    k = donors.k
+    x_rows = np.flatnonzero(schema.incomplete_mask(df))
+    n_x = x_rows.size
+    if got["row"].size != n_x * k or not (np.array_equal(got["row"][::k], x_rows)
+                                          and np.array_equal(got["slot"], np.tile(np.arange(k), n_x))):
+        raise RuntimeError(f"partition {str(path)!r}: the donors found do not match its incomplete records "
+                           "(did the input change during the run?).")
+    imp = KNNImputer(schema, k=k, aggregate=donors.aggregate)
+    out = df.copy()
+    filled = {}
+    for j, attr in enumerate(schema.imputed):
+        missing = df[attr.name].isna().to_numpy()[x_rows]
+        values = got[f"v{j}"].reshape(n_x, k)
+        if isinstance(attr, Categorical):
+            values = np.asarray(attr.categories, dtype=object)[values.astype(np.int64)]
+        else:
+            values = values.astype(np.float64)
+        imp._put(out, attr, x_rows[missing], values[missing])
+        filled[attr.name] = x_rows[missing]
+    return out, filled, got, x_rows
+
+
+def pq_columns(path):
+    """The column names of a Parquet file, from its schema only."""
+    import pyarrow.parquet as pq
+
+    return pq.read_schema(path).names
+
+
+def _write_partition(path, rel, offset, schema, donors, out_dir, donors_dir):
+    """Fill A in one partition from its donors and write it; return its numbers of rows and of
+    imputed records."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out, filled, got, x_rows = _filled(path, schema, donors)
+    # The same flag columns as KNNImputer.transform, in every partition (dpknn.impute.flags).
+    for name, rows in filled.items():
+        flag = np.zeros(len(out), dtype=bool)
+        flag[rows] = True
+        out[flag_column(name)] = flag
+    table = pa.Table.from_pandas(out)
+    meta = dict(table.schema.metadata or {})
+    meta[IMPUTED_MARKER.encode()] = b"1"
+    if not Path(out_dir).is_dir():
+        # The run failed or was interrupted and removed its partial folder; recreating it here
+        # would leave imputed microdata behind.
+        raise RuntimeError(f"partition {str(path)!r}: the output folder is gone; the run was stopped.")
+    target = Path(out_dir) / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table.replace_schema_metadata(meta), target)
+    if donors_dir is not None:
+        labels = offset + np.arange(len(out), dtype=np.int64) if schema.label is None else schema.labels(out)
+        donor_table = {"label": labels[x_rows]}
+        for s in range(donors.k):
+            donor_table[f"donor_{s + 1}"] = got["label"][s::donors.k]
+        target = Path(donors_dir) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table(donor_table), target)
+    return {"rows": len(out), "imputed": x_rows.size}
+
+
+# ----------------------------------------------------------------------------------------------
+def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_work=DEFAULT_MAX_WORK,
+                   client=None, buckets=None, donors_dir=None, staging_dir=None, progress=False):
+    """Impute a folder of Parquet partitions exactly as :class:`~dpknn.impute.KNNImputer`
+    would impute their concatenation, on Dask, with memory per worker bounded by a partition.
+
+    The partitions, in the natural order of their paths (:func:`parquet_partitions`), form the
+    data set; without a label column, labels are row positions in it. The output folder gets
+    one file per input file, same relative path, same rows in the same order with the same
+    index and all columns, A filled from the donors, then the imputation flag columns of
+    :meth:`KNNImputer.transform` (:mod:`dpknn.impute.flags`); it is written under a temporary name and
+    moved into place when complete. Each file also carries the ``dpknn:imputed`` marker.
+
+    Parameters
+    ----------
+    input_dir, output_dir : str or Path
+        ``output_dir`` must not exist.
+    schema : Schema
+        As for :class:`KNNImputer`; universes are not supported here (use the in-memory
+        imputer). The known attributes' domain must pack into int64 keys (product of the
+        numbers of codes at most 2^62).
+    k, aggregate, max_work
+        As for :class:`KNNImputer`.
+    client : dask.distributed.Client or None
+        None: a LocalCluster with one single-threaded worker per core, closed afterwards. Its
+        workers must see ``input_dir``, ``output_dir`` and the staging folder (a shared file
+        system on a cluster).
+    buckets : int or None
+        Number of donor buckets (tasks of pass 2); None: as many as partitions.
+    donors_dir : str or Path or None
+        If given (must not exist), a folder with one Parquet file per partition listing each
+        incomplete record's label and its donors' labels in order (confidential).
+    staging_dir : str or Path or None
+        Where the intermediate files go (during passes 1 and 2 the class key, row, incomplete
+        flag and values of A of every record, 17 bytes for the census, plus 8 for a label
+        column; then the donors' inboxes, 9 bytes per donor for the census);
+        None: a temporary folder beside ``output_dir``. Removed at the end.
+    progress : bool, default False
+        Progress bars for each pass.
+
+    Returns
+    -------
+    DistributedImputation
+        CONFIDENTIAL: L1(D) and the curator diagnostics.
+
+    Raises
+    ------
+    DomainError
+        A value outside its public domain (naming the partition), or duplicate labels.
+    ImputedDataError
+        A partition holds imputation flag columns: the folder was imputed already.
+    ValueError
+        ``output_dir``, ``donors_dir`` or ``staging_dir`` lies inside ``input_dir``.
+    WorkLimitError
+        As :meth:`KNNImputer.fit`.
+
+    References
+    ----------
+    .. [1] Clifton et al. (2022), §4.
+    """
+    imp, files = _check_inputs(input_dir, schema, k, aggregate, max_work)
+    if buckets is not None:
+        buckets = check_positive_int(buckets, "buckets")
+    output_dir = Path(output_dir)
+    for name, target in (("output_dir", output_dir), ("donors_dir", donors_dir)):
+        if target is not None and Path(target).exists():
+            raise FileExistsError(f"{name} {str(target)!r} exists; choose a new folder.")
+    for name, target in (("output_dir", output_dir), ("donors_dir", donors_dir), ("staging_dir", staging_dir)):
+        if target is not None:
+            check_not_inside(target, input_dir, name)
+    root = Path(input_dir)
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.staging-", dir=staging_dir or output_dir.parent))
+    partial = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
+    if donors_dir is not None:
+        Path(donors_dir).parent.mkdir(parents=True, exist_ok=True)
+    donors_partial = None if donors_dir is None else Path(
+        tempfile.mkdtemp(prefix=f".{Path(donors_dir).name}.partial-", dir=Path(donors_dir).parent))
+    try:
+        with dask_client(client) as dc:
+            placed = place_donors(dc, imp, files, staging, buckets=buckets, labels=donors_dir is not None,
+                                  progress=progress)
+            t0 = time.perf_counter()
+            futures = [dc.submit(_write_partition, str(f), f.relative_to(root), placed.offsets[i], schema,
+                                 placed.donors[i], str(partial),
+                                 None if donors_partial is None else str(donors_partial), pure=False)
+                       for i, f in enumerate(files)]
+            try:
+                written = list(_as_progress(futures, progress, "write partitions"))
+            except BaseException:
+                # A caller's cluster outlives this call: stop the writes that have not started.
+                dc.cancel(futures)
+                raise
+            seconds = {**placed.fit.seconds_, "write": time.perf_counter() - t0}
+        if sum(w["rows"] for w in written) != placed.fit.n_records_:
+            raise RuntimeError("rows written differ from rows read; the input changed during the run.")
+        os.replace(partial, output_dir)
+        if donors_partial is not None:
+            os.replace(donors_partial, donors_dir)
+    finally:
+        for tmp in (staging, partial, donors_partial):
+            if tmp is not None and tmp.exists():
+                remove_tree(tmp)
+    fit = dataclasses.replace(placed.fit, output_dir=str(output_dir), seconds_=seconds)
+    logger.info("impute_parquet: %d rows in %d partitions, %d classes, L1=%d; %s", fit.n_records_, len(files),
+                fit.n_classes_, fit.l1_, {s: round(v, 2) for s, v in seconds.items()})
+    return fit
+
+
+def _check_inputs(input_dir, schema, k, aggregate, max_work):
+    """The imputer of the parameters and the input folder's partitions, or a clear error."""
+    imp = KNNImputer(schema, k=k, aggregate=aggregate, max_work=max_work)
+    imp._validate_params()
+    if schema.has_universes:
+        raise ValueError("impute_parquet does not support schemas with universes; impute them in memory "
+                         "(KNNImputer) or split the data by universe.")
+    if math.prod(int(v) for v in schema.n_codes) > MAX_KEY:
+        raise ValueError("the known attributes' domain has more than 2^62 cells, which impute_parquet cannot key; "
+                         "bin an ordinal attribute (bin_width) or impute in memory.")
+    files = parquet_partitions(input_dir)
+    check_path_not_imputed(input_dir, f"input_dir {str(input_dir)!r}")
+    return imp, files
+
+
+@dataclass(frozen=True)
+class DonorPlacement:
+    """CONFIDENTIAL: the result of passes 1 and 2 (:func:`place_donors`).
+
+    ``fit`` holds L1(D) and the diagnostics (``output_dir`` None: nothing is written yet);
+    ``donors[i]`` says where the donors of partition ``i`` lie in the staging folder, whose
+    inbox files outlive this record's use only as long as the caller keeps the folder.
+    """
+
+    fit: DistributedImputation
+    offsets: tuple
+    donors: tuple
+
+
+def place_donors(client, imp, files, staging, *, buckets=None, labels=False, progress=False):
+    """Passes 1 and 2 of :func:`impute_parquet` and the L1 search: every incomplete record's
+    donors, in order, in inbox files of ``staging`` grouped by the donee's partition.
+
+    ``imp`` is a :class:`KNNImputer` holding the schema and parameters; ``files`` the
+    partitions in order. The staged records are removed once the donors are placed, so the
+    folder then holds only the donors' values (and labels if ``labels``). The caller owns
+    ``staging``: it holds confidential microdata, also when this raises, and must be removed
+    by the caller (:func:`impute_parquet` and :class:`ParquetPrivateImputation` do).
+    """
+    import pyarrow.parquet as pq
+
+    schema = imp.schema
+    k = imp._validate_params()
+    rows = np.array([pq.ParquetFile(f).metadata.num_rows for f in files], dtype=np.int64)
+    offsets = np.r_[0, np.cumsum(rows)].astype(np.int64)
+    seconds = {}
+    t0 = time.perf_counter()
+    futures = [client.submit(_stage, str(f), i, int(offsets[i]), schema, str(staging), pure=False)
+               for i, f in enumerate(files)]
+    table, stats = None, []
+    for part in _as_progress(futures, progress, "stage partitions"):
+        table = _merge_counts(table, part)
+        stats.append({key: v for key, v in part.items() if key not in ("keys", "n_donors", "n_inc")})
+    del futures
+    stats.sort(key=lambda s: s["number"])
+    if schema.label is not None:
+        _check_unique_labels(client, schema, stats, staging, progress)
+    seconds["stage"] = time.perf_counter() - t0
+    result = _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels)
+    cases = result["cases"]
+    if result["gap_lower"] is not None:
+        gap = int(result["gap_lower"])
+        cases["add_complete"] = L1Case("add_complete", cases["add_complete"].value, cell=cases["add_complete"].cell,
+                                       gap=(gap, _label_after(staging, schema, stats, gap, result["min_label"])))
+    for part in stats:
+        # The staged records are a copy of the microdata; only the donors' inboxes are needed now.
+        remove_tree(Path(staging) / _STAGED.format(part["number"]))
+        (Path(staging) / _LABELS.format(part["number"])).unlink(missing_ok=True)
+    fit = DistributedImputation(
+        schema=schema, k=k, aggregate=imp.aggregate, output_dir=None,
+        l1_=int(max(c.value for c in cases.values())), l1_cases_=cases, n_records_=int(offsets[-1]),
+        n_incomplete_=result["n_incomplete"], n_classes_=result["n_classes"],
+        n_donorless_classes_=result["n_donorless_classes"], n_donorless_records_=result["n_donorless_records"],
+        max_donee_count_=result["max_donee"], l1_work_=result["l1_work"], n_partitions_=len(files),
+        n_buckets_=result["n_buckets"], seconds_=seconds)
+    donors = tuple(PartitionDonors(staging=str(staging), slices=tuple(result["slices"][i]), k=result["k_eff"],
+                                   aggregate=imp.aggregate, n_values=len(schema.imputed), labels=labels)
+                   for i in range(len(files)))
+    return DonorPlacement(fit=fit, offsets=tuple(int(o) for o in offsets[:-1]), donors=donors)
+
+
+def _label_after(staging, schema, stats, gap, min_label):
+    """The smallest label above ``gap`` (the data set's smallest label if none is)."""
+    if schema.label is None:
+        n = sum(s["rows"] for s in stats)
+        return gap + 1 if gap + 1 < n else min_label
+    above = []
+    for part in stats:
+        if part["rows"]:
+            labels = map_npy(Path(staging) / _LABELS.format(part["number"]))
+            i = int(np.searchsorted(labels, gap, "right"))
+            if i < labels.size:
+                above.append(int(labels[i]))
+    return min(above) if above else min_label
+
+
+def _bucket_ranges(sizes, n_buckets):
+    """Consecutive runs of classes holding about equal numbers of records: (first, stop) pairs."""
+    total = int(sizes.sum())
+    before = np.cumsum(sizes) - sizes
+    bucket = np.minimum(before * n_buckets // max(total, 1), n_buckets - 1)
+    starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+    return list(zip(starts.tolist(), np.r_[starts[1:], sizes.size].tolist()))
+
+
+def _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels):
+    """Pass 2 and the L1 search: the class table in, the L1 cases and the donors' places out."""
+    t0 = time.perf_counter()
+    schema, k = imp.schema, imp.k
+    keys, n_donors, n_inc = table if table is not None else (np.zeros(0, np.int64),) * 3
+    n_complete = int(n_donors.sum())
+    n_incomplete = int(n_inc.sum())
+    if n_complete == 0:
+        raise no_complete_records(schema, int(offsets[-1]))
+    short = k > n_complete
+    k_eff = n_complete if short else k
+    plan, balls, class_cells = _donor_plan(imp, keys, n_donors, n_inc, k_eff)
+    seconds["plan"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    ranges = _bucket_ranges(n_donors + n_inc, buckets or len(stats))
+    where = np.zeros(keys.size, dtype=np.int64)
+    for b, (lo, hi) in enumerate(ranges):
+        where[lo:hi] = b
+    donor_bucket = where[plan["donor"]]
+    owner_bucket = where[plan["owner"]]
+    min_label = min((s["label_range"][0] for s in stats if s["rows"]), default=0)
+    futures = []
+    for b, (lo, hi) in enumerate(ranges):
+        mine = donor_bucket == b
+        sub = {name: (keys[v[mine]] if name in ("owner", "donor") else v[mine]) for name, v in plan.items()}
+        foreign = np.unique(keys[plan["owner"][mine & (owner_bucket != b)]])
+        futures.append(client.submit(
+            _solve_bucket, b, str(staging), len(stats), keys[lo:hi], n_donors[lo:hi], n_inc[lo:hi], sub, foreign,
+            k_eff, min_label, offsets, len(schema.imputed), labels,
+            schema.label is not None, pure=False))
+    solved = sorted(_as_progress(futures, progress, "donors"), key=lambda r: r["number"])
+    seconds["donors"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    cases = {"add_incomplete": L1Case("add_incomplete", 1)}
+    first = [s["first_incomplete"] for s in stats if s["first_incomplete"] is not None]
+    deletes = [r["delete"] for r in solved if r["delete"] is not None]
+    max_donee, gap_lower = 0, None
+    imp.l1_work_ = 0
+    if n_incomplete:
+        gid, label = min(first)
+        cases["delete_incomplete"] = L1Case("delete_incomplete", 1, row=gid, label=label)
+        max_donee = max(d[0] for d in deletes)
+        _, gid, label = min((d for d in deletes if d[0] == max_donee), key=lambda d: d[1])
+        cases["delete_complete"] = L1Case("delete_complete", max_donee, row=gid, label=label)
+        arc_keys = np.concatenate([r["arc_keys"] for r in solved])
+        stab = np.concatenate([r["stab"] for r in solved])
+        gap_labels = np.concatenate([r["gap_label"] for r in solved])
+        has_arc = np.flatnonzero(stab > 0)
+        arc_cells = class_cells[np.searchsorted(keys, arc_keys[has_arc])]
+        value, cell, point = imp._deepest_addition(balls, arc_cells, stab[has_arc], max_donee)
+        if point >= 0:
+            gap_lower = int(gap_labels[has_arc[point]])
+        cases["add_complete"] = L1Case("add_complete", int(value), cell=imp._decode_cell(cell))
+        if short:
+            cases["add_complete"] = L1Case("add_complete", n_incomplete)
+            gap_lower = None
+    else:
+        cases["add_complete"] = L1Case("add_complete", 0)
+    seconds["l1"] = time.perf_counter() - t0
+
+    # Where each partition's donors lie in each bucket's file: (bucket, start, stop).
+    counts = np.array([r["per_partition"] for r in solved]).reshape(len(solved), offsets.size - 1)
+    starts = np.cumsum(counts, axis=1) - counts
+    slices = [[(b, int(starts[b, p]), int(starts[b, p] + counts[b, p])) for b in range(len(solved))
+               if counts[b, p]] for p in range(offsets.size - 1)]
+    n_donorless_classes, n_donorless_records = donorless(n_donors, n_inc)
+    return {"cases": cases, "k_eff": k_eff, "slices": slices, "gap_lower": gap_lower, "min_label": min_label,
+            "n_classes": int(keys.size), "n_incomplete": n_incomplete, "n_donorless_classes": n_donorless_classes,
+            "n_donorless_records": n_donorless_records, "max_donee": int(max_donee),
+            "l1_work": int(imp.l1_work_), "n_buckets": len(ranges)}
+
+
+# ----------------------------------------------------------------------------------------------
+# Releases: the counts and sums of PrivateImputation, partition by partition.
+def _partition_statistic(path, donors, schema, where, universe, complete_only, column, bounds):
+    """CONFIDENTIAL: the count, or the exact moments of ``column``, of one partition for
+    :class:`ParquetPrivateImputation`; ``donors`` (a :class:`PartitionDonors`) fills the
+    imputed attributes first, None reads ``path`` as it is."""
+    names = {*where, *universe}
+    if column is not None:
+        names.add(column)
+    if complete_only:
+        names.update(schema.imputed_names)
+        for a in schema.imputed:
+            if a.universe is not None:
+                names.update(a.universe.where)
+    if donors is None:
+        df = pd.read_parquet(path, columns=sorted(names))
+    else:
+        df = _filled(path, schema, donors, columns=names)[0]
+    mask = conditions_mask(df, len(df), where, universe)
+    if complete_only:
+        mask &= ~schema.incomplete_mask(df)
+    if column is None:
+        return int(mask.sum())
+    return exact_moments(summand(df[column].to_numpy()[mask], bounds))
+
+
+class ParquetPrivateImputation(PrivateImputation):
+    """Private counts, proportions, means and variances of a folder of Parquet partitions.
+
+    The same releases, mechanisms and theorems as :class:`~dpknn.releases.PrivateImputation`
+    (Clifton et al. 2022, §5; add/remove one record), with the donors found by passes 1 and 2
+    of :func:`impute_parquet` (:func:`place_donors`) and every count and sum computed on Dask,
+    one task per partition that fills the partition's missing values from its donors and keeps
+    only the total; only those totals reach the client, and no imputed partition is written
+    unless ``imputed_dir`` asks for it. Sums are exact (:func:`dpknn.releases.exact_moments`
+    per partition, added as fractions), so every release equals the in-memory one for the same
+    seed. A statistic asked twice (the count of a mean that was also released as a count) is
+    computed once.
+
+    The budget is checked before any work, as in memory. Use it as a context manager (or call
+    :meth:`close`): the donors' values are confidential microdata and are removed on exit (the
+    imputed partitions too, unless ``imputed_dir`` was given), and a LocalCluster started here is
+    closed.
+
+    Parameters
+    ----------
+    input_dir : str or Path
+        The original data (never an output of ``dpknn impute``).
+    schema : Schema
+    k, accountant, rng, gamma, max_work
+        As for :class:`~dpknn.releases.PrivateImputation`.
+    client : dask.distributed.Client or None
+        None: a LocalCluster with one single-threaded worker per core.
+    imputed_dir : str or Path or None
+        If given (must not exist), the imputed partitions are written there by
+        :func:`impute_parquet`, kept, and read by the releases; None: nothing imputed is
+        written but the donors' values (in a temporary folder beside ``input_dir``: the staged
+        records while the donors are found, then about 9·k bytes per imputed census record;
+        removed by :meth:`close`).
+    progress : bool, default False
+
+    Attributes
+    ----------
+    imputer : DistributedImputation
+        CONFIDENTIAL: L1(D) and the curator diagnostics.
+    input_files : list of str
+    imputed_files : list of str or None
+        The imputed partitions if ``imputed_dir`` was given.
+
+    References
+    ----------
+    .. [1] Clifton et al. (2022), §5.
+    """
+
+    def __init__(self, input_dir, schema, *, k=1, accountant=None, rng=None, noise="polyplace", gamma="optimal",
+                 client=None, imputed_dir=None, max_work=DEFAULT_MAX_WORK, progress=False):
+        accountant = self._check_accountant(accountant)
+        imp, files = _check_inputs(input_dir, schema, k, "auto", max_work)   # before a cluster starts
+        self._stack = contextlib.ExitStack()
+        self._cache = {}
+        try:
+            self.imputed_files, self._donors = None, [None] * len(files)
+            if imputed_dir is None:
+                # Registered before the cluster, so removed after it closes: an interrupted run's
+                # workers may still be writing in there until then.
+                tmp = Path(tempfile.mkdtemp(prefix=".dpknn-imputed-", dir=Path(input_dir).parent))
+                self._stack.callback(remove_tree, tmp)
+            self.client = self._stack.enter_context(dask_client(client))
+            if imputed_dir is None:
+                placed = place_donors(self.client, imp, files, tmp, progress=progress)
+                imputer, self._donors = placed.fit, list(placed.donors)
+            else:
+                imputer = impute_parquet(input_dir, imputed_dir, schema, k=k, max_work=max_work, client=self.client,
+                                         progress=progress)
+                root = Path(input_dir)
+                self.imputed_files = [str(Path(imputed_dir) / f.relative_to(root)) for f in files]
+            self._setup_releases(imputer, accountant, rng, (noise, gamma))
+        except BaseException:
+            self._stack.close()
+            raise
+        self.input_files = [str(f) for f in files]
+
+    def close(self):
+        """Remove the donors' values (or temporary imputed partitions) and close a cluster started here."""
+        self._stack.close()
+
+    def with_accountant(self, accountant, *, rng=None):
+        """As :meth:`PrivateImputation.with_accountant`; the copy shares the imputed values and the
+        cluster but does not own them: closing it leaves the original working (the original closes them)."""
+        new = super().with_accountant(accountant, rng=rng)
+        new._stack = contextlib.ExitStack()
+        return new
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _statistic(self, where, universe, complete_only, column=None, bounds=None):
+        universe = {} if universe is None else universe.where
+        key = pickle.dumps((sorted(where.items()), sorted(universe.items()), complete_only, column, bounds))
+        if key not in self._cache:
+            if complete_only:
+                files, donors = self.input_files, [None] * len(self.input_files)
+            elif self.imputed_files is not None:
+                files, donors = self.imputed_files, [None] * len(self.imputed_files)
+            else:
+                files, donors = self.input_files, self._donors
+            futures = self.client.map(_partition_statistic, files, donors, schema=self.schema, where=where,
+                                      universe=universe, complete_only=complete_only, column=column, bounds=bounds,
+                                      pure=False)
+            self._cache[key] = functools.reduce(operator.add, self.client.gather(futures))
+        return self._cache[key]
+
+    def _count_of(self, where, complete_only, universe=None):
+        return self._statistic(where, universe, complete_only)
+
+    def _moments(self, column, where, bounds, method):
+        return self._statistic(where, self._universe(column), method == "ignore_missing", column, bounds)

@@ -1,0 +1,200 @@
+"""Query files: the ``[[query]]`` tables of ``docs/queries.md``, read and asked.
+
+A query file lists the releases a curator plans (count, proportion, mean, variance), each with
+its conditions, bounds, method and budgets. :func:`read_queries` checks every entry against a
+schema before any data are read; :func:`ask` makes one release with a
+:class:`~dpknn.releases.PrivateImputation`. ``dpknn release`` publishes the releases of a file,
+and the curator's report (:func:`dpknn.impute.curator_report`) rehearses them.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from dpknn.schema.conditions import check_condition
+from dpknn.utils.io import read_toml
+
+__all__ = ["ask", "read_queries"]
+
+QUERY_KEYS = {
+    "count": {"where"}, "proportion": {"where", "within", "denominator_epsilon"},
+    "mean": {"column", "where", "bounds", "count_epsilon"},
+    "variance": {"column", "where", "bounds", "count_epsilon", "mean_epsilon"},
+}
+BUDGET_KEYS = ("epsilon", "count_epsilon", "mean_epsilon", "denominator_epsilon")
+
+
+def _where(spec, name, key, schema):
+    """TOML conditions: ``{low = .., high = ..}`` is an inclusive range (either end optional); an
+    array lists allowed values of an Ordinal or Categorical attribute. Checked against the schema."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"query {name!r}: {key} must be a table of column conditions, got {spec!r}.")
+    names = schema.known_names + schema.imputed_names
+    out = {}
+    for col, cond in spec.items():
+        if col not in names:
+            raise ValueError(f"query {name!r}: {key} names column {col!r}, which is not in the schema "
+                             f"(attributes: {list(names)}).")
+        if isinstance(cond, dict):
+            extra = set(cond) - {"low", "high"}
+            if extra:
+                raise ValueError(f"query {name!r}: condition on {col!r} has unknown keys {sorted(extra)}; a range "
+                                 "is {low = .., high = ..}.")
+            cond = (cond.get("low"), cond.get("high"))
+        elif not isinstance(cond, list):
+            raise ValueError(f"query {name!r}: condition on {col!r} must be a range {{low = .., high = ..}} or an "
+                             f"array of values, got {cond!r}.")
+        out[col] = check_condition(schema.attribute(col), cond, f"query {name!r}: {key}.{col}")
+    return out
+
+
+def _budget(q, key, name):
+    v = q[key]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise ValueError(f"query {name!r}: {key} must be a finite number > 0, got {v!r}.")
+    return float(v)
+
+
+def query_cost(query):
+    """Total ε of one parsed query (a proportion's denominator costs ``epsilon`` unless given)."""
+    costs = [query[k] for k in BUDGET_KEYS if k in query]
+    if query["type"] == "proportion" and "denominator_epsilon" not in query:
+        costs.append(query["epsilon"])
+    return math.fsum(costs)
+
+
+def read_queries(path, schema, *, allow_non_dp=False):
+    """Parse a TOML file of ``[[query]]`` tables (``docs/queries.md``) against ``schema``.
+
+    Parameters
+    ----------
+    path : str or Path
+    schema : Schema
+        Conditions, columns and bounds are checked against it.
+    allow_non_dp : bool, default False
+        Accept ``method = "global"`` (the paper's comparison, NOT differentially private).
+
+    Returns
+    -------
+    (list of dict, float)
+        The queries (``name``, ``type`` and the keyword arguments of the matching
+        :class:`~dpknn.releases.PrivateImputation` method) and their total ε. Everything is
+        checked before any data are read.
+
+    Raises
+    ------
+    ValueError
+        Naming the query and the key at fault.
+    """
+    path = Path(path)
+    spec = read_toml(path, "queries file")
+    unknown = set(spec) - {"query"}
+    if unknown:
+        raise ValueError(f"queries file {str(path)!r} has unknown top-level keys {sorted(unknown)}; "
+                         "use [[query]] tables.")
+    queries = spec.get("query")
+    if not isinstance(queries, list) or not queries:
+        raise ValueError(f"queries file {str(path)!r} must hold one or more [[query]] tables.")
+    parsed = []
+    for i, q in enumerate(queries):
+        q = dict(q)
+        name = str(q.pop("name", f"query {i + 1}"))
+        kind = q.pop("type", None)
+        if kind not in QUERY_KEYS:
+            raise ValueError(f"query {name!r}: type must be one of {sorted(QUERY_KEYS)}, got {kind!r}.")
+        if "epsilon" not in q:
+            raise ValueError(f"query {name!r}: epsilon is required.")
+        allowed = QUERY_KEYS[kind] | {"epsilon", "method", "noise", "gamma"}
+        extra = set(q) - allowed
+        if extra:
+            raise ValueError(f"query {name!r} ({kind}) has unknown keys {sorted(extra)}.")
+        for key in ("count_epsilon", "mean_epsilon"):
+            if key in QUERY_KEYS[kind] and key not in q:
+                raise ValueError(f"query {name!r}: {key} is required for a {kind}.")
+        if kind in ("mean", "variance") and "column" not in q:
+            raise ValueError(f"query {name!r}: column is required for a {kind}.")
+        if q.get("noise", "polyplace") not in ("polyplace", "cauchy"):
+            raise ValueError(f"query {name!r}: noise must be \"polyplace\" (the default) or \"cauchy\" (the paper's), "
+                             f"got {q['noise']!r}.")
+        if "gamma" in q and q.get("noise") != "cauchy":
+            raise ValueError(f"query {name!r}: gamma sets the generalized Cauchy noise; add noise = \"cauchy\".")
+        method = q.get("method", "smooth")
+        if method not in ("smooth", "ignore_missing", "global"):
+            raise ValueError(f"query {name!r}: method must be smooth or ignore_missing, got {method!r}.")
+        if method == "global":
+            if not allow_non_dp:
+                raise ValueError(f"query {name!r}: method = \"global\" is the paper's comparison and is NOT "
+                                 "differentially private; pass --allow-non-dp to compute it anyway.")
+            if kind == "variance":
+                raise ValueError(f"query {name!r}: the global comparison covers count, proportion and mean only.")
+        for key in ("where", "within"):
+            if key in q:
+                q[key] = _where(q[key], name, key, schema)
+        if "bounds" in q:
+            b = q["bounds"]
+            if (not isinstance(b, list) or len(b) != 2
+                    or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in b)):
+                raise ValueError(f"query {name!r}: bounds must be an array of two numbers [low, high], got {b!r}.")
+            q["bounds"] = tuple(b)
+        for key in BUDGET_KEYS:
+            if key in q:
+                q[key] = _budget(q, key, name)
+        if method == "smooth":
+            _check_smooth_budgets(name, kind, q, schema)
+        parsed.append({"name": name, "type": kind, **q})
+    return parsed, math.fsum(query_cost(q) for q in parsed)
+
+
+def _smooth_budgets(kind, q, schema):
+    """The budget keys of a query that a smooth-sensitivity mechanism would spend (those whose release
+    reads an imputed attribute), as in :class:`~dpknn.releases.PrivateImputation`."""
+    imputed = set(schema.imputed_names)
+    where = bool(imputed & set(q.get("where") or {}))
+    within = bool(imputed & set(q.get("within") or {}))
+    column = q.get("column") in imputed
+    if kind == "count":
+        return ["epsilon"] if where else []
+    if kind == "proportion":
+        return [k for k, smooth in (("epsilon", where or within),
+                                    ("denominator_epsilon" if "denominator_epsilon" in q else "epsilon", within))
+                if smooth]
+    keys = ["count_epsilon"] if where else []
+    if where or column:
+        keys += ["epsilon"] + (["mean_epsilon"] if kind == "variance" else [])
+    return keys
+
+
+def _check_smooth_budgets(name, kind, q, schema):
+    """Refuse, before any data are read, a smooth release whose ε its noise cannot use."""
+    from dpknn.mechanisms.smooth import choose_gamma, choose_polyplace
+
+    noise = q.get("noise", "polyplace")
+    for key in dict.fromkeys(_smooth_budgets(kind, q, schema)):
+        try:
+            if noise == "cauchy":
+                choose_gamma(q[key], q.get("gamma", "optimal"))
+            else:
+                choose_polyplace(q[key])
+        except ValueError:
+            need = ("epsilon > 2 ln 2 = 1.3863 with noise = \"cauchy\" (the default PolyPlace noise needs only "
+                    "epsilon > ln 2)" if noise == "cauchy" else "epsilon > ln 2 = 0.6931")
+            raise ValueError(f"query {name!r}: {key} = {q[key]:g} is too small for a smooth-sensitivity release, "
+                             f"which needs {need}: the noise is scaled to 1 + L1(D), which is only ln 2-smooth. "
+                             "Spend more budget on it, or set method = \"ignore_missing\".") from None
+
+
+def ask(private, query):
+    """Make the release ``query`` (one entry of :func:`read_queries`) with ``private``.
+
+    ``private`` is a :class:`~dpknn.releases.PrivateImputation`; its accountant is charged. The
+    non-DP ``method = "global"`` is not asked here (see :mod:`dpknn.experiments.baseline`).
+    """
+    kwargs = {k: v for k, v in query.items() if k not in ("name", "type")}
+    if kwargs.get("method") == "global":
+        raise ValueError(f"query {query['name']!r}: method 'global' is not differentially private; "
+                         "dpknn.experiments.baseline.global_baseline computes it.")
+    kind = query["type"]
+    if kind in ("mean", "variance"):
+        return getattr(private, kind)(kwargs.pop("column"), **kwargs)
+    return getattr(private, kind)(kwargs.pop("where", None), **kwargs)

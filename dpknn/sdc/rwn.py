@@ -1,0 +1,755 @@
+"""RWN: Randomization Within Neighbourhoods (Perry et al. 2022), exact and at scale.
+
+For every record i, the neighbourhood S_i is the larger of its k nearest other records and the
+records within ``radius`` of it (i itself excluded). Every variable j of record i is, with
+probability q and independently of the other variables, replaced by variable j of a uniformly
+chosen member of S_i, a fresh choice for each j. Records keep their labels (index), columns,
+order and dtypes; categorical values stay valid categories because they are copied from other
+records.
+
+RWN is statistical disclosure control, not differential privacy: it makes no DP claim, and the
+standardisation of numeric columns uses their own mean and standard deviation (pass
+``scales=`` to fix them in advance).
+
+Distances: numeric columns standardised, categorical columns one-hot encoded, and each column's
+part of the squared distance multiplied by its weight (the meaning of a weight everywhere in the
+package, :mod:`dpknn.schema.geometry`). Ties at the k-th distance are all included in the neighbourhood, so
+the result never depends on the order of the rows.
+
+Methods (the paper's §10-11):
+
+- ``"exact"``: all pairs, computed on equivalence classes of identical rows (so tied, census-like
+  data cost follows the number of classes, not of rows) with a KD-tree over the classes.
+- ``"sampled_points"`` (Method 1): neighbours are drawn from a sample of m records, shared by all
+  records or fresh for each (``fresh=True``).
+- ``"sampled_pairs"`` (Method 2): n·m/2 random pairs of records, kept as a sparse graph; the
+  neighbours of i are its sampled partners within the radius or its k closest sampled partners.
+  Pairs are drawn uniformly with replacement through the exact index-to-pair mapping
+  (:func:`pairs_from_indices`); a pair drawn twice counts once.
+- ``"partitioned"`` (Method 3): u partitions, each perturbed on its own by the exact method,
+  in parallel with joblib or on a Dask cluster.
+
+References
+----------
+.. [1] Perry, Matloff, et al. (2022). "RWN: a novel neighborhood-based method for statistical
+   disclosure control", §5 (method), §6 (theorem), §10-11 (large data).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy.spatial import cKDTree
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from dpknn._core import _grouping, _rwn
+from dpknn.impute.flags import flag_columns
+from dpknn.schema.geometry import one_hot, query_until_certified, scaled_column
+from dpknn.utils.progress import progress_bar
+from dpknn.utils.validation import check_fitted, check_positive_int, check_rng, record_features
+
+__all__ = ["RWN", "UNCHANGED_SHARE", "pairs_from_indices", "perturb_parquet", "warn_unchanged"]
+
+logger = logging.getLogger(__name__)
+
+_METHODS = ("exact", "sampled_points", "sampled_pairs", "partitioned")
+_TIE = 1e-12
+#: A perturbed column whose share of changed values is below this fraction of q draws a warning
+#: (below 1 % of its values when q = 1).
+UNCHANGED_SHARE = 0.01
+
+
+def pairs_from_indices(r, n):
+    """Map 0-based indices ``r`` in [0, n(n-1)/2) to pairs (i, j) with 0 <= i < j < n.
+
+    Pairs are ordered (0,1), (0,2), (1,2), (0,3), ...: the pair (i, j) has index
+    j(j-1)/2 + i. Vectorised (Cython). This is the corrected mapping (docs/rwn.md); the
+    version printed in Perry et al. (2022, §11.2) is garbled.
+    """
+    n = check_positive_int(n, "n", minimum=2)
+    r = np.ascontiguousarray(r, dtype=np.int64)
+    return _rwn.pairs_from_indices(r.ravel(), n)
+
+
+# --- design matrix ---------------------------------------------------------------------------
+def _is_numeric(s):
+    return pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+
+
+def _design(df, columns, weights, scales, rows=None):
+    """Float coordinates: standardised numeric columns and one-hot categoricals, each scaled so
+    that its part of the squared distance is multiplied by its weight (:mod:`dpknn.schema.geometry`).
+
+    Moments (and category lists) come from all rows; coordinates are returned for ``rows``
+    (all rows when None).
+    """
+    blocks = []
+    for c in columns:
+        s = df[c]
+        if s.isna().any():
+            raise ValueError(f"column {c!r} has missing values; RWN needs complete data "
+                             "(fill them first: dpknn.processing.impute, or an [impute] step of dpknn process).")
+        w = float(weights.get(c, 1.0))
+        if _is_numeric(s):
+            x = s.to_numpy(dtype=np.float64)
+            mean, sd = scales.get(c, (x.mean(), x.std())) if len(x) else (0.0, 1.0)
+            sub = x if rows is None else x[rows]
+            blocks.append(scaled_column((sub - mean) / (sd if sd > 0 else 1.0), w))
+        else:
+            codes, uniques = pd.factorize(s)
+            if rows is not None:
+                codes = codes[rows]
+            blocks.append(one_hot(codes, len(uniques), w))
+    size = len(df) if rows is None else len(rows)
+    return np.hstack(blocks) if blocks else np.zeros((size, 0))
+
+
+def _classes(df, columns):
+    """Class id of every row (identical values in ``columns``) and the number of classes."""
+    key = np.zeros(len(df), dtype=np.int64)
+    size = 1
+    for c in columns:
+        codes, uniques = pd.factorize(df[c])
+        if size * max(len(uniques), 1) >= 2**62:
+            key, _ = pd.factorize(key)
+            size = int(key.max()) + 1 if len(key) else 1
+        key = key * max(len(uniques), 1) + codes
+        size *= max(len(uniques), 1)
+    cls, uniq = pd.factorize(key)
+    return np.ascontiguousarray(cls, dtype=np.int64), len(uniq)
+
+
+def _warn_identifiers(df, columns):
+    """Warn about perturbed integer or string columns whose values are unique per row: they look
+    like record identifiers, which RWN would swap between records. Tables under 50 rows are not
+    checked: there distinct values per row happen by chance."""
+    if len(df) < 50:
+        return
+    suspects = [c for c in columns
+                if not pd.api.types.is_float_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+                and df[c].nunique(dropna=False) == len(df)]
+    if suspects:
+        warnings.warn(f"columns {suspects} have a different value in every row, like record identifiers; RWN "
+                      "would swap them between records. Leave them out of columns (--keep at the command line).",
+                      UserWarning, stacklevel=4)
+
+
+def _changed(before, after):
+    """Boolean per row: the value differs (two missing values count as equal)."""
+    a, b = before.to_numpy(), after.to_numpy()
+    return ~(np.asarray(a == b, dtype=bool) | (pd.isna(a) & pd.isna(b)))
+
+
+def _changed_shares(before, after, columns):
+    n = len(before)
+    return {c: float(_changed(before[c], after[c]).sum() / n) if n else 0.0 for c in columns}
+
+
+def warn_unchanged(shares, q, *, stacklevel=2):
+    """Warn (UserWarning) about each perturbed column whose share of changed values
+    is below ``UNCHANGED_SHARE · q``. Returns the names of those columns.
+
+    Copying a neighbour's value changes nothing when every neighbour holds the record's own
+    value, which is what happens to a categorical column whose one-hot mismatch costs more
+    than the distance to the k-th neighbour: the column was asked to be perturbed and is
+    released as it was, so the curator must hear about it.
+    """
+    if not q:
+        return []
+    low = [c for c, share in shares.items() if share < UNCHANGED_SHARE * q]
+    for c in low:
+        message = (f"RWN changed {100 * shares[c]:.2f} % of the values of column {c!r} (warned below "
+                   f"{100 * UNCHANGED_SHARE:g} % of q={q:g}): every neighbour (the k nearest or those within the "
+                   "radius) shares the record's value under the current weights and scales, so copying a "
+                   "neighbour's value leaves it as it was. "
+                   f"Raise the radius (--radius) or k (--k), lower the weight of {c!r} or raise the other columns' "
+                   f"weights (RWN(weights=...) in Python), or perturb {c!r} differently (e.g. "
+                   "dpknn.mechanisms.RandomizedResponse).")
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
+    return low
+
+
+class RWN(TransformerMixin, BaseEstimator):
+    """Randomization Within Neighbourhoods (Perry et al. 2022).
+
+    A scikit-learn transformer: ``fit`` checks the data and the columns to perturb, ``transform``
+    perturbs a table with the same columns (neighbourhoods are found within that table).
+
+    Parameters
+    ----------
+    k : int, default 5
+        Minimum neighbourhood size (k nearest other records, ties at the k-th distance
+        included; all other records when there are fewer than k).
+    radius : float or None
+        Records within this Euclidean distance (in standardised units) are neighbours too;
+        the larger of the two sets is used.
+    q : float in [0, 1], default 1.0
+        Probability that each value is replaced.
+    method : {"exact", "sampled_points", "sampled_pairs", "partitioned"}
+    m : int or None
+        Sample size for "sampled_points" (points) or the average number of sampled partners
+        per record for "sampled_pairs" (n·m/2 pairs).
+    partitions : int or None
+        Number of partitions for "partitioned".
+    partition_key : str or None
+        Column whose values define the partitions ("partitioned"); None: a random key.
+    fresh : bool, default False
+        "sampled_points": draw a new sample for each record instead of one shared sample.
+    weights : dict or None
+        Per-column weights of the distance.
+    scales : dict or None
+        Per-column (mean, standard deviation) for standardising numeric columns; by default
+        they are computed from the data.
+    n_jobs : int, default 1
+        joblib workers for "partitioned".
+    client : dask.distributed.Client or None
+        Run "partitioned" on this Dask cluster instead of joblib.
+    progress : bool, default False
+        Show a tqdm progress bar over the chunks of "sampled_pairs" and the partitions of
+        "partitioned".
+    rng : numpy.random.Generator, int or None
+        Seeded generators are for reproducibility, not security.
+
+    Attributes
+    ----------
+    changed_share_ : dict of str to float
+        Set by :meth:`transform` and :meth:`fit_transform`: per perturbed column, the share of
+        records whose value differs from their own original value. A column below
+        ``UNCHANGED_SHARE · q`` (1 % of the values when q = 1) draws a ``UserWarning`` (also
+        logged) that names it: every neighbour within the radius then shares the record's value
+        under the current weights and scales (typical of a categorical column with default
+        weights); raise the radius (or k), lower that column's weight or raise the others', or
+        perturb it differently.
+    neighbourhood_sizes_ : numpy.ndarray
+        Size of each record's neighbourhood (not for "partitioned").
+
+    References
+    ----------
+    .. [1] Perry et al. (2022), §5, §11.
+    """
+
+    def __init__(self, *, k=5, radius=None, q=1.0, method="exact", m=None, partitions=None, partition_key=None,
+                 fresh=False, weights=None, scales=None, n_jobs=1, client=None, progress=False, rng=None):
+        self.k = k
+        self.radius = radius
+        self.q = q
+        self.method = method
+        self.m = m
+        self.partitions = partitions
+        self.partition_key = partition_key
+        self.fresh = fresh
+        self.weights = weights
+        self.scales = scales
+        self.n_jobs = n_jobs
+        self.client = client
+        self.progress = progress
+        self.rng = rng
+
+    def _check_settings(self):
+        """Check the parameters that do not depend on the data."""
+        check_positive_int(self.k, "k")
+        if self.radius is not None and (not isinstance(self.radius, numbers.Real) or not self.radius >= 0):
+            raise ValueError(f"radius must be a number >= 0 or None, got {self.radius!r}.")
+        if not (isinstance(self.q, numbers.Real) and 0 <= self.q <= 1):
+            raise ValueError(f"q must be a probability in [0, 1], got {self.q!r}.")
+        if self.method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}.")
+        if self.method in ("sampled_points", "sampled_pairs"):
+            if self.m is None:
+                what = "the sample size" if self.method == "sampled_points" else "the average number of partners"
+                raise ValueError(f"method={self.method!r} needs m ({what} per record); got m=None.")
+            check_positive_int(self.m, "m")
+        if self.method == "partitioned" and self.partition_key is None:
+            check_positive_int(self.partitions, "partitions")
+
+    def _validate(self, df, columns):
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"data must be a pandas DataFrame, got {type(df).__name__}.")
+        self._check_settings()
+        dup = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
+        if dup:
+            raise ValueError(f"data has duplicate column names {dup}; rename them first.")
+        columns = list(df.columns) if columns is None else list(columns)
+        missing = [c for c in columns if c not in df.columns]
+        if missing:
+            raise ValueError(f"columns {missing} are not in the data.")
+        flags = flag_columns(df)
+        if flags:
+            # RWN is disclosure control, not DP, so imputed data are allowed; but the flags say
+            # which values are not observed and must reach the user as they are.
+            warnings.warn(f"RWN on imputed data: the imputation flag columns {flags} are carried through unchanged "
+                          "(never perturbed); the imputed values they flag are perturbed like observed ones.",
+                          UserWarning, stacklevel=3)
+            columns = [c for c in columns if c not in flags]
+        for c in columns:
+            col = df[c]
+            if col.isna().any():
+                raise ValueError(f"column {c!r} has {int(col.isna().sum())} missing values; RWN needs complete "
+                                 "data (fill them first, e.g. dpknn.processing.impute).")
+            if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+                bad = ~np.isfinite(col.to_numpy(dtype=np.float64))
+                if bad.any():
+                    raise ValueError(f"column {c!r} has {int(bad.sum())} infinite value(s); RWN needs finite "
+                                     "numbers (clamp them first, dpknn.processing.clamp).")
+        if self.partition_key is not None and self.partition_key not in df.columns:
+            raise ValueError(f"partition_key {self.partition_key!r} is not a column of the data.")
+        for name in ("weights", "scales"):
+            extra = [c for c in (getattr(self, name) or {}) if c not in columns]
+            if extra:
+                raise ValueError(f"{name} names columns {extra} that are not perturbed.")
+        for c, w in (self.weights or {}).items():
+            if isinstance(w, bool) or not (isinstance(w, numbers.Real) and w > 0 and math.isfinite(w)):
+                raise ValueError(f"weight of column {c!r} must be a finite positive number, got {w!r}; an infinite "
+                                 "weight makes every distance infinite (to match a column exactly, use partition_key).")
+        for c, scale in (self.scales or {}).items():
+            ok = isinstance(scale, (tuple, list)) and len(scale) == 2 and all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in scale)
+            if not ok or scale[1] < 0:
+                raise ValueError(f"scales[{c!r}] must be a pair (mean, standard deviation) of finite numbers with "
+                                 f"standard deviation >= 0, got {scale!r}.")
+        return columns
+
+    # ------------------------------------------------------------------------------------------
+    def fit(self, X, y=None, *, columns=None):
+        """Check ``X`` and the columns to perturb; record ``n_features_in_`` and ``columns_``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+        y : None
+            Ignored (scikit-learn's signature).
+        columns : list or None
+            Columns used for the distance and perturbed; None: all. Other columns (identifiers,
+            weights) are copied unchanged.
+        """
+        self.columns_ = self._validate(X, columns)
+        if len(X) and self.k >= len(X):
+            raise ValueError(f"k={self.k} must be below the number of records ({len(X)}): with k >= n every "
+                             "neighbourhood is the whole table and RWN becomes a random shuffle.")
+        _warn_identifiers(X, self.columns_)
+        record_features(self, X)
+        return self
+
+    def transform(self, X):
+        """Return a perturbed copy of ``X`` (same shape, index, column order and dtypes).
+
+        ``X`` must have the columns seen by :meth:`fit`, in the same order.
+        """
+        check_fitted(self, "columns_", call="fit(X) or fit_transform(X)")
+        if not isinstance(X, pd.DataFrame):
+            raise TypeError(f"data must be a pandas DataFrame, got {type(X).__name__}.")
+        if X.shape[1] != self.n_features_in_ or (
+                hasattr(self, "feature_names_in_") and list(X.columns) != list(self.feature_names_in_)):
+            raise ValueError(f"X has columns {list(X.columns)}; RWN was fitted on "
+                             f"{list(getattr(self, 'feature_names_in_', range(self.n_features_in_)))}.")
+        return self._run_and_report(X, self._validate(X, self.columns_))
+
+    def fit_transform(self, X, y=None, *, columns=None):
+        """Fit on ``X`` and return a perturbed copy of it; ``y`` is ignored (see :meth:`fit`)."""
+        return self.fit(X, columns=columns)._run_and_report(X, self.columns_)
+
+    def _run_and_report(self, df, columns):
+        out = self._run(df, columns)
+        self.changed_share_ = _changed_shares(df, out, columns)
+        if len(df) >= 2:
+            # Past scikit-learn's set_output wrapper of transform and fit_transform, to the caller.
+            warn_unchanged(self.changed_share_, self.q, stacklevel=4)
+        return out
+
+    def _run(self, df, columns):
+        rng = check_rng(self.rng)
+        if self.method == "partitioned":
+            return self._partitioned(df, columns, rng)
+        n = len(df)
+        if n < 2 or self.q == 0:
+            return df.copy()
+        if self.method == "exact":
+            picker = self._exact(df, columns)
+        else:
+            X = _design(df, columns, self.weights or {}, self.scales or {})
+            if self.method == "sampled_points":
+                ptr, nbr = self._sampled_points(X, rng)
+            else:
+                # Single precision halves the memory of the n·m partner distances.
+                X = X.astype(np.float32)
+                ptr, nbr = self._sampled_pairs(X, rng)
+            del X
+            self.neighbourhood_sizes_ = np.diff(ptr)
+            picker = lambda u, mod: _rwn.gather_records(ptr, nbr, u, mod)  # noqa: E731
+        return self._perturb(df, columns, picker, rng)
+
+    def _perturb(self, df, columns, picker, rng):
+        out = df.copy()
+        n = len(df)
+        for c in columns:
+            # A fresh draw per variable: the donors of different variables are independent.
+            modify = rng.random(n) < self.q
+            donors = picker(rng.random(n), modify)
+            values = df[c].to_numpy()
+            out[c] = pd.Series(values[donors], index=df.index, dtype=df[c].dtype)
+        return out
+
+    # --- exact -----------------------------------------------------------------------------------
+    def _exact(self, df, columns):
+        n = len(df)
+        cls, n_classes = _classes(df, columns)
+        first = np.full(n_classes, -1, dtype=np.int64)
+        first[cls[::-1]] = np.arange(n - 1, -1, -1)
+        # Standardise with the moments of all rows, then keep one row per class.
+        reps = _design(df, columns, self.weights or {}, self.scales or {}, rows=first)
+        counts = np.bincount(cls, minlength=n_classes)
+        mem_ptr, mem_rows, _, _ = _grouping.group_rows(cls, np.zeros(n, dtype=bool), np.arange(n, dtype=np.int64),
+                                                       n_classes)
+        pos = np.empty(n, dtype=np.int64)
+        pos[mem_rows] = np.arange(n) - np.repeat(mem_ptr[:-1], counts)
+        sig, numeric, cross2 = self._signatures(df, columns, first)
+        nb_ptr, nb_cls, nb_cum = self._class_neighbourhoods(reps, counts, sig, numeric, cross2)
+        sizes = nb_cum[np.maximum(nb_ptr[1:] - 1, 0)] * (np.diff(nb_ptr) > 0)
+        self.neighbourhood_sizes_ = sizes[cls]
+        self.n_classes_ = n_classes
+        return lambda u, mod: _rwn.gather_classes(cls, pos, nb_ptr, nb_cls, nb_cum, mem_ptr, mem_rows, u, mod)
+
+    def _class_neighbourhoods(self, reps, counts, sig=None, numeric=None, cross2=np.inf):
+        """Per class: the neighbour classes (own class first) and running member counts.
+
+        When ``sig`` (the categorical signature of each class) is given, neighbours are first
+        searched among the classes of the same signature, in the ``numeric`` coordinates only:
+        two classes with different signatures are at squared distance at least ``cross2``, so
+        a neighbourhood found within the signature whose k-th distance and radius stay below
+        sqrt(cross2) is exact. The other classes are searched in the full space.
+        """
+        k = int(self.k)
+        n_classes = counts.size
+        own = counts - 1
+        radius = self.radius
+        lists = [None] * n_classes
+        for c in np.flatnonzero(own >= k):
+            lists[c] = np.array([c], dtype=np.int64)
+        todo = np.flatnonzero(own < k)
+        if radius is not None:
+            todo = np.arange(n_classes)
+        if sig is not None and todo.size and np.isfinite(cross2):
+            limit = math.sqrt(cross2) * (1 - 1e-9)
+            if radius is None or radius < limit:
+                order = todo[np.argsort(sig[todo], kind="stable")]
+                groups = np.split(order, np.flatnonzero(np.diff(sig[order])) + 1)
+                members_of = pd.Series(np.arange(n_classes)).groupby(sig).indices
+                unresolved = []
+                for g in groups:
+                    members = np.asarray(members_of[sig[g[0]]], dtype=np.int64)
+                    found = self._knn_lists(cKDTree(numeric[members]), numeric[g], g, members, counts, own, k,
+                                            limit)
+                    for c, lst in zip(g, found):
+                        if lst is None:
+                            unresolved.append(c)
+                        else:
+                            lists[c] = lst
+                todo = np.asarray(unresolved, dtype=np.int64)
+        if todo.size:
+            tree = cKDTree(reps)
+            found = self._knn_lists(tree, reps[todo], todo, np.arange(n_classes), counts, own, k, np.inf)
+            for c, lst in zip(todo, found):
+                lists[c] = lst
+        lengths = np.array([len(x) for x in lists], dtype=np.int64)
+        nb_ptr = np.zeros(n_classes + 1, dtype=np.int64)
+        np.cumsum(lengths, out=nb_ptr[1:])
+        nb_cls = np.concatenate(lists).astype(np.int64) if n_classes else np.zeros(0, dtype=np.int64)
+        member = counts[nb_cls] - (nb_cls == np.repeat(np.arange(n_classes), lengths))
+        csum = np.cumsum(member)
+        starts = np.concatenate([[0], csum[nb_ptr[1:-1] - 1]]) if n_classes > 1 else np.zeros(n_classes, np.int64)
+        nb_cum = csum - np.repeat(starts, lengths)
+        return nb_ptr, nb_cls, nb_cum
+
+    def _knn_lists(self, tree, points, ids, tree_ids, counts, own, k, limit):
+        """Neighbour-class lists of the classes ``ids`` among the classes in ``tree``.
+
+        Returns a list per class, or None where the result cannot be certified within ``limit``
+        (its k-th distance reaches ``limit``, or the tree holds too few records). The caller
+        passes a radius below ``limit``, so a certified k-NN set can be compared with the ball.
+        """
+        size = len(tree_ids)
+        radius = self.radius
+        out = [None] * len(ids)
+
+        def resolve(pending, dist, idx, exhausted):
+            cls = tree_ids[np.minimum(idx, size - 1)]
+            is_self = cls == ids[pending][:, None]
+            cnt = np.where(is_self | (idx >= size), 0, counts[cls])
+            cum = np.cumsum(cnt, axis=1) + own[ids[pending]][:, None]
+            enough = cum[:, -1] >= k
+            t = np.argmax(cum >= k, axis=1)
+            dk = np.where(own[ids[pending]] >= k, 0.0, dist[np.arange(pending.size), t])
+            # With fewer than k other records in the whole space, all of them are the neighbours.
+            dk = np.where(enough, dk, np.inf)
+            complete = (enough | (exhausted & ~np.isfinite(limit))) & \
+                (exhausted | (dist[:, -1] > dk * (1 + _TIE) + _TIE))
+            for row in np.flatnonzero(complete):
+                c = ids[pending[row]]
+                if np.isfinite(limit) and dk[row] >= limit:
+                    continue  # may reach classes outside this tree
+                keep = (dist[row] <= dk[row] * (1 + _TIE) + _TIE) & ~is_self[row] & (idx[row] < size)
+                out[pending[row]] = np.concatenate([[c] if own[c] > 0 else [], cls[row][keep]]).astype(np.int64)
+            # Rows not certified with the whole tree stay None: decided in the full space.
+            return complete | exhausted
+
+        query_until_certified(tree, points, k + 2, resolve)
+        if radius is not None:
+            balls = tree.query_ball_point(points, radius * (1 + _TIE) + _TIE, workers=-1 if len(ids) > 256 else 1)
+            for j, ball in enumerate(balls):
+                if out[j] is None:
+                    continue  # not certified here; decided in the full space
+                c = ids[j]
+                ball = tree_ids[np.asarray(ball, dtype=np.int64)]
+                ball = ball[ball != c]
+                ball_size = counts[ball].sum() + own[c]
+                knn_size = counts[out[j]].sum() - (1 if own[c] > 0 else 0)
+                if ball_size > knn_size:
+                    out[j] = np.concatenate([[c] if own[c] > 0 else [], ball]).astype(np.int64)
+        return out
+
+    def _signatures(self, df, columns, first):
+        """Categorical signature and numeric coordinates of each class, and the smallest squared
+        distance between classes of different signatures (2 w for a one-hot mismatch)."""
+        cats = [c for c in columns if not _is_numeric(df[c])]
+        nums = [c for c in columns if _is_numeric(df[c])]
+        if not cats:
+            return None, None, np.inf
+        sig, _ = _classes(df.iloc[first], cats)
+        numeric = (_design(df, nums, self.weights or {}, self.scales or {}, rows=first) if nums
+                   else np.zeros((len(first), 1)))
+        w = self.weights or {}
+        cross2 = min(2.0 * float(w.get(c, 1.0)) for c in cats)
+        return sig, numeric, cross2
+
+    # --- Method 1 --------------------------------------------------------------------------------
+    def _sampled_points(self, X, rng):
+        """Neighbours among m sampled records (one shared sample, or a fresh one per record).
+
+        Every distance from a record to its m candidates is computed (O(nm), as in the paper);
+        a record is never its own candidate.
+        """
+        n, dims = X.shape
+        m = min(int(self.m), n - 1)
+        radius = -1.0 if self.radius is None else float(self.radius)
+        sample = None if self.fresh else np.sort(rng.choice(n, size=m, replace=False))
+        chunk = max(1, 4_000_000 // max(m * max(dims, 1), 1))
+        ptrs, nbrs = [np.zeros(1, dtype=np.int64)], []
+        for start in range(0, n, chunk):
+            rows = np.arange(start, min(n, start + chunk))
+            if self.fresh:
+                cand = rng.integers(0, n - 1, size=(rows.size, m))
+                cand += cand >= rows[:, None]  # uniform over the other records
+            else:
+                cand = np.broadcast_to(sample, (rows.size, m))
+            d = np.sqrt(((X[cand] - X[rows][:, None, :]) ** 2).sum(axis=2))
+            d[cand == rows[:, None]] = np.inf
+            ptr = np.arange(rows.size + 1, dtype=np.int64) * m
+            p2, n2 = _rwn.select_neighbours(ptr, cand.astype(np.int32).ravel(), d.astype(np.float32).ravel(),
+                                            int(self.k), radius)
+            nbrs.append(n2)
+            ptrs.append(ptrs[-1][-1] + p2[1:])
+        return np.concatenate(ptrs), np.concatenate(nbrs)
+
+    # --- Method 2 --------------------------------------------------------------------------------
+    def _sampled_pairs(self, X, rng):
+        n = X.shape[0]
+        total = n * (n - 1) // 2
+        n_pairs = max(1, round(n * int(self.m) / 2))
+        chunk = 2_000_000
+        # Two passes over the same chunk streams: degrees first, then the CSR fill, so that
+        # the pairs never have to be held in memory all at once.
+        seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(math.ceil(n_pairs / chunk))
+
+        def chunks():
+            for b, seed in enumerate(seeds):
+                size = min(chunk, n_pairs - b * chunk)
+                r = np.random.default_rng(seed).integers(0, total, size=size, dtype=np.int64)
+                yield _rwn.pairs_from_indices(r, n)
+
+        degree = np.zeros(n, dtype=np.int64)
+        for pi, pj in chunks():
+            degree += np.bincount(pi, minlength=n) + np.bincount(pj, minlength=n)
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(degree, out=ptr[1:])
+        del degree
+        # Each partner with its distance in one word (the kernel's edges), so that the random
+        # writes of the fill touch one cache line each.
+        edges = np.empty(ptr[-1], dtype=np.uint64)
+        fill = ptr[:-1].copy()
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        if not np.isfinite(X).all():
+            raise ValueError("a weighted, standardised coordinate overflows single precision; use smaller weights "
+                             "or public scales (scales=) nearer the data's spread.")
+        for pi, pj in progress_bar(chunks(), total=len(seeds), desc="RWN sampled pairs", unit="chunk",
+                                   progress=self.progress):
+            _rwn.fill_pairs(pi, pj, X, fill, edges)
+        radius = -1.0 if self.radius is None else float(self.radius)
+        return _rwn.select_edges(ptr, edges, int(self.k), radius)
+
+    # --- Method 3 --------------------------------------------------------------------------------
+    def _partition_seeds(self, rng, u):
+        return np.random.SeedSequence(int(rng.integers(2**63))).spawn(u)
+
+    def _partitioned(self, df, columns, rng):
+        if self.partition_key is not None:
+            key, uniques = pd.factorize(df[self.partition_key])
+            u = len(uniques)
+        else:
+            u = int(self.partitions)
+            key = rng.integers(0, u, size=len(df))
+        seeds = self._partition_seeds(rng, u)
+        parts = [np.flatnonzero(key == p) for p in range(u)]
+        inner = dict(k=self.k, radius=self.radius, q=self.q, method="exact", weights=self.weights,
+                     scales=self.scales)
+        if self.client is not None:
+            futures = self.client.map(_perturb_part, [df.iloc[idx] for idx in parts], seeds,
+                                      [columns] * u, [inner] * u)
+            results = self.client.gather(futures)
+        else:
+            from joblib import Parallel, delayed
+            results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+                delayed(_perturb_part)(df.iloc[idx], s, columns, inner) for idx, s in zip(parts, seeds))
+            results = list(progress_bar(results, total=u, desc="RWN partitions", unit="partition",
+                                        progress=self.progress))
+        out = df.copy()
+        for idx, res in zip(parts, results):
+            for c in columns:
+                col = out[c].to_numpy(copy=True)
+                col[idx] = res[c].to_numpy()
+                out[c] = pd.Series(col, index=df.index, dtype=df[c].dtype)
+        self.partition_seeds_ = seeds
+        return out
+
+
+def _perturb_part(part, seed, columns, params):
+    """RWN on one partition with its own seed, by the method in ``params`` (module level so that
+    workers can run it)."""
+    # Not fit(): a partition may hold fewer than k records (then all others are its neighbours),
+    # and the whole table's checks ran once before it was split.
+    rwn = RWN(rng=np.random.default_rng(seed), **params)
+    with warnings.catch_warnings():
+        # perturb_parquet said it once on the client; a worker's warnings would repeat it per partition.
+        warnings.filterwarnings("ignore", "RWN on imputed data", UserWarning)
+        columns = rwn._validate(part, columns)
+    return rwn._run(part, columns)
+
+
+def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
+    """Perturb a partitioned Parquet data set partition by partition on Dask, with bounded memory.
+
+    Each Parquet partition is perturbed on its own with its own seed (the partition number
+    spawns a child of ``rwn``'s seed), so neighbourhoods and donors lie within one partition, as
+    in Method 3 of the paper, and memory per worker is bounded by one partition. Within a
+    partition, ``rwn.method`` is used as follows:
+
+    - ``"exact"``: the exact method on the partition's records;
+    - ``"sampled_points"`` (Method 1 within each partition): a sample of ``m`` of the partition's
+      records (fresh for each record when ``rwn.fresh``), not of the folder's;
+    - ``"sampled_pairs"`` (Method 2 within each partition): pairs are drawn among the
+      partition's records, not across the folder (n_p·m/2 pairs for a partition of n_p
+      records); a global pair sample over 10^9 records would need a shuffle of n·m/2 pairs
+      across partitions;
+    - ``"partitioned"``: the folder's partitions are the paper's Method-3 partitions, each
+      perturbed by the exact method; ``rwn.partitions`` and ``rwn.partition_key`` are ignored.
+
+    Each Parquet file is one partition (row groups are never split). With an int seed, a
+    partition ``number`` of more than k records is perturbed exactly as an ``RWN`` with the same k,
+    radius, q, m, fresh, weights and scales, ``method=rwn.method`` (``"exact"`` for
+    ``"partitioned"``) and
+    ``rng=numpy.random.default_rng(numpy.random.SeedSequence(rwn.rng, spawn_key=(number,)))``
+    perturbs it in memory (``fit_transform``). ``rwn.n_jobs``,
+    ``rwn.progress`` and ``rwn.client`` are not used: each worker runs one partition at a
+    time, single-threaded. Without ``client`` a LocalCluster with one single-threaded worker
+    per core is started and closed afterwards.
+
+    The output is written under a hidden name beside ``output_dir`` (``.NAME.partial-*``) and
+    renamed when complete; a failure removes it. Imputation flag columns (:mod:`dpknn.impute.flags`)
+    are never perturbed: they are carried through, with a warning.
+
+    Parameters
+    ----------
+    input_dir, output_dir : str or Path
+        ``output_dir`` must not exist, nor lie inside ``input_dir``.
+    rwn : RWN
+        Its k, radius, q, weights, scales, m and fresh are used. Its method is run within each
+        partition ("exact", "sampled_points" or "sampled_pairs" on the partition's records;
+        "partitioned": exact within each partition, the folder's partitions being the
+        partitions). Its rng must be an int seed or None (a seed sequence is derived).
+    client : dask.distributed.Client or None
+
+    Returns
+    -------
+    dict
+        ``partitions`` and ``rows`` processed, and ``changed_share``: per perturbed column, the
+        share of records whose value changed, with the warning of :attr:`RWN.changed_share_`.
+    """
+    try:
+        import dask.dataframe as dd
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("perturb_parquet needs Dask: pip install 'dpknn[distributed,parquet]'") from exc
+    from dpknn.impute.distributed import dask_client
+
+    if not isinstance(rwn, RWN):
+        raise TypeError(f"rwn must be a dpknn.sdc.RWN, got {type(rwn).__name__}.")
+    if not (rwn.rng is None or isinstance(rwn.rng, numbers.Integral)):
+        raise TypeError("perturb_parquet needs rwn.rng to be an int seed or None so that workers can derive seeds.")
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from dpknn.utils.io import check_not_inside, remove_tree
+
+    output_dir = Path(output_dir)
+    if output_dir.exists():
+        raise FileExistsError(f"output_dir {str(output_dir)!r} exists; choose a new folder.")
+    check_not_inside(output_dir, input_dir, "output_dir")
+    root = np.random.SeedSequence(rwn.rng)
+    # The folder's partitions are Method 3's partitions; any other method runs within each of them.
+    params = dict(k=rwn.k, radius=rwn.radius, q=rwn.q, method="exact" if rwn.method == "partitioned" else rwn.method,
+                  m=rwn.m, fresh=rwn.fresh, weights=rwn.weights, scales=rwn.scales)
+    RWN(**params)._check_settings()   # here rather than once per partition on the workers
+    ddf = dd.read_parquet(str(input_dir), split_row_groups=False)
+    cols = list(ddf.columns) if columns is None else list(columns)
+    imputation_flags = flag_columns(ddf.columns)
+    if imputation_flags:
+        # Said once here; the partitions' own checks run on the workers, where warnings are lost.
+        warnings.warn(f"RWN on imputed data: the imputation flag columns {imputation_flags} are carried through "
+                      "unchanged (never perturbed); the imputed values they flag are perturbed like observed ones.",
+                      UserWarning, stacklevel=2)
+        cols = [c for c in cols if c not in imputation_flags]
+
+    # Flags of changed values ride along with each perturbed partition so that one pass over the
+    # data both writes it and counts the changes; the NUL prefix keeps them apart from data columns.
+    flags = [f"\0changed\0{i}" for i in range(len(cols))]
+
+    def run(part, partition_info=None):
+        number = partition_info["number"] if partition_info else 0
+        seed = np.random.SeedSequence(root.entropy, spawn_key=(number,))
+        res = _perturb_part(part, seed, cols, params)
+        return res.assign(**{f: _changed(part[c], res[c]) for f, c in zip(flags, cols)})
+
+    import dask
+
+    meta = ddf._meta.assign(**{f: np.zeros(0, dtype=bool) for f in flags})
+    # Written under a hidden name beside the output and renamed when complete, so that a failed or
+    # interrupted run leaves no partial folder of perturbed microdata that looks finished.
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
+    try:
+        with dask_client(client):
+            out = ddf.map_partitions(run, meta=meta)
+            write = out[list(ddf.columns)].to_parquet(str(partial / "out"), write_index=True, compute=False)
+            _, changed, rows = dask.compute(write, out[flags].sum(), out.map_partitions(len).sum())
+        os.replace(partial / "out", output_dir)
+    finally:
+        remove_tree(partial)
+    rows = int(rows)
+    shares = {c: float(changed[f]) / rows if rows else 0.0 for f, c in zip(flags, cols)}
+    if rows >= 2:
+        warn_unchanged(shares, rwn.q)
+    return {"partitions": ddf.npartitions, "rows": rows, "changed_share": shares}

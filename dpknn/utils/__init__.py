@@ -1,0 +1,1 @@
+"""Helpers shared by the package: parameter validation, progress bars, file output, figures."""
