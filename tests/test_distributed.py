@@ -1,6 +1,7 @@
 """dpknn.impute.impute_parquet against the in-memory KNNImputer on the same rows."""
 
 import itertools
+import math
 import os
 
 import numpy as np
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema
+from dpknn.accounting import BudgetAccountant
 from dpknn.datasets.census import census_schema, make_census
 from dpknn.impute.distributed import impute_parquet, parquet_partitions
 from dpknn.impute.flags import flag_column
@@ -199,27 +201,28 @@ def test_outputs_are_marked_imputed_and_diagnostics_are_confidential(tmp_path, c
 def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, client):
     from dpknn.accounting import BudgetAccountant
     from dpknn.exceptions import BudgetExceededError
-    from dpknn.impute.distributed import ParquetPrivateImputation
-    from dpknn.releases.queries import PrivateImputation
+    from dpknn.impute.distributed import ParquetStatistics
+    from dpknn.releases import InMemoryStatistics, PrivateImputation
+    from dpknn.releases.query import check_where
 
     schema, df = census_schema(), make_census(30_000, rng=6)
     write_partitions(df, tmp_path / "in", [10_000, 0, 20_000])
-    memory = PrivateImputation(df, schema, k=2)
-    with ParquetPrivateImputation(tmp_path / "in", schema, k=2, client=client,
-                                  accountant=BudgetAccountant(3.0)) as private:
+    memory = InMemoryStatistics(KNNImputer(schema, k=2).fit(df), df)
+    stats = ParquetStatistics(tmp_path / "in", schema, k=2, client=client)
+    with PrivateImputation.from_statistics(stats, accountant=BudgetAccountant(3.0)) as private:
         # Nothing imputed is written: only the donors' values, in one hidden temporary folder.
         (imputed_dir,) = tmp_path.glob(".dpknn-imputed-*")
-        assert private.imputed_files is None and private.l1 == memory.l1
+        assert stats.imputed_files is None and private.l1 == memory.fit.l1_
         assert not list(imputed_dir.rglob("*.parquet")) and not list(imputed_dir.rglob("staged-*"))
-        where = private._check_where({"AGE": (20, 59), "SEX": [1]})
-        wage = private._check_where({"INCWAGE": (100, None)})
+        where = check_where(schema, {"AGE": (20, 59), "SEX": [1]})
+        wage = check_where(schema, {"INCWAGE": (100, None)})
         for w in (where, wage, {}):
             for complete_only in (False, True):
-                assert private._count_of(w, complete_only) == memory._count_of(w, complete_only)
-        for method in ("smooth", "ignore_missing"):
+                assert stats.count(w, complete_only=complete_only) == memory.count(w, complete_only=complete_only)
+        for complete_only in (False, True):
             # Exact moments (fractions), partition by partition: equal to the in-memory ones, not just close.
-            assert private._moments("INCWAGE", where, (0.0, 2000.0), method) == \
-                memory._moments("INCWAGE", where, (0.0, 2000.0), method)
+            assert stats.moments("INCWAGE", where, (0.0, 2000.0), complete_only=complete_only) == \
+                memory.moments("INCWAGE", where, (0.0, 2000.0), complete_only=complete_only)
         rel = private.mean("INCWAGE", where=where, epsilon=1.5, count_epsilon=1.0)
         assert rel.epsilon == 2.5 and set(rel.to_dict()) >= {"value", "epsilon", "params"}
         assert rel.mechanism == "smooth_polyplace"
@@ -230,23 +233,28 @@ def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, c
 
 
 def test_parquet_releases_from_kept_imputed_partitions_equal_those_filled_on_the_fly(tmp_path, client, monkeypatch):
-    from dpknn.impute.distributed import ParquetPrivateImputation
+    from dpknn.impute.distributed import ParquetStatistics
+    from dpknn.releases import PrivateImputation
+    from dpknn.releases.query import check_where
+    from dpknn.releases.statistics import universe_of
 
     schema, df = census_schema(), make_census(20_000, rng=16)
     write_partitions(df, tmp_path / "in", [7_000, 13_000])
     kept = tmp_path / "kept"
-    with ParquetPrivateImputation(tmp_path / "in", schema, k=3, client=client, imputed_dir=kept, rng=5) as a, \
-            ParquetPrivateImputation(tmp_path / "in", schema, k=3, client=client, rng=5) as b:
-        assert len(a.imputed_files) == 2 and b.imputed_files is None and a.l1 == b.l1
-        where = b._check_where({"AGE": (30, 49)})
-        assert a._moments("INCWAGE", where, (0.0, 3000.0), "smooth") == b._moments("INCWAGE", where, (0.0, 3000.0),
-                                                                                   "smooth")
+    with ParquetStatistics(tmp_path / "in", schema, k=3, client=client, imputed_dir=kept) as sa, \
+            ParquetStatistics(tmp_path / "in", schema, k=3, client=client) as sb:
+        a = PrivateImputation.from_statistics(sa, accountant=BudgetAccountant(math.inf), rng=5)
+        b = PrivateImputation.from_statistics(sb, accountant=BudgetAccountant(math.inf), rng=5)
+        assert len(sa.imputed_files) == 2 and sb.imputed_files is None and a.l1 == b.l1
+        where = check_where(schema, {"AGE": (30, 49)})
+        assert sa.moments("INCWAGE", where, (0.0, 3000.0)) == sb.moments("INCWAGE", where, (0.0, 3000.0))
         assert a.mean("INCWAGE", where=where, bounds=(0.0, 3000.0), epsilon=1.0, count_epsilon=0.5).value == \
             b.mean("INCWAGE", where=where, bounds=(0.0, 3000.0), epsilon=1.0, count_epsilon=0.5).value
         # The count of the mean's records was asked again: answered from the first pass.
         calls = []
-        monkeypatch.setattr(b.client, "map", lambda *args, **kwargs: calls.append(args))
-        assert b._count_of(where, False, b._universe("INCWAGE")) == a._count_of(where, False, a._universe("INCWAGE"))
+        monkeypatch.setattr(sb.client, "map", lambda *args, **kwargs: calls.append(args))
+        universe = universe_of(schema, "INCWAGE")
+        assert sb.count(where, universe=universe) == sa.count(where, universe=universe)
         assert not calls
     assert kept.exists() and sorted(os.listdir(tmp_path)) == ["in", "kept"]
 
@@ -287,8 +295,7 @@ def test_float_coded_integer_categories_impute_as_in_memory(tmp_path, client):
 
 def test_flags_in_every_partition_and_flagged_folders_are_refused(tmp_path, client):
     from dpknn import ImputedDataError
-    from dpknn.accounting import BudgetAccountant
-    from dpknn.impute.distributed import ParquetPrivateImputation
+    from dpknn.impute.distributed import ParquetStatistics
 
     schema, df = census_schema(), make_census(900, rng=2)
     write_partitions(df, tmp_path / "in", [300, 0, 600])
@@ -306,7 +313,7 @@ def test_flags_in_every_partition_and_flagged_folders_are_refused(tmp_path, clie
     with pytest.raises(ImputedDataError, match="dpknn_imputed_"):
         impute_parquet(tmp_path / "copy", tmp_path / "again", schema, client=client)
     with pytest.raises(ImputedDataError, match="dpknn_imputed_"):
-        ParquetPrivateImputation(tmp_path / "copy", schema, accountant=BudgetAccountant(1.0), client=client)
+        ParquetStatistics(tmp_path / "copy", schema, client=client)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["copy", "in", "out"]
 
 
@@ -348,26 +355,27 @@ def test_compact_staging_dtypes_hold_every_value_exactly(floats, ints):
 
 @pytest.mark.parametrize("seed", [3, 8, 21])
 def test_releases_on_random_problems_with_labels_equal_in_memory(tmp_path, client, seed):
-    from dpknn.impute.distributed import ParquetPrivateImputation
-    from dpknn.releases.queries import PrivateImputation
+    from dpknn.impute.distributed import ParquetStatistics
+    from dpknn.releases import InMemoryStatistics
+    from dpknn.releases.query import check_where
 
     schema, df, k, rng = random_problem(seed)
     if schema.label is None:   # a label column: its staged files must go too
         df["id"] = rng.permutation(10 * len(df))[:len(df)]
         schema = Schema(known=schema.known, imputed=schema.imputed, label="id")
     write_partitions(df, tmp_path / "in", random_sizes(rng, len(df)))
-    memory = PrivateImputation(df, schema, k=k)
-    with ParquetPrivateImputation(tmp_path / "in", schema, k=k, client=client) as private:
+    memory = InMemoryStatistics(KNNImputer(schema, k=k).fit(df), df)
+    with ParquetStatistics(tmp_path / "in", schema, k=k, client=client) as private:
         (tmp,) = tmp_path.glob(".dpknn-imputed-*")
         left = sorted({p.name.split("-")[0] for p in tmp.iterdir()})
         assert left in ([], ["donors"])      # no staged records, no label files
-        assert private.l1 == memory.l1
+        assert private.fit.l1_ == memory.fit.l1_
         for where in ({"g": ["a"]}, {"m": (2, 6), "o0": (0, 3)}, {"y": (10, 60)}, {}):
-            w = private._check_where(where)
+            w = check_where(schema, where)
             for complete_only in (False, True):
-                assert private._count_of(w, complete_only) == memory._count_of(w, complete_only)
-            assert private._moments("y", w, (0.0, 100.0), "smooth") == memory._moments("y", w, (0.0, 100.0), "smooth")
-            assert private._moments("m", w, (0.0, 8.0), "smooth") == memory._moments("m", w, (0.0, 8.0), "smooth")
+                assert private.count(w, complete_only=complete_only) == memory.count(w, complete_only=complete_only)
+            assert private.moments("y", w, (0.0, 100.0)) == memory.moments("y", w, (0.0, 100.0))
+            assert private.moments("m", w, (0.0, 8.0)) == memory.moments("m", w, (0.0, 8.0))
 
 
 @settings(max_examples=200, deadline=None)

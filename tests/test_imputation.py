@@ -1,4 +1,5 @@
 import itertools
+import math
 
 import numpy as np
 import pandas as pd
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 from reference_knn import donor_sets, l1_bruteforce
 
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema, WorkLimitError
+from dpknn.accounting import BudgetAccountant
 from dpknn.impute.knn import KNNImputer
 
 
@@ -292,7 +294,7 @@ def test_every_search_mode_without_floor_matches_brute_force(problem, mode):
     # The L1 search without the deletions' floor and with each of its test modes (balls that
     # hold a whole box kept partial; lower child opened first) must give the same exact L1 and
     # the exact worst addition.
-    import dpknn.impute.knn as module
+    import dpknn.impute.scheme as module
 
     schema, df, k = problem
     (l1, _, cases), _ = reference(schema, df, k)
@@ -312,7 +314,7 @@ def test_every_search_mode_without_floor_matches_brute_force(problem, mode):
 def test_kdtree_nearest_path_matches_brute_force(problem):
     # Classes whose lattice search passes its cell budget are finished by a KD-tree; with a
     # budget of zero every class takes that path, which must give the same donors and L1.
-    import dpknn.impute.knn as module
+    import dpknn.impute.scheme as module
 
     schema, df, k = problem
     (l1, base, _), enc = reference(schema, df, k)
@@ -401,9 +403,9 @@ def test_flagged_data_are_refused_in_memory():
     with pytest.raises(ImputedDataError, match=r"\['dpknn_imputed_y', 'dpknn_imputed_g'\].*original data"):
         KNNImputer(schema).fit(out)
     with pytest.raises(ImputedDataError):
-        PrivateImputation(out, schema)
+        PrivateImputation(out, schema, accountant=BudgetAccountant(math.inf))
     with pytest.raises(ImputedDataError):
-        PrivateImputation.from_imputer(imp, out)
+        PrivateImputation.from_imputer(imp, out, accountant=BudgetAccountant(math.inf))
     attrs = [*schema.known, *schema.imputed]
     acc = BudgetAccountant(100.0)
     for model in (PrivBayes(attrs, epsilon=1.0, rng=1), ColumnwiseSynthesizer(attrs, epsilon=1.0, rng=1),
@@ -448,7 +450,7 @@ def test_selected_columns_of_imputed_data_and_upper_case_flags_are_still_refused
     imputed = KNNImputer(schema).fit_transform(df)
     selected = imputed[[*schema.known_names, *schema.imputed_names]]
     with pytest.raises(ImputedDataError, match="marked imputed"):
-        PrivateImputation(selected, schema)
+        PrivateImputation(selected, schema, accountant=BudgetAccountant(math.inf))
     with pytest.raises(ImputedDataError):
         KNNImputer(schema).fit(selected.copy())
     # Tools that upper-case column names must not hide the flags.

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_knn import l1_bruteforce, l1_by_definition
 
-import dpknn.impute.knn as imputation
+import dpknn.impute.scheme as imputation
 from dpknn import Categorical, Continuous, Ordinal, PrivacyLeakWarning, Schema, WorkLimitError
 from dpknn._core import _depth
 from dpknn.impute.binning import suggest_bin_widths

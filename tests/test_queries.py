@@ -67,7 +67,7 @@ def test_mean_variants_and_methods(private):
 def test_smooth_mean_beats_ignoring_missing_data(census):
     # MAR missingness biases the complete-case mean down; the smooth release stays close.
     truth = census.loc[census.AGE.between(20, 59), "INCWAGE_TRUE"].mean()
-    private = PrivateImputation(census, census_schema(), rng=2)
+    private = PrivateImputation(census, census_schema(), rng=2, accountant=BudgetAccountant(math.inf))
     smooth = [private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=EPS).value
               for _ in range(30)]
     ignore = [private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=EPS,
@@ -146,9 +146,10 @@ def test_smooth_count_is_private_end_to_end_on_worst_neighbours():
     eps = 2 * math.log(2) + 0.2
     out = []
     for data in (df, other):
-        p = PrivateImputation(data, schema, rng=21)
+        p = PrivateImputation(data, schema, rng=21, accountant=BudgetAccountant(math.inf))
         out.append(np.array([p.count(where, epsilon=eps).value for _ in range(20_000)]))
-    true_counts = [(PrivateImputation(d, schema).imputed["y"] >= 5).sum() for d in (df, other)]
+    true_counts = [(PrivateImputation(d, schema, accountant=BudgetAccountant(math.inf)).imputed["y"] >= 5).sum()
+                   for d in (df, other)]
     assert abs(true_counts[0] - true_counts[1]) == 3  # the worst case: three donees flip
     worst, used = discrete_worst_log_ratio(out[0], out[1], min_count=150)
     assert used >= 10 and worst <= eps
@@ -168,7 +169,7 @@ def small():
 
 
 def test_huge_epsilon_answers_exactly_or_refuses_by_name(small):
-    p = PrivateImputation(small, census_schema(), rng=1)   # the unlimited default accountant
+    p = PrivateImputation(small, census_schema(), rng=1, accountant=BudgetAccountant(math.inf))   # no limit
     truth = int((p.imputed["INCWAGE"] >= 658).sum())
     for _ in range(2):   # the second spend takes the total beyond the largest float
         assert p.count({"INCWAGE": (658, None)}, epsilon=1e308).value == truth

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from sklearn.exceptions import NotFittedError
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, Schema
+from dpknn.accounting import BudgetAccountant
 from dpknn.datasets.census import census_schema, make_census
-from dpknn.impute.report import CONFIDENTIAL, REPORT_FILES, _Rehearsal, curator_report
+from dpknn.impute.report import CONFIDENTIAL, REPORT_FILES, curator_report, rehearsal_imputation
 from dpknn.mechanisms.noise import discrete_laplace_pmf, polyplace_cdf
 from dpknn.mechanisms.smooth import SmoothPolyPlace, choose_polyplace
 from dpknn.releases.queries import PrivateImputation
@@ -178,8 +179,8 @@ def test_rehearsal_caches_change_nothing(fitted):
     df, imp = fitted
     queries = [*QUERIES, {**QUERIES[3], "where": {"age": (20, 29)}}, {**QUERIES[3], "method": "ignore_missing"},
                {**QUERIES[0], "where": {"lang": ["en"]}}, {**QUERIES[2], "within": {"sex": ["F"]}}]
-    a = _Rehearsal.from_imputer(imp, df, rng=7)
-    b = PrivateImputation.from_imputer(imp, df, rng=7)
+    a = rehearsal_imputation(imp, df, rng=7)
+    b = PrivateImputation.from_imputer(imp, df, rng=7, accountant=BudgetAccountant(math.inf))
     for _ in range(3):
         for q in queries:
             assert ask(a, q).to_dict() == ask(b, q).to_dict(), q["name"]

@@ -149,7 +149,7 @@ def test_l1_of_neighbours_differs_but_stays_with_the_curator(tmp_path):
 
 def test_release_objects_keep_data_dependent_numbers_out_of_to_dict():
     df = make_census(5000, rng=1)
-    private = PrivateImputation(df, census_schema(), rng=2)
+    private = PrivateImputation(df, census_schema(), rng=2, accountant=BudgetAccountant(math.inf))
     rels = [private.count({"INCWAGE": (658, None)}, epsilon=EPS),
             private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=1.0),
             private.variance("INCWAGE", epsilon=EPS, mean_epsilon=EPS, count_epsilon=1.0),
@@ -164,7 +164,7 @@ def test_release_objects_keep_data_dependent_numbers_out_of_to_dict():
 # --- 2. floating-point leak -------------------------------------------------------------------
 def test_mean_of_a_known_column_is_released_on_its_public_grid():
     df = make_census(3000, rng=3)
-    private = PrivateImputation(df, census_schema(), rng=4)
+    private = PrivateImputation(df, census_schema(), rng=4, accountant=BudgetAccountant(math.inf))
     grid = None
     for _ in range(3000):
         rel = private.mean("AGE", epsilon=1.0, count_epsilon=1.0, method="ignore_missing")
@@ -184,7 +184,7 @@ def test_imputer_refuses_data_it_was_not_fitted_on():
     with pytest.raises(ValueError, match="not the data the imputer was fitted on"):
         imp.transform(changed)
     with pytest.raises(ValueError, match="not the data the imputer was fitted on"):
-        PrivateImputation.from_imputer(imp, changed)
+        PrivateImputation.from_imputer(imp, changed, accountant=BudgetAccountant(math.inf))
     moved = df.copy()
     moved.loc[i, "AGE"] = (moved.loc[i, "AGE"] + 10) % 100
     with pytest.raises(ValueError, match="not the data"):
@@ -196,7 +196,7 @@ def test_imputer_refuses_data_it_was_not_fitted_on():
 def test_k_above_the_number_of_complete_records_is_answered():
     schema = Schema(known=[Ordinal("a", 0, 9)], imputed=[Continuous("y", 0, 10)])
     df = pd.DataFrame({"a": [1, 2, 3, 4, 5], "y": [1.0, np.nan, 3.0, np.nan, np.nan]})
-    private = PrivateImputation(df, schema, k=5, rng=0)
+    private = PrivateImputation(df, schema, k=5, rng=0, accountant=BudgetAccountant(math.inf))
     assert private.l1 == 3 and private.imputed["y"].tolist()[1] == 2.0
     assert 0 <= private.mean("y", epsilon=EPS, count_epsilon=1.0).value <= 10
 
@@ -244,7 +244,8 @@ def test_query_file_conditions_are_type_checked_before_any_work(tmp_path, capsys
 def test_range_table_is_a_range_and_list_is_a_set(tmp_path):
     df = wage_data(2000, seed=1)
     files(tmp_path, df)
-    private = PrivateImputation(df, Schema.from_file(tmp_path / "schema.toml"), rng=0)
+    private = PrivateImputation(df, Schema.from_file(tmp_path / "schema.toml"), rng=0,
+                                accountant=BudgetAccountant(math.inf))
     inside = private.imputed["wage"].between(1000, 5000)
     # {low, high} is the range [1000, 5000]: the share is ~0.4, not the 0 that a set {1000, 5000} gives.
     share = private.proportion({"wage": (1000, 5000)}, within={"educ": [12, 16]}, epsilon=20.0).value
@@ -323,8 +324,8 @@ def test_accountant_spends_atomically_under_threads():
 # --- 7. randomness ----------------------------------------------------------------------------
 def test_default_noise_comes_from_the_os_csprng(tmp_path, caplog):
     df = make_census(2000, rng=6)
-    assert PrivateImputation(df, census_schema()).rng.secure
-    assert not PrivateImputation(df, census_schema(), rng=1).rng.secure
+    assert PrivateImputation(df, census_schema(), accountant=BudgetAccountant(math.inf)).rng.secure
+    assert not PrivateImputation(df, census_schema(), rng=1, accountant=BudgetAccountant(math.inf)).rng.secure
     files(tmp_path, wage_data())
     assert run_cli(*release_args(tmp_path, tmp_path / "data.csv", tmp_path / "r.json", "--seed", "3")) == 0
     assert "--seed makes the noise reproducible" in caplog.text
@@ -340,7 +341,7 @@ def test_awkward_inputs_get_clear_errors_or_correct_results(tmp_path):
     with pytest.raises(ValueError, match="finite"):
         impute(pd.DataFrame({"x": [np.nan, 1.0]}), lower={"x": np.nan}, upper={"x": 2.0}, rng=0)
     df = make_census(500, rng=7)
-    private = PrivateImputation(df, census_schema(), rng=8)
+    private = PrivateImputation(df, census_schema(), rng=8, accountant=BudgetAccountant(math.inf))
     with pytest.raises(TypeError, match="must be integers"):
         private.count({"AGE": ["10.0"]}, epsilon=1.0)
     with pytest.raises(ValueError, match="too wide|overflows"):

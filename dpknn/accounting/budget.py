@@ -169,7 +169,7 @@ class BudgetAccountant:
         if self.rdp_delta <= 0:
             return math.inf, 0.0
         orders = np.asarray(_rdp.DEFAULT_ORDERS)
-        return _rdp._convert(curve, orders, self.rdp_delta, "improved").epsilon, self.rdp_delta
+        return _rdp.convert(curve, orders, self.rdp_delta, "improved").epsilon, self.rdp_delta
 
     def spent(self):
         """(ε, δ) spent so far (the RDP part converted at ``rdp_delta``)."""

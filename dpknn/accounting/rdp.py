@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-__all__ = ["DEFAULT_ORDERS", "RdpResult", "rdp_epsilon", "sgm_rdp", "sgm_sigma"]
+__all__ = ["DEFAULT_ORDERS", "RdpResult", "convert", "rdp_epsilon", "sgm_rdp", "sgm_sigma"]
 
 #: Orders searched by default: 1.1, 1.2, ..., 10.9, 11, ..., 63, 128, 256, 512, 1024 (156 orders).
 DEFAULT_ORDERS = tuple([1 + x / 10 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024])
@@ -139,7 +139,7 @@ class RdpResult(NamedTuple):
     order: float
 
 
-def _convert(rdp, orders, delta, conversion):
+def convert(rdp, orders, delta, conversion):
     if conversion == "improved":
         with np.errstate(divide="ignore", invalid="ignore"):
             eps = rdp + np.log1p(-1 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1)
@@ -186,7 +186,7 @@ def rdp_epsilon(*, q, sigma, steps, delta, orders=None, conversion="improved"):
         raise ValueError(f"conversion must be one of {_CONVERSIONS}, got {conversion!r}.")
     orders = _check_orders(orders)
     rdp = steps * sgm_rdp(q=q, sigma=sigma, orders=orders)
-    return _convert(rdp, orders, float(delta), conversion)
+    return convert(rdp, orders, float(delta), conversion)
 
 
 def sgm_sigma(*, q, steps, epsilon, delta, orders=None, conversion="improved", rtol=1e-6):

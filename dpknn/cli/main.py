@@ -244,15 +244,15 @@ def _cmd_release(args):
     acc = BudgetAccountant(args.epsilon)
     with contextlib.ExitStack() as stack:
         if Path(args.input).is_dir():
-            from dpknn.impute.distributed import ParquetPrivateImputation
+            from dpknn.impute.distributed import ParquetStatistics
 
             if any(q.get("method") == "global" for q in queries):
                 raise CLIError('method = "global" (NOT DP) needs the data in memory; it does not apply to a folder '
                                "of Parquet partitions.")
             client = stack.enter_context(_scheduler_client(args))
-            private = stack.enter_context(ParquetPrivateImputation(
-                args.input, schema, k=args.k, accountant=acc, rng=args.seed, noise=args.noise, max_work=args.max_work,
-                client=client))
+            stats = stack.enter_context(ParquetStatistics(args.input, schema, k=args.k, max_work=args.max_work,
+                                                          client=client))
+            private = PrivateImputation.from_statistics(stats, accountant=acc, rng=args.seed, noise=args.noise)
             rows = private.imputer.n_records_
         else:
             if args.scheduler is not None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dpknn.mechanisms.additive import Laplace
 from dpknn.releases import sensitivity as sens
+from dpknn.releases.query import check_where, involves_imputed, numeric_bounds
+from dpknn.releases.statistics import universe_of
 
 __all__ = ["NOT_DP", "global_baseline"]
 
@@ -30,7 +32,7 @@ def global_baseline(private, kind, *, column=None, where=None, within=None, boun
     Parameters
     ----------
     private : PrivateImputation
-        Gives the imputed data, the conditions' validation and the noise source.
+        In memory (its statistics give the values); gives the noise source.
     kind : {"count", "proportion", "mean"}
 
     Returns
@@ -40,27 +42,28 @@ def global_baseline(private, kind, *, column=None, where=None, within=None, boun
     """
     if kind not in ("count", "proportion", "mean"):
         raise ValueError(f"the global baseline covers count, proportion and mean, not {kind!r}.")
-    n_missing = int(private.imputer.incomplete_index_.size)
-    where = private._check_where(where)
-    rng = private.rng
+    stats, schema, rng = private.statistics, private.schema, private.rng
+    n_missing = stats.n_incomplete
+    where = check_where(schema, where)
 
     def count(cond, eps):
-        involves = private._involves_imputed(cond)
+        involves = involves_imputed(schema, cond)
         mech = Laplace(epsilon=eps, sensitivity=sens.count_global(n_missing if involves else 0))
-        return mech.release(int(private._mask(cond, False).sum()), rng=rng).value
+        return mech.release(stats.count(cond), rng=rng).value
 
     # Values are left unclipped (except the ratio), as in the paper's comparison.
     if kind == "count":
         return count(where, epsilon)
     if kind == "proportion":
-        within = private._check_where(within, "within")
+        within = check_where(schema, within, "within")
         num = count({**within, **where}, epsilon)
         den = count(within, epsilon if denominator_epsilon is None else denominator_epsilon)
         return min(max(num / max(den, 1.0), 0.0), 1.0)
-    bounds = private._bounds(column, bounds)
+    bounds = numeric_bounds(schema, column, bounds)
     s = max(float(count(where, count_epsilon)), 1.0)
-    involves_where = private._involves_imputed(where)
-    affected = n_missing if involves_where or column in private.schema.imputed_names else 0
+    involves_where = involves_imputed(schema, where)
+    affected = n_missing if involves_where or column in schema.imputed_names else 0
     mech = Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, affected,
                                                                    depends_on_imputed=involves_where))
-    return mech.release(float(private._values(column, where, bounds, "smooth").sum()) / s, rng=rng).value
+    values = stats.values(column, where, bounds, universe=universe_of(schema, column))
+    return mech.release(float(values.sum()) / s, rng=rng).value

@@ -4,7 +4,7 @@ from dpknn.impute.binning import BinningSuggestion, BinningTrial, suggest_bin_wi
 from dpknn.impute.distributed import (
     DistributedImputation,
     DonorPlacement,
-    ParquetPrivateImputation,
+    ParquetStatistics,
     PartitionDonors,
     compact,
     dask_client,
@@ -48,7 +48,7 @@ __all__ = [
     "ImputedDataError",
     "KNNImputer",
     "L1Case",
-    "ParquetPrivateImputation",
+    "ParquetStatistics",
     "PartitionDonors",
     "PlannedRelease",
     "UniverseFit",

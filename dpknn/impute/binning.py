@@ -22,7 +22,8 @@ import warnings
 from dataclasses import dataclass
 
 from dpknn.exceptions import PrivacyLeakWarning, WorkLimitError
-from dpknn.impute.knn import DEFAULT_MAX_WORK, KNNImputer, most_split_ordinal
+from dpknn.impute.knn import DEFAULT_MAX_WORK, KNNImputer
+from dpknn.impute.scheme import most_split_ordinal
 from dpknn.schema.attributes import Ordinal, Schema
 from dpknn.utils.validation import check_positive_int
 

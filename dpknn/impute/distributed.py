@@ -18,7 +18,7 @@ so the table never has to sit in one process. :func:`impute_parquet` runs in thr
    to the partition of its donee.
 3. **Fill** (one task per input partition): fill the missing values of A from the donors,
    exactly as the in-memory imputer does, and write the partition (:func:`impute_parquet`), or
-   keep only the counts and exact sums a release needs (:class:`ParquetPrivateImputation`,
+   keep only the counts and exact sums a release needs (:class:`ParquetStatistics`,
    one such pass per statistic; nothing imputed is written).
 
 The client holds only class-level state; it runs the exact L1 search
@@ -57,26 +57,27 @@ import pandas as pd
 from dpknn._core import _donors, _grouping
 from dpknn.exceptions import DomainError
 from dpknn.impute.flags import check_path_not_imputed, flag_column
-from dpknn.impute.knn import (
-    DEFAULT_MAX_WORK,
-    MAX_KEY,
-    KNNImputer,
-    L1Case,
+from dpknn.impute.knn import DEFAULT_MAX_WORK, MAX_KEY, KNNImputer, L1Case
+from dpknn.impute.scheme import (
     csr_positions,
+    decode_cell,
+    deepest_addition,
     deficient_classes,
     donorless,
     l1_balls,
     no_complete_records,
+    ordered_donor_classes,
+    put_values,
 )
-from dpknn.releases.queries import PrivateImputation, summand
+from dpknn.releases.statistics import Statistics, summand
 from dpknn.releases.summation import exact_moments
 from dpknn.schema.attributes import Categorical, Schema
 from dpknn.schema.conditions import conditions_mask
 from dpknn.utils.io import IMPUTED_MARKER, check_not_inside, partition_files, remove_tree
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.validation import check_positive_int
+from dpknn.utils.validation import check_positive_int, validate_params
 
-__all__ = ["DistributedImputation", "DonorPlacement", "ParquetPrivateImputation", "PartitionDonors", "compact",
+__all__ = ["DistributedImputation", "DonorPlacement", "ParquetStatistics", "PartitionDonors", "compact",
            "dask_client", "impute_parquet", "parquet_partitions", "place_donors"]
 
 logger = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ class DistributedImputation:
     aggregate : str
     output_dir : str or None
         The folder of imputed partitions (confidential microdata); None where the imputed values
-        were used without being written (:class:`ParquetPrivateImputation`).
+        were used without being written (:class:`ParquetStatistics`).
     l1_ : int
         Exact L1(D), equal to the in-memory ``KNNImputer.l1_``.
     l1_cases_ : dict of str to L1Case
@@ -332,7 +333,7 @@ def _staged_rows(cols, rows, offset):
 def _observed_values(attr, df):
     """The values of imputed attribute ``attr`` as numbers: category codes (-1 missing) for a
     categorical attribute, float64 (NaN missing) otherwise."""
-    values, missing = attr._check(df)
+    values, missing = attr.read_column(df)
     if isinstance(attr, Categorical):
         return np.where(missing, -1, values).astype(np.int64)
     out = np.asarray(values, dtype=np.float64).copy()
@@ -430,8 +431,8 @@ def _donor_plan(imp, keys, n_donors, n_inc, k):
     schema = imp.schema
     class_cells = _grouping.unpack_keys(keys, schema.n_codes)
     _, deficient = deficient_classes(n_donors, n_inc, k)
-    lengths, flat, radius, boundary = imp._ordered_donor_classes(
-        deficient, class_cells, keys, n_donors, k, schema.weights, schema.is_categorical)
+    lengths, flat, radius, boundary = ordered_donor_classes(
+        schema, deficient, class_cells, keys, n_donors, k, schema.weights, schema.is_categorical)
     owner = np.repeat(deficient, lengths)
     given = n_donors[flat]
     before = np.cumsum(given) - given
@@ -573,7 +574,7 @@ def _solve_bucket(number, staging, n_staged, class_keys, class_donors, class_inc
 
 # ----------------------------------------------------------------------------------------------
 # Pass 3: fill every partition from its donors, then write it (impute_parquet) or take its
-# statistics (ParquetPrivateImputation).
+# statistics (ParquetStatistics).
 @dataclass(frozen=True)
 class PartitionDonors:
     """Where one partition's donors lie in the inbox files of pass 2, and how to use them.
@@ -624,7 +625,7 @@ def _filled(path, schema, donors, columns=None):
             values = np.asarray(attr.categories, dtype=object)[values.astype(np.int64)]
         else:
             values = values.astype(np.float64)
-        imp._put(out, attr, x_rows[missing], values[missing])
+        put_values(out, attr, x_rows[missing], values[missing], imp.aggregate)
         filled[attr.name] = x_rows[missing]
     return out, filled, got, x_rows
 
@@ -781,7 +782,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
 def _check_inputs(input_dir, schema, k, aggregate, max_work):
     """The imputer of the parameters and the input folder's partitions, or a clear error."""
     imp = KNNImputer(schema, k=k, aggregate=aggregate, max_work=max_work)
-    imp._validate_params()
+    validate_params(imp)
     if schema.has_universes:
         raise ValueError("impute_parquet does not support schemas with universes; impute them in memory "
                          "(KNNImputer) or split the data by universe.")
@@ -815,12 +816,12 @@ def place_donors(client, imp, files, staging, *, buckets=None, labels=False, pro
     partitions in order. The staged records are removed once the donors are placed, so the
     folder then holds only the donors' values (and labels if ``labels``). The caller owns
     ``staging``: it holds confidential microdata, also when this raises, and must be removed
-    by the caller (:func:`impute_parquet` and :class:`ParquetPrivateImputation` do).
+    by the caller (:func:`impute_parquet` and :class:`ParquetStatistics` do).
     """
     import pyarrow.parquet as pq
 
     schema = imp.schema
-    k = imp._validate_params()
+    k = int(validate_params(imp)["k"])
     rows = np.array([pq.ParquetFile(f).metadata.num_rows for f in files], dtype=np.int64)
     offsets = np.r_[0, np.cumsum(rows)].astype(np.int64)
     seconds = {}
@@ -919,6 +920,7 @@ def _solve(client, imp, table, stats, offsets, staging, buckets, progress, secon
 
     t0 = time.perf_counter()
     cases = {"add_incomplete": L1Case("add_incomplete", 1)}
+    l1_work = 0
     first = [s["first_incomplete"] for s in stats if s["first_incomplete"] is not None]
     deletes = [r["delete"] for r in solved if r["delete"] is not None]
     max_donee, gap_lower = 0, None
@@ -934,10 +936,11 @@ def _solve(client, imp, table, stats, offsets, staging, buckets, progress, secon
         gap_labels = np.concatenate([r["gap_label"] for r in solved])
         has_arc = np.flatnonzero(stab > 0)
         arc_cells = class_cells[np.searchsorted(keys, arc_keys[has_arc])]
-        value, cell, point = imp._deepest_addition(balls, arc_cells, stab[has_arc], max_donee)
+        value, cell, point, l1_work = deepest_addition(schema, balls, arc_cells, stab[has_arc], max_donee,
+                                                       imp.max_work)
         if point >= 0:
             gap_lower = int(gap_labels[has_arc[point]])
-        cases["add_complete"] = L1Case("add_complete", int(value), cell=imp._decode_cell(cell))
+        cases["add_complete"] = L1Case("add_complete", int(value), cell=decode_cell(schema, cell))
         if short:
             cases["add_complete"] = L1Case("add_complete", n_incomplete)
             gap_lower = None
@@ -954,14 +957,14 @@ def _solve(client, imp, table, stats, offsets, staging, buckets, progress, secon
     return {"cases": cases, "k_eff": k_eff, "slices": slices, "gap_lower": gap_lower, "min_label": min_label,
             "n_classes": int(keys.size), "n_incomplete": n_incomplete, "n_donorless_classes": n_donorless_classes,
             "n_donorless_records": n_donorless_records, "max_donee": int(max_donee),
-            "l1_work": int(imp.l1_work_), "n_buckets": len(ranges)}
+            "l1_work": int(l1_work), "n_buckets": len(ranges)}
 
 
 # ----------------------------------------------------------------------------------------------
 # Releases: the counts and sums of PrivateImputation, partition by partition.
 def _partition_statistic(path, donors, schema, where, universe, complete_only, column, bounds):
     """CONFIDENTIAL: the count, or the exact moments of ``column``, of one partition for
-    :class:`ParquetPrivateImputation`; ``donors`` (a :class:`PartitionDonors`) fills the
+    :class:`ParquetStatistics`; ``donors`` (a :class:`PartitionDonors`) fills the
     imputed attributes first, None reads ``path`` as it is."""
     names = {*where, *universe}
     if column is not None:
@@ -983,21 +986,20 @@ def _partition_statistic(path, donors, schema, where, universe, complete_only, c
     return exact_moments(summand(df[column].to_numpy()[mask], bounds))
 
 
-class ParquetPrivateImputation(PrivateImputation):
-    """Private counts, proportions, means and variances of a folder of Parquet partitions.
+class ParquetStatistics(Statistics):
+    """CONFIDENTIAL: the counts and exact sums of a folder of Parquet partitions, on Dask.
 
-    The same releases, mechanisms and theorems as :class:`~dpknn.releases.PrivateImputation`
-    (Clifton et al. 2022, §5; add/remove one record), with the donors found by passes 1 and 2
-    of :func:`impute_parquet` (:func:`place_donors`) and every count and sum computed on Dask,
-    one task per partition that fills the partition's missing values from its donors and keeps
-    only the total; only those totals reach the client, and no imputed partition is written
-    unless ``imputed_dir`` asks for it. Sums are exact (:func:`dpknn.releases.exact_moments`
-    per partition, added as fractions), so every release equals the in-memory one for the same
-    seed. A statistic asked twice (the count of a mean that was also released as a count) is
-    computed once.
+    The :class:`~dpknn.releases.Statistics` of :class:`~dpknn.releases.PrivateImputation` and
+    :func:`dpknn.releases.release` for data too large for memory: the donors are found by passes 1
+    and 2 of :func:`impute_parquet` (:func:`place_donors`), and every count and sum is computed by
+    one task per partition that fills the partition's missing values from its donors and keeps only
+    the total; only those totals reach the client, and no imputed partition is written unless
+    ``imputed_dir`` asks for it. Sums are exact (:func:`dpknn.releases.exact_moments` per partition,
+    added as fractions), so every release equals the in-memory one for the same seed. A statistic
+    asked twice (the count of a mean that was also released as a count) is computed once.
 
-    The budget is checked before any work, as in memory. Use it as a context manager (or call
-    :meth:`close`): the donors' values are confidential microdata and are removed on exit (the
+    Use it as a context manager (or call :meth:`close`; a ``PrivateImputation.from_statistics`` of
+    it closes it too): the donors' values are confidential microdata and are removed on exit (the
     imputed partitions too, unless ``imputed_dir`` was given), and a LocalCluster started here is
     closed.
 
@@ -1006,8 +1008,8 @@ class ParquetPrivateImputation(PrivateImputation):
     input_dir : str or Path
         The original data (never an output of ``dpknn impute``).
     schema : Schema
-    k, accountant, rng, gamma, max_work
-        As for :class:`~dpknn.releases.PrivateImputation`.
+    k, max_work
+        As for :class:`~dpknn.impute.KNNImputer`.
     client : dask.distributed.Client or None
         None: a LocalCluster with one single-threaded worker per core.
     imputed_dir : str or Path or None
@@ -1020,21 +1022,22 @@ class ParquetPrivateImputation(PrivateImputation):
 
     Attributes
     ----------
-    imputer : DistributedImputation
+    fit : DistributedImputation
         CONFIDENTIAL: L1(D) and the curator diagnostics.
     input_files : list of str
     imputed_files : list of str or None
         The imputed partitions if ``imputed_dir`` was given.
 
-    References
-    ----------
-    .. [1] Clifton et al. (2022), §5.
+    Examples
+    --------
+    ``with ParquetStatistics(folder, schema, k=1) as stats:`` then
+    ``PrivateImputation.from_statistics(stats, accountant=BudgetAccountant(1.0)).count(epsilon=1.0)``.
     """
 
-    def __init__(self, input_dir, schema, *, k=1, accountant=None, rng=None, noise="polyplace", gamma="optimal",
-                 client=None, imputed_dir=None, max_work=DEFAULT_MAX_WORK, progress=False):
-        accountant = self._check_accountant(accountant)
+    def __init__(self, input_dir, schema, *, k=1, client=None, imputed_dir=None, max_work=DEFAULT_MAX_WORK,
+                 progress=False):
         imp, files = _check_inputs(input_dir, schema, k, "auto", max_work)   # before a cluster starts
+        self.schema = imp.schema
         self._stack = contextlib.ExitStack()
         self._cache = {}
         try:
@@ -1047,13 +1050,12 @@ class ParquetPrivateImputation(PrivateImputation):
             self.client = self._stack.enter_context(dask_client(client))
             if imputed_dir is None:
                 placed = place_donors(self.client, imp, files, tmp, progress=progress)
-                imputer, self._donors = placed.fit, list(placed.donors)
+                self.fit, self._donors = placed.fit, list(placed.donors)
             else:
-                imputer = impute_parquet(input_dir, imputed_dir, schema, k=k, max_work=max_work, client=self.client,
-                                         progress=progress)
+                self.fit = impute_parquet(input_dir, imputed_dir, schema, k=k, max_work=max_work, client=self.client,
+                                          progress=progress)
                 root = Path(input_dir)
                 self.imputed_files = [str(Path(imputed_dir) / f.relative_to(root)) for f in files]
-            self._setup_releases(imputer, accountant, rng, (noise, gamma))
         except BaseException:
             self._stack.close()
             raise
@@ -1062,13 +1064,6 @@ class ParquetPrivateImputation(PrivateImputation):
     def close(self):
         """Remove the donors' values (or temporary imputed partitions) and close a cluster started here."""
         self._stack.close()
-
-    def with_accountant(self, accountant, *, rng=None):
-        """As :meth:`PrivateImputation.with_accountant`; the copy shares the imputed values and the
-        cluster but does not own them: closing it leaves the original working (the original closes them)."""
-        new = super().with_accountant(accountant, rng=rng)
-        new._stack = contextlib.ExitStack()
-        return new
 
     def __enter__(self):
         return self
@@ -1092,8 +1087,8 @@ class ParquetPrivateImputation(PrivateImputation):
             self._cache[key] = functools.reduce(operator.add, self.client.gather(futures))
         return self._cache[key]
 
-    def _count_of(self, where, complete_only, universe=None):
+    def count(self, where, *, complete_only=False, universe=None):
         return self._statistic(where, universe, complete_only)
 
-    def _moments(self, column, where, bounds, method):
-        return self._statistic(where, self._universe(column), method == "ignore_missing", column, bounds)
+    def moments(self, column, where, bounds, *, complete_only=False, universe=None):
+        return self._statistic(where, universe, complete_only, column, tuple(bounds))

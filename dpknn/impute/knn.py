@@ -38,38 +38,49 @@ import dataclasses
 import hashlib
 import logging
 import math
-import numbers
 import time
+import typing
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.spatial import cKDTree
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from dpknn._core import _depth, _donors, _grouping, _nearest
+from dpknn._core import _donors, _grouping
 from dpknn.exceptions import WorkLimitError
 from dpknn.impute.flags import ATTRS_KEY, check_not_imputed, flag_column
-from dpknn.schema.attributes import Categorical, Continuous, Ordinal, Schema
-from dpknn.schema.geometry import diameter, embed, query_until_certified, squared_distance
+from dpknn.impute.scheme import (
+    csr_positions,
+    decode_cell,
+    deepest_addition,
+    deficient_classes,
+    donorless,
+    l1_balls,
+    no_complete_records,
+    ordered_donor_classes,
+    put_values,
+)
+from dpknn.schema.attributes import Schema
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.validation import check_fitted, check_positive_int, record_features
+from dpknn.utils.validation import (
+    Boolean,
+    InstanceOf,
+    Interval,
+    Options,
+    check_fitted,
+    record_features,
+    validate_params,
+)
 
 __all__ = ["KNNImputer", "L1Case", "UniverseFit"]
 
 logger = logging.getLogger(__name__)
 
 _AGGREGATES = ("auto", "mean", "median")
-# Cells a lattice search for the nearest donors may visit per class before a KD-tree takes over.
-_LATTICE_BUDGET = 200
 # Largest number of cells whose keys pack into one int64 (also the limit of dpknn.impute.distributed).
 MAX_KEY = 2**62
 # Ball-box tests the L1 search may spend: about 5 s on this project's 2-core reference machine.
 DEFAULT_MAX_WORK = 500_000_000
-# Tests force every path of the L1 search with these: no floor from the deletions, and the
-# kernel's mode bits (see dpknn._core._depth.max_depth).
-_L1_USE_FLOOR = True
-_L1_SEARCH_MODE = 0
 
 
 @dataclass(frozen=True)
@@ -213,6 +224,14 @@ class KNNImputer(TransformerMixin, BaseEstimator):
     .. [1] Clifton et al. (2022), §4 and §6.2.
     """
 
+    parameter_constraints: typing.ClassVar[dict] = {
+        "schema": InstanceOf(Schema, "dpknn.Schema"),
+        "k": Interval("int", 1, None, closed="left"),
+        "aggregate": Options(*_AGGREGATES),
+        "max_work": Interval("int", 1, None, closed="left"),
+        "progress": Boolean(),
+    }
+
     def __init__(self, schema, *, k=1, aggregate="auto", max_work=DEFAULT_MAX_WORK, progress=False):
         self.schema = schema
         self.k = k
@@ -221,17 +240,6 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         self.progress = progress
 
     # ------------------------------------------------------------------------------------------
-    def _validate_params(self):
-        if not isinstance(self.schema, Schema):
-            raise TypeError(f"schema must be a dpknn.Schema, got {type(self.schema).__name__}.")
-        k = check_positive_int(self.k, "k")
-        if self.aggregate not in _AGGREGATES:
-            raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {self.aggregate!r}.")
-        check_positive_int(self.max_work, "max_work")
-        if not isinstance(self.progress, (bool, np.bool_)):
-            raise TypeError(f"progress must be a bool, got {self.progress!r}.")
-        return k
-
     def fit(self, X, y=None):
         """Find the donors of every incomplete record of ``X`` and the exact L1(D).
 
@@ -255,7 +263,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         ImputedDataError
             ``X`` holds imputation flag columns (:mod:`dpknn.impute.flags`): it was imputed already.
         """
-        k = self._validate_params()
+        k = validate_params(self)["k"]
         # Imputed values taken as observed would give the wrong donors and the wrong L1(D).
         check_not_imputed(X, "X")
         if self.schema.has_universes:
@@ -385,8 +393,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         inc_classes, deficient = deficient_classes(n_donors, n_inc, k)
         own = n_donors[inc_classes] >= k
         # Donor-class lists: the own class when it holds k donors, else the nearest classes.
-        near_len, near_flat, radius, boundary = self._ordered_donor_classes(
-            deficient, class_cells, class_keys, n_donors, k, weights, is_cat)
+        near_len, near_flat, radius, boundary = ordered_donor_classes(
+            self.schema, deficient, class_cells, class_keys, n_donors, k, weights, is_cat)
         lengths = np.ones(inc_classes.size, dtype=np.int64)
         lengths[~own] = near_len
         list_ptr = np.zeros(inc_classes.size + 1, dtype=np.int64)
@@ -435,91 +443,6 @@ class KNNImputer(TransformerMixin, BaseEstimator):
                     t_near - t_group, t_assign - t_near, t_l1 - t_assign, self.l1_)
 
     # ------------------------------------------------------------------------------------------
-    def _ordered_donor_classes(self, deficient, class_cells, class_keys, n_donors, k, weights, is_cat):
-        """For each deficient class, the donor classes in (d2, key) order up to the k-th donor.
-
-        Returns ``(lengths, flat, radius, boundary)``: the list of class i is the next
-        ``lengths[i]`` entries of ``flat``; ``radius`` is r_C (squared distance of the k-th
-        donor) and ``boundary`` the class holding it. First an exact search on the lattice of
-        cells (closed balls of doubling radius, looked up among the donor classes); classes
-        whose ball would pass ``_LATTICE_BUDGET`` cells, and every class when the domain is too
-        wide for int64 keys (``class_keys`` None), are finished with a KD-tree.
-        """
-        m = deficient.size
-        empty = np.zeros(0, dtype=np.int64)
-        if m == 0:
-            return empty, empty, empty, empty
-        schema = self.schema
-        donor_cls = np.flatnonzero(n_donors > 0).astype(np.int64)
-        n_codes = schema.n_codes
-        if class_keys is None:
-            ptr, flat = np.zeros(m + 1, dtype=np.int64), empty
-            radius, boundary = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64)
-            done = np.zeros(m, dtype=bool)
-        else:
-            ptr, flat, radius, boundary, done = _nearest.nearest_donor_classes(
-                np.ascontiguousarray(class_cells[deficient]), k, np.ascontiguousarray(class_keys[donor_cls]),
-                np.ascontiguousarray(n_donors[donor_cls]), donor_cls, weights, is_cat, n_codes,
-                diameter(weights, is_cat, n_codes), _LATTICE_BUDGET)
-        lengths = np.diff(ptr)
-        rest = np.flatnonzero(~done)
-        if rest.size == 0:
-            return lengths, flat, radius, boundary
-        logger.info("nearest donors: %d of %d classes past the lattice budget; using a KD-tree", rest.size, m)
-        len2, pieces, r2, b2 = self._kdtree_donor_classes(deficient[rest], class_cells, donor_cls, n_donors, k,
-                                                          weights, is_cat)
-        lengths[rest] = len2
-        radius[rest] = r2
-        boundary[rest] = b2
-        starts = np.cumsum(lengths) - lengths
-        out = np.empty(int(lengths.sum()), dtype=np.int64)
-        out[csr_positions(starts[done], lengths[done])] = flat
-        for rows, values in pieces:
-            out[csr_positions(starts[rest[rows]], len2[rows])] = values
-        return lengths, out, radius, boundary
-
-    def _kdtree_donor_classes(self, deficient, class_cells, donor_cls, n_donors, k, weights, is_cat):
-        """KD-tree version of :meth:`_ordered_donor_classes`, for classes far from any donor.
-
-        The tree returns the kq nearest classes by float distance; ranking them by the exact
-        integer order is complete once some returned class lies strictly beyond r_C (integer
-        distances differ by at least 1, far more than float error), else kq doubles.
-
-        Returns ``(lengths, pieces, radius, boundary)``; ``pieces`` are pairs (rows, values): the
-        lists of those rows, concatenated in row order.
-        """
-        m = deficient.size
-        n_codes = self.schema.n_codes
-        # Unbalanced, uncompacted: builds several times faster on millions of classes; queries are
-        # as fast.
-        tree = cKDTree(embed(class_cells[donor_cls], weights, is_cat, n_codes), balanced_tree=False,
-                       compact_nodes=False)
-        queries = embed(class_cells[deficient], weights, is_cat, n_codes)
-        lengths = np.zeros(m, dtype=np.int64)
-        radius = np.zeros(m, dtype=np.int64)
-        boundary = np.zeros(m, dtype=np.int64)
-        pieces = []
-
-        def resolve(rows, _dist, idx, exhausted):
-            cls = donor_cls[idx]
-            d2 = squared_distance(class_cells[deficient[rows]][:, None, :], class_cells[cls], weights, is_cat)
-            srt = np.lexsort((cls, d2), axis=-1)
-            cls = np.take_along_axis(cls, srt, axis=1)
-            d2 = np.take_along_axis(d2, srt, axis=1)
-            cum = np.cumsum(n_donors[cls], axis=1)
-            t = np.argmax(cum >= k, axis=1)
-            r = d2[np.arange(rows.size), t]
-            done = (cum[:, -1] >= k) & (exhausted | (d2[:, -1] > r))
-            lengths[rows[done]] = t[done] + 1
-            radius[rows[done]] = r[done]
-            boundary[rows[done]] = cls[done, t[done]]
-            keep = np.arange(cls.shape[1]) <= t[done][:, None]
-            pieces.append((rows[done], cls[done][keep]))
-            return done
-
-        query_until_certified(tree, queries, k + 2, resolve)
-        return lengths, pieces, radius, boundary
-
     # ------------------------------------------------------------------------------------------
     def _l1_cases(self, enc, order, kth_row, kth_class, class_cells, balls, identity=False):
         n = enc.n_records
@@ -564,72 +487,16 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         stab, stab_gap = _donors.max_stabbing(group_ptr, np.ascontiguousarray(a), np.ascontiguousarray(b))
         has_arc = np.flatnonzero(stab > 0)
 
-        value, cell, point = self._deepest_addition(balls, class_cells[bounds[has_arc]], stab[has_arc],
-                                                    cases["delete_complete"].value)
+        value, cell, point, self.l1_work_ = deepest_addition(self.schema, balls, class_cells[bounds[has_arc]],
+                                                               stab[has_arc], cases["delete_complete"].value,
+                                                               self.max_work)
         gap = None
         if point >= 0:
             g = int(stab_gap[has_arc[point]])
             sorted_labels = labels[order]
             gap = (int(sorted_labels[g]), int(sorted_labels[(g + 1) % labels.size]))
-        cases["add_complete"] = L1Case("add_complete", int(value), cell=self._decode_cell(cell), gap=gap)
+        cases["add_complete"] = L1Case("add_complete", int(value), cell=decode_cell(self.schema, cell), gap=gap)
         return cases
-
-    def _deepest_addition(self, balls, arc_cells, arc_stab, delete_value):
-        """The added complete record that changes the most donor sets: ``(value, cell, point)``.
-
-        Class-level, so :mod:`dpknn.impute.distributed` calls it too. ``arc_cells``/``arc_stab`` are the
-        k-th-donor cells with label arcs and their best arc counts, in class order; ``point`` is
-        the index of the arc cell whose gap the worst addition takes, or -1. Sets ``l1_work_``.
-        """
-        schema = self.schema
-        # The deepest cell of the domain (strict balls plus label arcs), searched above the floor
-        # that the deletions give: a cell that cannot beat it does not change L1(D).
-        floor_value = max(delete_value, 1) if _L1_USE_FLOOR else -1
-        found = _depth.max_depth(
-            np.ascontiguousarray(balls["center"]), np.ascontiguousarray(balls["r"]),
-            np.ascontiguousarray(balls["ck"]), np.ascontiguousarray(balls["m"]),
-            np.ascontiguousarray(arc_cells), np.ascontiguousarray(arc_stab),
-            schema.weights, schema.is_categorical, schema.n_codes, floor_value, self.max_work, _L1_SEARCH_MODE)
-        self.l1_work_ = int(found["work"])
-        logger.debug("L1 search: %d balls, %d arc cells, %d boxes, work %d, floor %d", balls["cls"].size,
-                     len(arc_stab), found["boxes"], found["work"], floor_value)
-        if found["exceeded"]:
-            self._raise_work_limit(found, balls)
-        if found["cell"] is not None:
-            return found["value"], found["cell"], found["point"]
-        return found["seen_value"], found["seen_cell"], found["seen_point"]
-
-    def _decode_cell(self, cell):
-        """The known attributes of ``cell`` as a dict of Python scalars (an L1Case's ``cell``)."""
-        return {k: (v.item() if hasattr(v, "item") else v)
-                for k, v in self.schema.decode(np.asarray(cell)[None, :]).iloc[0].items()}
-
-    def _raise_work_limit(self, found, balls):
-        """WorkLimitError naming the ordinal attribute the search had to split most often."""
-        schema = self.schema
-        splits = {a.name: int(c) for a, c in zip(schema.known, np.asarray(found["splits"], dtype=np.int64))}
-        attr = most_split_ordinal(schema, splits)
-        if attr is not None:
-            # How much a coarser bin saves cannot be told without searching again: the message
-            # names the attribute and the tool that tries bins on these data, not a width.
-            advice = (
-                f"The search split ordinal {attr.name!r} most often ({splits[attr.name]} times; "
-                f"bin_width now {attr.bin_width}); coarser bins of it usually cut the work, but no "
-                "width is certified here: dpknn.impute.suggest_bin_widths(schema, df) (or dpknn impute "
-                "--suggest-bins) searches again with coarser bins and reports one that fits. "
-                "Categorical attributes have no bin width. Or raise max_work (--max-work)."
-            )
-        else:
-            advice = (
-                "No ordinal attribute can be binned: drop or merge categories of a categorical attribute "
-                "(categories have no bin width), or raise max_work."
-            )
-        raise WorkLimitError(
-            f"certifying L1(D) exactly needs more than max_work={self.max_work} ball-box tests "
-            f"({balls['cls'].size} incomplete classes without k donors in their own cell, "
-            f"{found['boxes']} boxes opened). {advice}",
-            splits=splits,
-        )
 
     # ------------------------------------------------------------------------------------------
     def _check_fitted(self):
@@ -684,111 +551,14 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         its flag column (True at the rows filled)."""
         col = df[a.name]
         missing = col.isna().to_numpy()[rows]
-        self._put(out, a, rows[missing], col.to_numpy()[donors[missing]])
+        put_values(out, a, rows[missing], col.to_numpy()[donors[missing]], self.aggregate)
         flag = np.zeros(len(df), dtype=bool)
         flag[rows[missing]] = True
         return flag
 
-    def _put(self, out, a, targets, values):
-        """Set attribute ``a`` of ``out`` at row positions ``targets`` from their donors' ``values``
-        (rows: records, columns: donors in order); also used by :mod:`dpknn.impute.distributed`, which
-        brings the donors' values from other partitions."""
-        if targets.size == 0:
-            out[a.name] = self._integer_ordinal(a, out[a.name])
-            return
-        filled = self._aggregate(a, values)
-        out_col = out[a.name]
-        if not isinstance(out_col.dtype, pd.CategoricalDtype) and out_col.dtype.kind in "iub":
-            out_col = out_col.astype(np.float64)
-        if out_col.dtype.kind == "f" and filled.dtype == object:
-            # Integer categories stored as float64 with NaN (pandas' integer column with gaps):
-            # dpknn.impute.distributed brings the donors' values as the schema's category objects, and an
-            # object array does not go into a float column. As numbers they are what the
-            # in-memory fit copies from the donors' rows. Other categories (text, booleans) reach a
-            # float column only when a partition's column is all missing: it becomes an object column.
-            numeric = all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in filled)
-            if numeric:
-                filled = filled.astype(np.float64)
-            else:
-                out_col = out_col.astype(object)
-        out_col = out_col.copy()
-        out_col.iloc[targets] = filled
-        out[a.name] = self._integer_ordinal(a, out_col)
-
-    def _integer_ordinal(self, attr, col):
-        """An Ordinal column as nullable integers (a float column would be written "17.0"), unless
-        its donors were averaged (``aggregate="mean"``), which leaves the integers."""
-        if (isinstance(attr, Ordinal) and self.aggregate != "mean" and col.dtype.kind == "f"):
-            return col.astype("Int64")
-        return col
-
-    def _aggregate(self, attr, values):
-        """Combine the donors' values (rows: records, columns: donors in order)."""
-        if values.shape[1] == 1:
-            return values[:, 0]
-        if isinstance(attr, Categorical):
-            return _majority(values)
-        method = self.aggregate
-        if method == "auto":
-            method = "mean" if isinstance(attr, Continuous) else "median"
-        numeric = values.astype(np.float64)
-        if method == "mean":
-            return numeric.mean(axis=1)
-        if isinstance(attr, Ordinal):
-            # The lower median keeps the value an integer of the public domain.
-            return np.sort(numeric, axis=1)[:, (numeric.shape[1] - 1) // 2]
-        return np.median(numeric, axis=1)
-
     def fit_transform(self, X, y=None):
         """Fit on ``X`` and return it with A imputed (encoding ``X`` once); ``y`` is ignored."""
         return self.fit(X)._impute(X)
-
-
-def most_split_ordinal(schema, splits):
-    """The ordinal known attribute of more than one code that the L1 search split most, or None.
-
-    ``splits`` maps attribute names to split counts (``WorkLimitError.splits``); ties go to the
-    attribute with more codes. Categorical attributes are never chosen: they have no bin width.
-    """
-    candidates = [a for a in schema.known if isinstance(a, Ordinal) and a.n_codes > 1]
-    if not candidates:
-        return None
-    return max(candidates, key=lambda a: (splits.get(a.name, 0), a.n_codes))
-
-
-# Class-level steps of the fit, shared with dpknn.impute.distributed (which has class counts, not rows).
-def no_complete_records(schema, n):
-    """The error for data without a donor (``n`` records)."""
-    return ValueError(
-        "no complete records: the data have no record with every imputed attribute "
-        f"{list(schema.imputed_names)} observed, so there is no donor." if n else
-        "no complete records: the data are empty.")
-
-
-def deficient_classes(n_donors, n_inc, k):
-    """The classes with incomplete records, and those of them with fewer than k donors of their own."""
-    inc_classes = np.flatnonzero(n_inc > 0).astype(np.int64)
-    return inc_classes, inc_classes[n_donors[inc_classes] < k]
-
-
-def donorless(n_donors, n_inc):
-    """Classes with incomplete records and no complete record, and their incomplete records."""
-    none = (n_inc > 0) & (n_donors == 0)
-    return int(none.sum()), int(n_inc[none].sum())
-
-
-def l1_balls(deficient, class_cells, radius, boundary, n_inc):
-    """The strict balls of the L1 search: per deficient class, its cell, r_C, the k-th donor's
-    cell and its number of incomplete records."""
-    return {"cls": deficient, "center": class_cells[deficient], "r": radius, "ck": class_cells[boundary],
-            "m": n_inc[deficient].astype(np.int64)}
-
-
-def csr_positions(starts, lengths):
-    """Flat positions ``starts[i] + 0, ..., starts[i] + lengths[i] - 1`` for every i, in order."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    offsets = np.cumsum(lengths) - lengths
-    return np.repeat(np.asarray(starts, dtype=np.int64) - offsets, lengths) + np.arange(int(lengths.sum()))
 
 
 def _fingerprint(enc, df, schema):
@@ -815,15 +585,3 @@ def _fingerprint(enc, df, schema):
             h.update(str(("pandas", len(col))).encode())
             h.update(pd.util.hash_pandas_object(col, index=False).to_numpy().tobytes())
     return h.hexdigest()
-
-
-def _majority(values):
-    """Most frequent value of each row; ties go to the value that comes first in the row."""
-    k = values.shape[1]
-    counts = np.zeros(values.shape, dtype=np.int64)
-    for j in range(k):
-        for l in range(k):
-            counts[:, j] += values[:, l] == values[:, j]
-    # argmax returns the first maximum: the earliest donor in the order among tied values.
-    first = np.argmax(counts, axis=1)
-    return values[np.arange(values.shape[0]), first]

@@ -31,10 +31,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpknn.accounting import BudgetAccountant
 from dpknn.impute.knn import KNNImputer
 from dpknn.mechanisms.base import jsonable
 from dpknn.releases.queries import PrivateImputation
+from dpknn.releases.query import check_where, involves_imputed, numeric_bounds
 from dpknn.releases.queryfile import QUERY_KEYS, ask, query_cost, read_queries
+from dpknn.releases.statistics import CachedStatistics, InMemoryStatistics, universe_of
 from dpknn.schema.attributes import Categorical, Continuous
 from dpknn.utils.io import text_writer, write_with_figures
 from dpknn.utils.progress import progress_bar
@@ -319,7 +322,7 @@ def curator_report(imputer, X, *, queries=None, draws=1000, rng=None, progress=F
         if not (isinstance(queries, (list, tuple)) and all(isinstance(q, dict) for q in queries)):
             raise TypeError(f"queries must be a path, a list of query dicts or None, got {type(queries).__name__}.")
         queries = [_named(q, i) for i, q in enumerate(queries)]
-    rehearsal = _Rehearsal.from_imputer(imputer, X, rng=rng)
+    rehearsal = rehearsal_imputation(imputer, X, rng=rng)
     universes = tuple(_universe_summary(imputer, g) for g in imputer.groups_)
     warnings = [f"no record is missing {', '.join(u.attributes)}{_in_universe(u.universe)}: the smooth mechanisms "
                 "still pay for L1(D) >= 1, so method = \"ignore_missing\" gives the same estimates with less noise."
@@ -344,7 +347,7 @@ def curator_report(imputer, X, *, queries=None, draws=1000, rng=None, progress=F
         for q in queries:
             plan = _plan(rehearsal, q, draws)
             alt = None
-            if plan.problem is None and q.get("method", "smooth") == "smooth" and rehearsal.involves(q):
+            if plan.problem is None and q.get("method", "smooth") == "smooth" and _involves(schema, q):
                 alt = _plan(rehearsal, {**q, "method": "ignore_missing"}, draws)
             rows.append((plan, alt))
             warnings.extend(_release_warnings(plan, alt))
@@ -359,56 +362,41 @@ def curator_report(imputer, X, *, queries=None, draws=1000, rng=None, progress=F
 
 
 # --- rehearsals -------------------------------------------------------------------------------
-class _Rehearsal(PrivateImputation):
-    """CONFIDENTIAL: a PrivateImputation whose releases are drawn only to measure their spread.
+def rehearsal_imputation(imputer, X, *, rng=None):
+    """CONFIDENTIAL: a :class:`~dpknn.releases.PrivateImputation` whose releases are drawn only to measure
+    their spread, never published (so its ledger has no limit).
 
-    The subpopulation masks and clamped values of a query are the same in every draw; they are
-    computed once, so that a rehearsal costs the noise and one sum over the subpopulation.
+    Its statistics are cached (:class:`~dpknn.releases.CachedStatistics`): the subpopulation's count and
+    clamped sums of a query are the same in every draw, so a rehearsal costs the noise alone.
     """
+    stats = CachedStatistics(InMemoryStatistics(imputer, X))
+    return PrivateImputation.from_statistics(stats, accountant=BudgetAccountant(math.inf), rng=rng)
 
-    def _setup(self, *args, **kwargs):
-        super()._setup(*args, **kwargs)
-        self._masks, self._value_cache, self._moment_cache = {}, {}, {}
 
-    def _mask(self, where, complete_only, universe=None):
-        key = (repr(sorted(where.items())), complete_only, None if universe is None else repr(universe))
-        if key not in self._masks:
-            self._masks[key] = super()._mask(where, complete_only, universe)
-        return self._masks[key]
+def _involves(schema, query):
+    """Whether ``query`` reads an imputed attribute (then its smooth release pays for L1)."""
+    return involves_imputed(schema, query.get("where") or {}, query.get("within") or {}, [query.get("column")])
 
-    def _values(self, column, where, bounds, method):
-        key = (column, repr(sorted(where.items())), tuple(bounds), method)
-        if key not in self._value_cache:
-            self._value_cache[key] = super()._values(column, where, bounds, method)
-        return self._value_cache[key]
 
-    def _moments(self, column, where, bounds, method):
-        key = (column, repr(sorted(where.items())), tuple(bounds), method)
-        if key not in self._moment_cache:
-            self._moment_cache[key] = super()._moments(column, where, bounds, method)
-        return self._moment_cache[key]
-
-    def involves(self, query):
-        """Whether ``query`` reads an imputed attribute (then its smooth release pays for L1)."""
-        return self._involves_imputed(query.get("where") or {}, query.get("within") or {}, [query.get("column")])
-
-    def estimate(self, query):
-        """The noise-free value of ``query`` and, for a proportion, its denominator."""
-        method = query.get("method", "smooth")
-        complete_only = method == "ignore_missing"
-        where = self._check_where(query.get("where"))
-        kind = query["type"]
-        if kind == "count":
-            return float(self._mask(where, complete_only).sum()), None
-        if kind == "proportion":
-            within = self._check_where(query.get("within"), "within")
-            den = int(self._mask(within, complete_only).sum())
-            num = int(self._mask({**within, **where}, complete_only).sum())
-            return (num / den if den else None), den
-        values = self._values(query["column"], where, self._bounds(query["column"], query.get("bounds")), method)
-        if kind == "mean":
-            return (float(values.mean()) if values.size else None), None
-        return (float(values.var(ddof=1)) if values.size > 1 else None), None
+def _estimate(stats, query):
+    """The noise-free value of ``query`` and, for a proportion, its denominator."""
+    complete_only = query.get("method", "smooth") == "ignore_missing"
+    schema = stats.schema
+    where = check_where(schema, query.get("where"))
+    kind = query["type"]
+    if kind == "count":
+        return float(stats.count(where, complete_only=complete_only)), None
+    if kind == "proportion":
+        within = check_where(schema, query.get("within"), "within")
+        den = stats.count(within, complete_only=complete_only)
+        num = stats.count({**within, **where}, complete_only=complete_only)
+        return (num / den if den else None), den
+    column = query["column"]
+    values = stats.values(column, where, numeric_bounds(schema, column, query.get("bounds")),
+                          complete_only=complete_only, universe=universe_of(schema, column))
+    if kind == "mean":
+        return (float(values.mean()) if values.size else None), None
+    return (float(values.var(ddof=1)) if values.size > 1 else None), None
 
 
 def _named(query, i):
@@ -426,7 +414,7 @@ def _plan(rehearsal, query, draws):
     if method == "global":
         return PlannedRelease(**base, problem="not differentially private: not rehearsed")
     try:
-        estimate, denominator = rehearsal.estimate(query)
+        estimate, denominator = _estimate(rehearsal.statistics, query)
         released, scales = np.empty(draws), np.empty(draws)
         for i in range(draws):
             rel = ask(rehearsal, query)

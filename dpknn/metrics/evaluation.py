@@ -71,7 +71,7 @@ def _bin_labels(disc, j):
     if isinstance(a, Continuous):
         w = (a.upper - a.lower) / disc.bins
         return [f"{a.lower + i * w:.3g}–{a.lower + (i + 1) * w:.3g}" for i in range(size)]
-    w = disc._ordinal_width(a)
+    w = disc.ordinal_width(a)
     return [str(a.lower + i * w) if w == 1 else f"{a.lower + i * w}–{min(a.lower + (i + 1) * w - 1, a.upper)}"
             for i in range(size)]
 

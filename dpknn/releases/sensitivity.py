@@ -29,6 +29,7 @@ import numpy as np
 
 __all__ = [
     "LN2",
+    "check_bounds",
     "count_global",
     "count_smooth",
     "mean_global",
@@ -47,7 +48,7 @@ def _check_l1(l1):
     return int(l1)
 
 
-def _check_bounds(bounds):
+def check_bounds(bounds):
     try:
         a, b = (float(v) for v in bounds)
     except (TypeError, ValueError):
@@ -107,7 +108,7 @@ def mean_smooth(l1, bounds, s, *, depends_on_imputed):
     neighbours: add/remove one record.
     """
     l1 = _check_l1(l1)
-    a, b = _check_bounds(bounds)
+    a, b = check_bounds(bounds)
     s = _check_size(s, 1.0, "a mean")
     big = max(abs(a), abs(b))
     per_donee = max(big, b - a) if depends_on_imputed else (b - a)
@@ -123,7 +124,7 @@ def variance_smooth(l1, bounds, s, mean):
     ``ln 2``-smooth; neighbours: add/remove one record.
     """
     l1 = _check_l1(l1)
-    a, b = _check_bounds(bounds)
+    a, b = check_bounds(bounds)
     s = _check_size(s, 2.0, "a variance")
     ybar = min(max(float(mean), a), b)
     m = max((a - ybar) ** 2, (b - ybar) ** 2)

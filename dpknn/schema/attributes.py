@@ -145,7 +145,7 @@ class Ordinal:
         """Number of codes (bins) in the public domain."""
         return (self.upper - self.lower) // self.bin_width + 1
 
-    def _check(self, df):
+    def read_column(self, df):
         """Validate the observed values of the column; return (values, missing)."""
         values, missing = _numeric_column(df, self.name)
         obs = values[~missing] if missing.any() else values
@@ -165,7 +165,7 @@ class Ordinal:
         return values, missing
 
     def encode(self, df):
-        values, missing = self._check(df)
+        values, missing = self.read_column(df)
         if missing.any():
             raise _known_missing(self.name, int(missing.sum()))
         return ((values.astype(np.int64) - self.lower) // self.bin_width)
@@ -286,7 +286,8 @@ class Categorical:
             )
         return codes, missing
 
-    def _check(self, df):
+    def read_column(self, df):
+        """The codes of the observed values and the missing mask: (codes, missing)."""
         return self._codes(df)
 
     def encode(self, df):
@@ -339,7 +340,7 @@ class Continuous:
 
     kind = "continuous"
 
-    def _check(self, df):
+    def read_column(self, df):
         values, missing = _numeric_column(df, self.name)
         obs = values[~missing]
         bad = (obs < self.lower) | (obs > self.upper)
@@ -688,7 +689,7 @@ class Schema:
         their domain (outside the universe too)."""
         incomplete = np.zeros(len(df), dtype=bool)
         for a in self.imputed:
-            _, missing = a._check(df)
+            _, missing = a.read_column(df)
             if a.universe is not None:
                 missing = missing & a.universe.mask(df)
             incomplete |= missing

@@ -74,7 +74,7 @@ class Discretization:
     def names(self):
         return [a.name for a in self.attributes]
 
-    def _ordinal_width(self, a):
+    def ordinal_width(self, a):
         if a.n_codes <= self.bins:
             return a.bin_width
         return -(-(a.upper - a.lower + 1) // self.bins)
@@ -87,7 +87,7 @@ class Discretization:
             if isinstance(a, Categorical):
                 out.append(a.n_codes)
             elif isinstance(a, Ordinal):
-                out.append((a.upper - a.lower) // self._ordinal_width(a) + 1)
+                out.append((a.upper - a.lower) // self.ordinal_width(a) + 1)
             else:
                 out.append(self.bins)
         return np.asarray(out, dtype=np.int64)
@@ -104,12 +104,12 @@ class Discretization:
         out = np.empty((len(self.attributes), len(df)), dtype=np.int16)
         for j, a in enumerate(self.attributes):
             if isinstance(a, Categorical):
-                codes, missing = a._check(df)
+                codes, missing = a.read_column(df)
             else:
-                values, missing = a._check(df)
+                values, missing = a.read_column(df)
                 v = np.where(missing, a.lower, values)
                 if isinstance(a, Ordinal):
-                    codes = (v.astype(np.int64) - a.lower) // self._ordinal_width(a)
+                    codes = (v.astype(np.int64) - a.lower) // self.ordinal_width(a)
                 else:
                     codes = np.minimum(np.floor((v - a.lower) / (a.upper - a.lower) * self.bins), self.bins - 1)
             out[j] = np.where(missing, MISSING, codes)
@@ -132,7 +132,7 @@ class Discretization:
             if isinstance(a, Categorical):
                 col = pd.Categorical.from_codes(np.where(miss, -1, c), categories=pd.Index(a.categories, dtype=object))
             elif isinstance(a, Ordinal):
-                w = self._ordinal_width(a)
+                w = self.ordinal_width(a)
                 lo = a.lower + c * w
                 hi = np.minimum(lo + w - 1, a.upper)
                 v = lo + np.floor(rng.random(n) * (hi - lo + 1)).astype(np.int64)

@@ -734,8 +734,9 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
         return res.assign(**{f: _changed(part[c], res[c]) for f, c in zip(flags, cols)})
 
     import dask
+    from dask.dataframe.utils import make_meta
 
-    meta = ddf._meta.assign(**{f: np.zeros(0, dtype=bool) for f in flags})
+    meta = make_meta(ddf).assign(**{f: np.zeros(0, dtype=bool) for f in flags})
     # Written under a hidden name beside the output and renamed when complete, so that a failed or
     # interrupted run leaves no partial folder of perturbed microdata that looks finished.
     output_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -86,11 +86,11 @@ class TabularEncoding:
         rows = np.arange(n)
         for j, (a, (lo, _)) in enumerate(zip(self.attributes, self.spans)):
             if isinstance(a, Categorical):
-                codes, missing = a._check(df)
+                codes, missing = a.read_column(df)
                 obs = ~missing
                 x[rows[obs], lo + codes[obs].astype(np.int64)] = 1.0
             else:
-                values, missing = a._check(df)
+                values, missing = a.read_column(df)
                 obs = ~missing
                 x[obs, lo] = (np.asarray(values, dtype=np.float64)[obs] - a.lower) / _span(a)
             m[:, j] = ~missing

@@ -1,0 +1,175 @@
+"""The statistics a release reads: counts and clamped exact sums by condition (CONFIDENTIAL).
+
+A release of :mod:`dpknn.releases.release` reads the data through two numbers only: the count of
+the records satisfying a condition, and the exact moments (n, Σ y, Σ y²) of an attribute clamped to
+public bounds over those records; with the L1(D) of the universes it reads, that is all its
+mechanism needs. :class:`Statistics` is that interface. Its implementations compute the same
+numbers on different storage, so a release is the same for the same seed whichever is used:
+
+- :class:`InMemoryStatistics`: a DataFrame and its fitted :class:`~dpknn.impute.KNNImputer`;
+- :class:`~dpknn.impute.distributed.ParquetStatistics`: a folder of Parquet partitions on Dask;
+- :class:`CachedStatistics`: any of them, each statistic computed once (a count asked again
+  for a mean, or the curator's report rehearsing a release many times).
+
+Every number here is data: it stays with the curator. Only a mechanism's release is published.
+"""
+
+from __future__ import annotations
+
+import abc
+import pickle
+
+import numpy as np
+
+from dpknn.impute.flags import check_not_imputed
+from dpknn.releases.summation import exact_moments
+from dpknn.schema.conditions import conditions_mask
+
+__all__ = ["CachedStatistics", "InMemoryStatistics", "Statistics", "summand", "universe_of"]
+
+
+def summand(values, bounds):
+    """The terms a mean or variance adds up: ``values`` clamped to ``bounds`` (also used by
+    :mod:`dpknn.impute.distributed`, partition by partition)."""
+    return np.clip(np.asarray(values, dtype=np.float64), bounds[0], bounds[1])
+
+
+def universe_of(schema, column):
+    """The universe of ``column`` (None: every record); a mean or variance is over it."""
+    return schema.attribute(column).universe if column in schema.imputed_names else None
+
+
+class Statistics(abc.ABC):
+    """CONFIDENTIAL: counts and clamped sums of k-NN-imputed data, by condition.
+
+    Attributes
+    ----------
+    schema : Schema
+        The public domains; ``schema.imputed`` is the imputed attribute set A.
+    fit : KNNImputer or DistributedImputation
+        The fitted imputation: its ``l1_for`` gives the L1(D) a smooth release pays for.
+    """
+
+    schema = None
+    fit = None
+
+    def l1_for(self, columns):
+        """CONFIDENTIAL: the L1(D) of the universes of the imputed attributes among ``columns``."""
+        return self.fit.l1_for(columns)
+
+    @property
+    def n_incomplete(self):
+        """CONFIDENTIAL: number of records with a value to impute."""
+        return int(self.fit.n_incomplete_)
+
+    @abc.abstractmethod
+    def count(self, where, *, complete_only=False, universe=None):
+        """Number of records (of the imputed data, or of the complete records only) satisfying the
+        checked conditions ``where`` and, if given, ``universe`` (a :class:`~dpknn.schema.Universe`)."""
+
+    @abc.abstractmethod
+    def moments(self, column, where, bounds, *, complete_only=False, universe=None):
+        """Exact :class:`~dpknn.releases.Moments` of ``column`` clamped to ``bounds`` over the records of
+        :meth:`count`; exact, so that a smooth release is centred on the query's true value."""
+
+    def close(self):
+        """Release what the statistics hold (files, a cluster); nothing for data in memory."""
+        return None
+
+
+class InMemoryStatistics(Statistics):
+    """Counts and sums of a DataFrame imputed by a fitted :class:`~dpknn.impute.KNNImputer`.
+
+    Parameters
+    ----------
+    fit : KNNImputer
+        Fitted on ``data``.
+    data : pandas.DataFrame
+        The original data (not modified).
+    imputed : pandas.DataFrame or None
+        ``fit.transform(data)`` if already computed; None computes it (which refuses data other than
+        the data ``fit`` was fitted on).
+    """
+
+    def __init__(self, fit, data, imputed=None):
+        check_not_imputed(data, "df")
+        self.fit = fit
+        self.schema = fit.schema
+        self.imputed = fit.transform(data) if imputed is None else imputed
+        names = self.schema.known_names + self.schema.imputed_names
+        self._imputed_cols = {c: self.imputed[c].to_numpy() for c in names}
+        complete = np.ones(len(data), dtype=bool)
+        complete[fit.incomplete_index_] = False
+        self._n_complete = int(complete.sum())
+        self._complete_cols = {c: data[c].to_numpy()[complete] for c in names}
+
+    @property
+    def n_incomplete(self):
+        return int(self.fit.incomplete_index_.size)
+
+    def mask(self, where, *, complete_only=False, universe=None):
+        """Boolean mask of the records of :meth:`count` (over the complete records if ``complete_only``)."""
+        cols = self._complete_cols if complete_only else self._imputed_cols
+        n = self._n_complete if complete_only else len(self.imputed)
+        return conditions_mask(cols, n, where, {} if universe is None else universe.where)
+
+    def values(self, column, where, bounds, *, complete_only=False, universe=None):
+        """The values of ``column`` clamped to ``bounds`` over the records of :meth:`count`."""
+        cols = self._complete_cols if complete_only else self._imputed_cols
+        return summand(cols[column][self.mask(where, complete_only=complete_only, universe=universe)], bounds)
+
+    def count(self, where, *, complete_only=False, universe=None):
+        return int(self.mask(where, complete_only=complete_only, universe=universe).sum())
+
+    def moments(self, column, where, bounds, *, complete_only=False, universe=None):
+        return exact_moments(self.values(column, where, bounds, complete_only=complete_only, universe=universe))
+
+
+class CachedStatistics(Statistics):
+    """``inner``'s statistics, each computed once per distinct question.
+
+    Parameters
+    ----------
+    inner : Statistics
+    """
+
+    def __init__(self, inner):
+        if not isinstance(inner, Statistics):
+            raise TypeError(f"inner must be a Statistics, got {type(inner).__name__}.")
+        self.inner = inner
+        self.schema = inner.schema
+        self.fit = inner.fit
+        self._cache = {}
+
+    @property
+    def n_incomplete(self):
+        return self.inner.n_incomplete
+
+    @property
+    def imputed(self):
+        """The imputed DataFrame of in-memory statistics (CONFIDENTIAL microdata)."""
+        return self.inner.imputed
+
+    def l1_for(self, columns):
+        return self.inner.l1_for(columns)
+
+    def _cached(self, name, *args, **kwargs):
+        universe = kwargs.get("universe")
+        key = pickle.dumps((name, [sorted(a.items()) if isinstance(a, dict) else a for a in args],
+                            kwargs.get("complete_only", False), None if universe is None else universe.to_public()))
+        if key not in self._cache:
+            self._cache[key] = getattr(self.inner, name)(*args, **kwargs)
+        return self._cache[key]
+
+    def count(self, where, *, complete_only=False, universe=None):
+        return self._cached("count", where, complete_only=complete_only, universe=universe)
+
+    def moments(self, column, where, bounds, *, complete_only=False, universe=None):
+        return self._cached("moments", column, where, tuple(bounds), complete_only=complete_only, universe=universe)
+
+    def values(self, column, where, bounds, *, complete_only=False, universe=None):
+        """As :meth:`InMemoryStatistics.values` (in-memory statistics only)."""
+        return self._cached("values", column, where, tuple(bounds), complete_only=complete_only, universe=universe)
+
+    def close(self):
+        self.inner.close()
