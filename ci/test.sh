@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CI: the README's test command exactly as a new user types it, in a fresh virtual environment with
-# no optional extras; then the tests of the optional DP-MisGAN extra (torch) in a second step; then lint.
+# no optional extras; then the tests of the optional DP-MisGAN extra (torch) in a second step; then the API
+# reference; then lint.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,5 +23,9 @@ pip install ".[test]" && pytest
 # (any other torch requirement would pull a multi-GB CUDA build); then only the tests that need it.
 pip install --quiet torch==2.13.0
 pytest -m slow
+
+# Step 3. The API reference, built from the docstrings with warnings as errors.
+pip install --quiet ".[docs]"
+sphinx-build -q -W --keep-going -b html docs/api "$(mktemp -d)/api"
 
 ruff check dpknn tests benchmarks

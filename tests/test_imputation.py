@@ -11,6 +11,7 @@ from reference_knn import donor_sets, l1_bruteforce
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema, WorkLimitError
 from dpknn.accounting import BudgetAccountant
 from dpknn.impute.knn import KNNImputer
+from dpknn.impute.scheme import put_values
 
 
 @st.composite
@@ -467,11 +468,10 @@ def test_text_categories_fill_a_partition_whose_column_is_all_missing():
     # A Parquet partition whose categorical column is all NaN is float64: text donors' values must go in
     # as text (issue 28 review), and integer categories still as numbers.
     schema = Schema(known=[Ordinal("x", 0, 3)], imputed=[Categorical("c", ["x", "y"])])
-    imp = KNNImputer(schema)
     out = pd.DataFrame({"x": [0, 1], "c": [np.nan, np.nan]})
-    imp._put(out, schema.imputed[0], np.array([0, 1]), np.array([["x"], ["y"]], dtype=object))
+    put_values(out, schema.imputed[0], np.array([0, 1]), np.array([["x"], ["y"]], dtype=object), "auto")
     assert out["c"].tolist() == ["x", "y"]
     ints = Schema(known=[Ordinal("x", 0, 3)], imputed=[Categorical("c", [1, 2])])
     out = pd.DataFrame({"x": [0, 1], "c": [np.nan, 2.0]})
-    KNNImputer(ints)._put(out, ints.imputed[0], np.array([0]), np.array([[1]], dtype=object))
+    put_values(out, ints.imputed[0], np.array([0]), np.array([[1]], dtype=object), "auto")
     assert out["c"].dtype == np.float64 and out["c"].tolist() == [1.0, 2.0]

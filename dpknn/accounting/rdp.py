@@ -140,6 +140,8 @@ class RdpResult(NamedTuple):
 
 
 def convert(rdp, orders, delta, conversion):
+    """(ε, δ) of an RDP curve ``rdp`` at ``orders`` for the target ``delta``, by the named ``conversion`` rule
+    (``"improved"``: Canonne, Kamath, Steinke 2020, Prop. 12; the best order is taken)."""
     if conversion == "improved":
         with np.errstate(divide="ignore", invalid="ignore"):
             eps = rdp + np.log1p(-1 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1)

@@ -1,5 +1,6 @@
-"""The ``dpknn`` command line."""
+"""The ``dpknn`` command line: argument handling only, one module per command family; the work is done
+by the library."""
 
-from dpknn.cli.main import main
+from dpknn.cli.main import build_parser, main
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]

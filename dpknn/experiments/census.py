@@ -69,6 +69,7 @@ class CensusQuery:
     ages: tuple
 
     def run(self, private, *, method, epsilon, count_epsilon):
+        """Release this query with ``private`` by ``method`` (``"global"``: the paper's NOT-DP baseline)."""
         age = {"AGE": self.ages}
         if method == "global":
             if self.kind == "mean":

@@ -71,6 +71,7 @@ class BinningSuggestion:
 
     @property
     def fits(self):
+        """Whether some tried bin widths certified L1(D) within the work limit."""
         return self.schema is not None
 
     @property

@@ -109,9 +109,12 @@ class DistributedImputation:
     l1_cases_ : dict of str to L1Case
         The worst change of each kind; ``row`` is the record's position in the whole data set
         (partitions in order), as the in-memory imputer numbers rows.
-    n_records_, n_incomplete_ : int
-    n_classes_, n_donorless_classes_, n_donorless_records_ : int
-        As the in-memory imputer's.
+    n_records_ : int
+        As the in-memory imputer's, and so are the next four.
+    n_incomplete_ : int
+    n_classes_ : int
+    n_donorless_classes_ : int
+    n_donorless_records_ : int
     max_donee_count_ : int
         Most donees of one complete record.
     l1_work_ : int

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import logging
 import math
 from dataclasses import dataclass, field
@@ -39,8 +38,8 @@ from dpknn.releases.query import check_where, involves_imputed, numeric_bounds
 from dpknn.releases.queryfile import QUERY_KEYS, ask, query_cost, read_queries
 from dpknn.releases.statistics import CachedStatistics, InMemoryStatistics, universe_of
 from dpknn.schema.attributes import Categorical, Continuous
-from dpknn.utils.io import text_writer, write_with_figures
 from dpknn.utils.progress import progress_bar
+from dpknn.utils.report import Report
 
 __all__ = ["DONORLESS_SHARE", "REPORT_FILES", "AttributeDistribution", "CuratorReport", "PlannedRelease",
            "UniverseSummary", "curator_report"]
@@ -161,7 +160,7 @@ class PlannedRelease:
 
 
 @dataclass(frozen=True)
-class CuratorReport:
+class CuratorReport(Report):
     """CONFIDENTIAL: the curator's report of a fitted imputation (:func:`curator_report`).
 
     Attributes
@@ -180,6 +179,8 @@ class CuratorReport:
         Rehearsals per planned release.
     warnings : tuple of str
     """
+
+    stem = "report"
 
     n_records: int
     k: int
@@ -262,22 +263,6 @@ class CuratorReport:
         out.append((_FIGURES["planned"], planned_errors_figure(
             self.planned, title=f"Planned releases: 90% intervals ({CONFIDENTIAL})")))
         return out
-
-    def files(self, directory):
-        """``(files, make_figures)`` for :func:`dpknn.utils.io.write_with_figures`: what :meth:`write`
-        writes, for callers that write the report together with other files (all or nothing)."""
-        directory = Path(directory)
-        if directory.exists() and not directory.is_dir():
-            raise ValueError(f"report directory {str(directory)!r} exists and is not a directory.")
-        files = [(directory / "report.md", text_writer(self.to_markdown() + "\n")),
-                 (directory / "report.json", text_writer(json.dumps(self.to_dict(), indent=2, allow_nan=False)))]
-        return files, lambda: [(directory / name, fig) for name, fig in self.figures()]
-
-    def write(self, directory):
-        """Write ``report.md``, ``report.json`` and the PNG figures to ``directory`` (all or nothing;
-        the figures are skipped with a warning without matplotlib). Returns the paths written."""
-        files, make_figures = self.files(directory)
-        return write_with_figures(files, make_figures)
 
 
 def curator_report(imputer, X, *, queries=None, draws=1000, rng=None, progress=False):

@@ -140,6 +140,7 @@ class Geometric(Mechanism):
 
     @property
     def alpha(self):
+        """exp(-ε/Δ): the ratio of the probabilities of neighbouring noise values."""
         return math.exp(-self.epsilon / self.sensitivity)
 
     @property

@@ -173,6 +173,7 @@ def public_grid(scale, *, bits=_GRID_BITS):
 
 
 def check_grid(grid):
+    """``grid`` as a float if it is a positive power of two (a public grid), else a clear error."""
     g = check_positive_real(grid, "grid")
     m, _ = math.frexp(g)
     if m != 0.5:
@@ -200,6 +201,7 @@ def in_units(z, grid, size):
 
 
 def check_epsilon(epsilon):
+    """``epsilon`` as a float if it is a finite real > 0, else a clear error."""
     return check_positive_real(epsilon, "epsilon")
 
 

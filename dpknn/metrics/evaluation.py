@@ -23,7 +23,6 @@ import json
 import logging
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -40,7 +39,8 @@ from dpknn.metrics.inference import regression_comparison
 from dpknn.metrics.pmse import pmse
 from dpknn.schema.attributes import Categorical, Continuous
 from dpknn.schema.discretization import Discretization
-from dpknn.utils.io import markdown_table, text_writer, write_with_figures
+from dpknn.utils.io import markdown_table
+from dpknn.utils.report import Report
 from dpknn.utils.validation import check_positive_int, check_rng
 
 __all__ = ["EvaluationReport", "evaluate", "parse_regression"]
@@ -122,7 +122,7 @@ def _sample(df, rows, gen):
 
 
 @dataclass(frozen=True)
-class EvaluationReport:
+class EvaluationReport(Report):
     """Utility and disclosure risk of a released table (see :func:`evaluate`). CONFIDENTIAL.
 
     Attributes
@@ -158,6 +158,8 @@ class EvaluationReport:
         records whose value differs from their own real record's (two missing values count as
         equal). An attribute at 0 was released as it was.
     """
+
+    stem = "evaluation"
 
     n_real: int
     n_released: int
@@ -206,6 +208,7 @@ class EvaluationReport:
         return json.loads(json.dumps(out, default=float))
 
     def to_markdown(self):
+        """The report as Markdown (tables of the utility and risk measures)."""
         kind = ("record-level (released rows carry the real records' labels)" if self.record_level
                 else "not record-level (synthetic, or no labels given)")
         lines = [f"# Evaluation of a released table\n\n**{CONFIDENTIAL}.**\n",
@@ -297,21 +300,6 @@ class EvaluationReport:
             out.append((FIGURES["regressions"], regression_intervals_figure(
                 self.regressions, title=f"Regression coefficients\n{CONFIDENTIAL}")))
         return out
-
-    def files(self, directory):
-        """``(files, make_figures)`` for :func:`dpknn.utils.io.write_with_figures`."""
-        directory = Path(directory)
-        if directory.exists() and not directory.is_dir():
-            raise ValueError(f"report directory {str(directory)!r} exists and is not a directory.")
-        files = [(directory / "evaluation.md", text_writer(self.to_markdown() + "\n")),
-                 (directory / "evaluation.json", text_writer(json.dumps(self.to_dict(), indent=2) + "\n"))]
-        return files, lambda: [(directory / name, fig) for name, fig in self.figures()]
-
-    def write(self, directory):
-        """Write ``evaluation.md``, ``evaluation.json`` and the PNGs to ``directory`` (all or nothing).
-        Returns the paths written."""
-        files, make_figures = self.files(directory)
-        return write_with_figures(files, make_figures)
 
 
 def evaluate(real, released, attributes, *, label=None, same_order=False, regressions=(), keys=None, target=None,

@@ -111,6 +111,7 @@ class RegressionComparison:
 
     @property
     def mean_ci_overlap(self):
+        """Mean, over the coefficients, of the confidence-interval overlap."""
         return float(self.table["ci_overlap"].mean())
 
 

@@ -37,6 +37,7 @@ References
 from __future__ import annotations
 
 import logging
+import typing
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
@@ -45,7 +46,7 @@ from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import Geometric, Laplace
 from dpknn.mechanisms.base import CuratorDiagnostics, public_grid
 from dpknn.mechanisms.randomness import as_source
-from dpknn.utils.validation import check_fitted, check_positive_int, check_positive_real, record_features
+from dpknn.utils.validation import Interval, check_fitted, record_features, validate_params
 
 __all__ = ["DPKMeans"]
 
@@ -98,6 +99,12 @@ class DPKMeans(ClusterMixin, BaseEstimator):
     curator_ : CuratorDiagnostics
         CONFIDENTIAL: true cluster sizes per iteration and the number of clamped rows.
     """
+
+    parameter_constraints: typing.ClassVar[dict] = {
+        "n_clusters": Interval("int", 1, None, closed="left"),
+        "epsilon": Interval("real", 0, None, closed="neither"),
+        "max_iter": Interval("int", 1, None, closed="left"),
+    }
 
     def __init__(self, n_clusters=8, *, epsilon, bounds, max_iter=5, init=None, rng=None):
         self.n_clusters = n_clusters
@@ -154,9 +161,8 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         self
         """
         check_not_imputed(X, "X")  # a DataFrame from KNNImputer carries its flags
-        k = check_positive_int(self.n_clusters, "n_clusters")
-        eps = check_positive_real(self.epsilon, "epsilon")
-        iterations = check_positive_int(self.max_iter, "max_iter")
+        params = validate_params(self)
+        k, eps, iterations = params["n_clusters"], params["epsilon"], params["max_iter"]
         lower, upper = self._box()
         if accountant is not None:
             accountant.spend(eps, 0.0, label=f"DPKMeans(n_clusters={k}, max_iter={iterations})")

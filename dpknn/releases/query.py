@@ -149,6 +149,11 @@ class Query:
         """The groups of columns the query reads."""
         return (self.where,)
 
+    def theorem(self, schema):
+        """Which result its last release uses on ``schema``: a theorem of Clifton et al. (2022, §5), or the
+        ordinary mechanism of a query that reads no imputed attribute."""
+        raise NotImplementedError
+
     def checked(self, schema):
         """The query with its inputs validated against ``schema`` (conditions as dicts, budgets floats)."""
         _check_method(self.method)

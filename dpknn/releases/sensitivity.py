@@ -49,6 +49,7 @@ def _check_l1(l1):
 
 
 def check_bounds(bounds):
+    """Public bounds ``(low, high)`` as floats, finite with low < high and (high - low)² finite; else a clear error."""
     try:
         a, b = (float(v) for v in bounds)
     except (TypeError, ValueError):

@@ -165,6 +165,7 @@ class Ordinal:
         return values, missing
 
     def encode(self, df):
+        """Codes of the column ``df[name]`` (bins from ``lower``), and its missing mask."""
         values, missing = self.read_column(df)
         if missing.any():
             raise _known_missing(self.name, int(missing.sum()))
@@ -175,6 +176,7 @@ class Ordinal:
         return self.lower + np.asarray(codes, dtype=np.int64) * self.bin_width
 
     def to_dict(self):
+        """The attribute as a TOML-ready dict (its public domain)."""
         return _with_universe(self, {"name": self.name, "type": "ordinal", "lower": self.lower,
                                      "upper": self.upper, "bin_width": self.bin_width, "weight": self.weight})
 
@@ -227,6 +229,7 @@ class Categorical:
 
     @property
     def n_codes(self):
+        """Number of categories."""
         return len(self.categories)
 
     def _codes(self, df):
@@ -291,15 +294,18 @@ class Categorical:
         return self._codes(df)
 
     def encode(self, df):
+        """Codes of the column ``df[name]`` (positions in ``categories``), and its missing mask."""
         codes, missing = self._codes(df)
         if missing.any():
             raise _known_missing(self.name, int(missing.sum()))
         return codes.astype(np.int64, copy=False)
 
     def decode(self, codes):
+        """Categories of ``codes``."""
         return np.asarray(self.categories, dtype=object)[np.asarray(codes, dtype=np.int64)]
 
     def to_dict(self):
+        """The attribute as a TOML-ready dict (its public domain)."""
         return _with_universe(self, {"name": self.name, "type": "categorical",
                                      "categories": list(self.categories), "weight": self.weight})
 
@@ -341,6 +347,7 @@ class Continuous:
     kind = "continuous"
 
     def read_column(self, df):
+        """The observed values, checked inside [lower, upper], and the missing mask: (values, missing)."""
         values, missing = _numeric_column(df, self.name)
         obs = values[~missing]
         bad = (obs < self.lower) | (obs > self.upper)
@@ -352,6 +359,7 @@ class Continuous:
         return values, missing
 
     def to_dict(self):
+        """The attribute as a TOML-ready dict (its public domain)."""
         return _with_universe(self, {"name": self.name, "type": "continuous", "lower": self.lower,
                                      "upper": self.upper})
 
@@ -543,6 +551,7 @@ class EncodedData:
 
     @property
     def n_records(self):
+        """Number of encoded records."""
         return self.cells.shape[0]
 
 
@@ -614,10 +623,12 @@ class Schema:
 
     @property
     def known_names(self):
+        """Names of the known attributes, in order."""
         return tuple(a.name for a in self.known)
 
     @property
     def imputed_names(self):
+        """Names of the imputed attributes (the set A), in order."""
         return tuple(a.name for a in self.imputed)
 
     @property
@@ -627,10 +638,12 @@ class Schema:
 
     @property
     def weights(self):
+        """Distance weights of the known attributes, in order."""
         return np.array([a.weight for a in self.known], dtype=np.int64)
 
     @property
     def is_categorical(self):
+        """Whether each known attribute is categorical, in order."""
         return np.array([isinstance(a, Categorical) for a in self.known], dtype=bool)
 
     def attribute(self, name):
@@ -697,6 +710,7 @@ class Schema:
 
     @property
     def has_universes(self):
+        """Whether an imputed attribute declares a universe."""
         return any(a.universe is not None for a in self.imputed)
 
     def universe_groups(self):
@@ -765,6 +779,7 @@ class Schema:
 
     # --- description files -------------------------------------------------------------
     def to_dict(self):
+        """The schema as a TOML-ready dict (public domains only)."""
         out = {"known": [a.to_dict() for a in self.known], "imputed": [a.to_dict() for a in self.imputed]}
         if self.label is not None:
             out["label"] = self.label

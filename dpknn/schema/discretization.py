@@ -72,9 +72,11 @@ class Discretization:
 
     @property
     def names(self):
+        """Names of the attributes, in order."""
         return [a.name for a in self.attributes]
 
     def ordinal_width(self, a):
+        """Width of the bins of the Ordinal attribute ``a`` (its values per bin)."""
         if a.n_codes <= self.bins:
             return a.bin_width
         return -(-(a.upper - a.lower + 1) // self.bins)

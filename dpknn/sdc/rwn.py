@@ -40,6 +40,7 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import typing
 import warnings
 
 import numpy as np
@@ -51,7 +52,16 @@ from dpknn._core import _grouping, _rwn
 from dpknn.impute.flags import flag_columns
 from dpknn.schema.geometry import one_hot, query_until_certified, scaled_column
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.validation import check_fitted, check_positive_int, check_rng, record_features
+from dpknn.utils.validation import (
+    Boolean,
+    Interval,
+    Options,
+    check_fitted,
+    check_positive_int,
+    check_rng,
+    record_features,
+    validate_params,
+)
 
 __all__ = ["RWN", "UNCHANGED_SHARE", "pairs_from_indices", "perturb_parquet", "warn_unchanged"]
 
@@ -250,21 +260,25 @@ class RWN(TransformerMixin, BaseEstimator):
         self.progress = progress
         self.rng = rng
 
+    parameter_constraints: typing.ClassVar[dict] = {
+        "k": Interval("int", 1, None, closed="left"),
+        "radius": (None, Interval("real", 0, None, closed="left")),
+        "q": Interval("real", 0, 1, closed="both"),
+        "method": Options(*_METHODS),
+        "m": (None, Interval("int", 1, None, closed="left")),
+        "partitions": (None, Interval("int", 1, None, closed="left")),
+        "fresh": Boolean(),
+        "progress": Boolean(),
+    }
+
     def _check_settings(self):
-        """Check the parameters that do not depend on the data."""
-        check_positive_int(self.k, "k")
-        if self.radius is not None and (not isinstance(self.radius, numbers.Real) or not self.radius >= 0):
-            raise ValueError(f"radius must be a number >= 0 or None, got {self.radius!r}.")
-        if not (isinstance(self.q, numbers.Real) and 0 <= self.q <= 1):
-            raise ValueError(f"q must be a probability in [0, 1], got {self.q!r}.")
-        if self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}.")
-        if self.method in ("sampled_points", "sampled_pairs"):
-            if self.m is None:
-                what = "the sample size" if self.method == "sampled_points" else "the average number of partners"
-                raise ValueError(f"method={self.method!r} needs m ({what} per record); got m=None.")
-            check_positive_int(self.m, "m")
-        if self.method == "partitioned" and self.partition_key is None:
+        """Check the parameters that do not depend on the data (``parameter_constraints``, then how they
+        combine)."""
+        validate_params(self)
+        if self.method in ("sampled_points", "sampled_pairs") and self.m is None:
+            what = "the sample size" if self.method == "sampled_points" else "the average number of partners"
+            raise ValueError(f"method={self.method!r} needs m ({what} per record); got m=None.")
+        if self.method == "partitioned" and self.partition_key is None and self.partitions is None:
             check_positive_int(self.partitions, "partitions")
 
     def _validate(self, df, columns):

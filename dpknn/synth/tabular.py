@@ -61,6 +61,7 @@ class TabularEncoding:
 
     @property
     def names(self):
+        """Names of the attributes, in order."""
         return [a.name for a in self.attributes]
 
     @property

@@ -230,6 +230,7 @@ def table_writer(df, path, *, metadata=None):
 
 
 def text_writer(text):
+    """A writer (for :func:`write_files`) of ``text`` as a UTF-8 file."""
     def write(tmp):
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)

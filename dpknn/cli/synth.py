@@ -1,0 +1,183 @@
+"""``synth`` (DP synthetic data) and ``evaluate`` (utility and risk of a released table)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from dpknn.cli.common import (
+    CLIError,
+    add_seed,
+    file_content,
+)
+from dpknn.impute.flags import check_path_not_imputed
+from dpknn.utils.io import (
+    check_outputs,
+    read_table,
+    table_writer,
+    text_writer,
+    write_files,
+)
+
+logger = logging.getLogger(__name__)
+
+
+SYNTH_METHODS = {
+    "privbayes": ("PrivBayes on complete rows", "complete_rows"),
+    "privbayese": ("PrivBayesE: each table on the rows observed on it", "observe"),
+    "privbayes-value": ("PrivBayes with missingness as a value (reproduces gaps)", "value"),
+    "columnwise": ("column-wise naive-Bayes stages that impute as they go (KaminoI)", None),
+    "dpmisgan": ("MisGAN trained with DP-SGD on both critics (valid DP-MisGAN)", None),
+}
+
+
+def _cmd_synth(args):
+    from dpknn.schema.discretization import read_attributes
+    from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, PrivBayes
+
+    check_outputs([args.output, _sidecar(args.output)], [args.input, args.attributes])
+    table_writer(None, args.output)
+    if args.rows < 1:
+        raise CLIError(f"--rows must be a positive number of synthetic rows, got {args.rows}.")
+    check_path_not_imputed(args.input)
+    with file_content(args.attributes):
+        attrs = read_attributes(args.attributes)
+    what, missing = SYNTH_METHODS[args.method]
+    gan_only = {"--input-rows": args.input_rows, "--delta": args.delta, "--epochs": args.epochs,
+                "--batch-size": args.batch_size, "--gaps": args.gaps or None}
+    if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
+        raise CLIError(f"{', '.join(k for k, v in gan_only.items() if v is not None)} apply to --method dpmisgan only.")
+    if args.method in ("dpmisgan", "columnwise") and (args.max_rows is not None or args.degree != 2):
+        raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
+    sample_options = {}
+    if args.method == "dpmisgan":
+        if args.input_rows is None:
+            raise CLIError("--method dpmisgan needs --input-rows, the public number of input rows that sets the "
+                           "sampling rate batch/rows and the step count (derived from the data they would reveal n).")
+        # Only the options given: the estimator's defaults hold otherwise, and it validates what was given.
+        given = {k: v for k, v in (("epochs", args.epochs), ("batch_size", args.batch_size)) if v is not None}
+        model = DPMisGAN(attrs, epsilon=args.epsilon, delta=args.delta, n_rows=args.input_rows,
+                         progress=args.progress, rng=args.seed, **given)
+        sample_options["missing"] = args.gaps
+    elif args.method == "columnwise":
+        model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=args.bins, progress=args.progress,
+                                      rng=args.seed)
+    else:
+        model = PrivBayes(attrs, epsilon=args.epsilon, degree=args.degree, missing=missing, bins=args.bins,
+                          max_rows=args.max_rows, progress=args.progress, rng=args.seed)
+    df = read_table(args.input)
+    model.fit(df)
+    out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1, **sample_options)
+    public = {"method": args.method, "description": what, "epsilon": model.epsilon_, "delta": model.delta_,
+              "neighbours": "add/remove one record", "rows": args.rows, "attributes": [a.to_dict() for a in attrs]}
+    if args.method == "dpmisgan":
+        public.update(input_rows=args.input_rows, input_rows_is="public input", epochs=model.epochs,
+                      batch_size=model.batch_size, clip=model.clip, sampling_rate=model.sampling_rate_,
+                      critic_steps=model.steps_, noise_multiplier=model.noise_multiplier_, gaps=args.gaps,
+                      accounting="RDP of the sampled Gaussian mechanism, improved conversion")
+    elif args.method == "columnwise":
+        public.update(bins=args.bins, order=list(model.order_))
+        if model.noisy_missing_counts_ is not None:
+            public["noisy_missing_counts"] = model.noisy_missing_counts_
+    else:
+        public.update(bins=args.bins, degree=args.degree, network=[[c, list(p)] for c, p in model.network_],
+                      max_rows=model.max_rows_,
+                      max_rows_is=("public input" if args.max_rows is not None else "released (noisy count + margin)"))
+    write_files([(args.output, table_writer(out, args.output)),
+                 (_sidecar(args.output), text_writer(json.dumps(public, indent=2, default=str) + "\n"))])
+    print(f"{args.method}: {what}; epsilon={model.epsilon_:g}, delta={model.delta_:g}; wrote {args.rows} synthetic "
+          f"rows to {args.output} and the public parameters to {_sidecar(args.output)}")
+    return 0
+
+
+def _cmd_evaluate(args):
+    from dpknn.metrics.evaluation import FIGURES, evaluate
+    from dpknn.schema.discretization import read_attributes
+
+    names = ("evaluation.md", "evaluation.json", *FIGURES.values())
+    check_outputs([args.out / n for n in names], [args.real, args.released, args.attributes])
+    with file_content(args.attributes):
+        attrs = read_attributes(args.attributes)
+    keys = None if args.keys is None else [k.strip() for k in args.keys.split(",") if k.strip()]
+    real, released = read_table(args.real), read_table(args.released)
+    report = evaluate(real, released, attrs, label=args.label, same_order=args.same_order,
+                      regressions=args.regression or (), keys=keys,
+                      target=args.target, bins=args.bins, max_rows=args.max_rows, rng=args.seed)
+    # A figure a measure did not produce this time must not survive from an earlier run.
+    for name in FIGURES.values():
+        stale = args.out / name
+        if stale.exists() and name not in dict(report.figures()):
+            stale.unlink()
+    written = report.write(args.out)
+    print(f"evaluated {len(released)} released rows against {len(real)} real rows; wrote "
+          f"{', '.join(p.name for p in written)} to {args.out} (CONFIDENTIAL: computed from the real data)")
+    return 0
+
+
+def _sidecar(path):
+    return Path(str(path) + ".json")
+
+
+def add_synth_parser(sub):
+    """Add the ``synth`` command to the subparsers ``sub``."""
+    p = sub.add_parser("synth", help="DP synthetic data from a table with missing values (PrivBayes, columnwise)",
+                       description="Fit a differentially private synthesiser on --input and write --rows synthetic "
+                       "rows to --output (CSV or Parquet) and OUTPUT.json with the public parameters and what was "
+                       "released (the network, the row bound). Methods: privbayes (complete rows), privbayese (each "
+                       "table on the rows observed on its attributes), privbayes-value (missingness as a value), "
+                       "columnwise (KaminoI), dpmisgan (MisGAN with DP-SGD on its critics; needs torch). See "
+                       "docs/synthesis.md.")
+    p.add_argument("--attributes", type=Path, required=True,
+                   help="TOML file of [[attribute]] tables (or a schema file): the public domains")
+    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
+    p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
+    p.add_argument("--epsilon", type=float, required=True, help="total epsilon")
+    p.add_argument("--method", default="privbayese", choices=list(SYNTH_METHODS), help="default privbayese")
+    p.add_argument("--rows", type=int, required=True, help="synthetic rows to write (a public number)")
+    p.add_argument("--degree", type=int, default=2, help="parents per attribute for PrivBayes (1-3, default 2)")
+    p.add_argument("--bins", type=int, default=10, help="public bins of wide numeric attributes (default 10)")
+    p.add_argument("--max-rows", type=int, default=None,
+                   help="public bound on the input's rows (PrivBayes); without it a bound is released with 1%% of "
+                        "epsilon and delta=1e-9")
+    gan = p.add_argument_group("dpmisgan")
+    gan.add_argument("--input-rows", type=int, default=None,
+                     help="public number of input rows: sets the sampling rate and the step count (required)")
+    gan.add_argument("--delta", type=float, default=None, help="delta (default 10^-(digits of --input-rows + 1))")
+    gan.add_argument("--epochs", type=int, default=None, help="expected passes over the data (default 20)")
+    gan.add_argument("--batch-size", type=int, default=None, help="expected batch size (default 64)")
+    gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
+    p.add_argument("--progress", action="store_true", help="show progress")
+    add_seed(p)
+    p.set_defaults(func=_cmd_synth)
+
+
+def add_evaluate_parser(sub):
+    """Add the ``evaluate`` command to the subparsers ``sub``."""
+    p = sub.add_parser("evaluate", help="utility and disclosure risk of a released table against the real one",
+                       description="Compare a released table (RWN output, imputed or synthetic data) with the real "
+                                   "one: marginals, correlations, pMSE, regressions (CI overlap), and disclosure "
+                                   "risk (closest records, linkage, attribution, uniques). The report is computed "
+                                   "from the real data: it is confidential, not a release.")
+    p.add_argument("--real", type=Path, required=True, help="the real table (.csv or .parquet)")
+    p.add_argument("--released", type=Path, required=True, help="the released table (.csv or .parquet)")
+    p.add_argument("--attributes", type=Path, required=True,
+                   help="TOML file of the public attributes (as for synth; a schema file also works)")
+    p.add_argument("--out", type=Path, required=True, help="folder for evaluation.md, evaluation.json and PNGs")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--label", default=None,
+                       help="column of record labels in both tables; record-level releases are then tested for "
+                            "linkage (refused when either table lacks it or the real labels repeat)")
+    which.add_argument("--same-order", action="store_true",
+                       help="the released rows are the real records in the same order (dpknn rwn and dpknn impute "
+                            "output): test linkage by row position")
+    p.add_argument("--regression", action="append", default=None, metavar="'Y ~ X1 + X2'",
+                   help="a regression to compare (repeatable); logit for a two-category response, else OLS")
+    p.add_argument("--keys", default=None, help="comma-separated quasi-identifiers (default: every attribute but "
+                                                "--target)")
+    p.add_argument("--target", default=None, help="sensitive attribute for the correct attribution probability")
+    p.add_argument("--bins", type=int, default=10, help="public bins of wide numeric attributes (default 10)")
+    p.add_argument("--max-rows", type=int, default=100_000,
+                   help="rows of each table the pMSE fits use at most (uniform sample; default 100000)")
+    add_seed(p)
+    p.set_defaults(func=_cmd_evaluate)
