@@ -92,6 +92,7 @@ logger = logging.getLogger(__name__)
 
 
 def build_parser():
+    """The argument parser of ``dpknn``: each command family adds its own commands."""
     parser = argparse.ArgumentParser(
         prog="dpknn",
         description="Differentially private release of survey and census data with missing values.",

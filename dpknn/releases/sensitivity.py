@@ -4,7 +4,7 @@ Neighbouring relation throughout: add or remove one record (unbounded DP). All s
 here are ``ln 2``-smooth upper bounds on the local sensitivity of a query answered on the
 k-NN-imputed data, built from L1(D) through Theorem 4.6 and Theorem 3.5 of Clifton et al.
 (2022); they are smooth only for β ≥ ln 2, which is why a smooth-sensitivity release needs
-ε > ln 2 with PolyPlace noise (:func:`dpknn.mechanisms.base.choose_polyplace`; no noise scaled by S(D) can
+ε > ln 2 with PolyPlace noise (:func:`dpknn.mechanisms.choose_polyplace`; no noise scaled by S(D) can
 do with less) and ε > 2 ln 2 with the paper's generalized Cauchy noise
 (:func:`dpknn.mechanisms.cauchy_admissible`). The noise and its calibration
 live in :mod:`dpknn.mechanisms.base`; this module holds only the theorems' bounds.
