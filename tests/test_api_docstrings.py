@@ -1,25 +1,16 @@
 """Every public module, class, function, method and property of dpknn has a docstring (the API
 reference in docs/api is built from them, with warnings as errors in CI)."""
 
-import importlib
 import inspect
-import pkgutil
+
+from package_modules import public_modules
 
 import dpknn
 
 
-def _modules():
-    yield dpknn
-    for info in pkgutil.walk_packages(dpknn.__path__, "dpknn."):
-        parts = info.name.split(".")[1:]
-        if any(p.startswith("_") for p in parts) or info.name.endswith("misgan_torch"):
-            continue
-        yield importlib.import_module(info.name)
-
-
 def undocumented():
     missing = []
-    for mod in _modules():
+    for mod in public_modules():
         if not (mod.__doc__ or "").strip():
             missing.append(mod.__name__)
         for name in getattr(mod, "__all__", []):

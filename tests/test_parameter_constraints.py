@@ -2,11 +2,10 @@
 each value its constraint names as invalid, with an error naming the parameter (as scikit-learn
 checks its ``_parameter_constraints``)."""
 
-import importlib
 import inspect
-import pkgutil
 
 import pytest
+from package_modules import public_modules
 
 import dpknn
 from dpknn import Continuous, Ordinal, Schema
@@ -23,10 +22,8 @@ VALID = {
 
 def _declaring_classes():
     seen = set()
-    for info in pkgutil.walk_packages(dpknn.__path__, "dpknn."):
-        if any(p.startswith("_") for p in info.name.split(".")[1:]) or info.name.endswith("misgan_torch"):
-            continue
-        for _, cls in inspect.getmembers(importlib.import_module(info.name), inspect.isclass):
+    for module in public_modules():
+        for _, cls in inspect.getmembers(module, inspect.isclass):
             if "parameter_constraints" in vars(cls) and cls.__module__.startswith("dpknn"):
                 seen.add(cls)
     return sorted(seen, key=lambda c: c.__name__)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
-import warnings
 from pathlib import Path
 
 from dpknn.cli.common import (
@@ -13,7 +11,6 @@ from dpknn.cli.common import (
     file_content,
     to_json,
 )
-from dpknn.exceptions import PrivacyLeakWarning
 from dpknn.utils.io import (
     IMPUTED_MARKER,
     check_outputs,
@@ -58,12 +55,8 @@ def _cmd_schema(args):
 
     check_outputs([args.output], [args.input])
     df = read_table(args.input)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)  # said below, louder
-        draft = draft_schema(df, label=args.label)
+    draft = draft_schema(df, label=args.label)   # its PrivacyLeakWarning reaches stderr as one line
     write_files([(args.output, text_writer(draft.to_toml(source=Path(args.input).name)))])
-    print(f"PrivacyLeakWarning: the domains in {args.output} were READ FROM THE DATA and are not public; replace "
-          "every bound and category list by public ones before any release.", file=sys.stderr)
     print(f"drafted {len(draft.schema.known)} known and {len(draft.schema.imputed)} imputed attributes"
           + (f"; left out {', '.join(draft.left_out)}" if draft.left_out else "") + f"; wrote {args.output}")
     return 0

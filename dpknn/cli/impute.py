@@ -145,6 +145,7 @@ def _cmd_release(args):
     from dpknn.exceptions import BudgetExceededError
     from dpknn.releases.queries import PrivateImputation
     from dpknn.releases.queryfile import read_queries
+    from dpknn.releases.statistics import CachedStatistics
 
     check_outputs([args.output, args.diagnostics], [args.input, args.schema, args.queries])
     if Path(args.output).suffix.lower() != ".json":
@@ -174,7 +175,9 @@ def _cmd_release(args):
             client = stack.enter_context(scheduler_client(args))
             stats = stack.enter_context(ParquetStatistics(args.input, schema, k=args.k, max_work=args.max_work,
                                                           client=client))
-            private = PrivateImputation.from_statistics(stats, accountant=acc, rng=args.seed, noise=args.noise)
+            # A mean's count and the count asked for it are one pass, not two.
+            private = PrivateImputation.from_statistics(CachedStatistics(stats), accountant=acc, rng=args.seed,
+                                                        noise=args.noise)
             rows = private.imputer.n_records_
         else:
             if args.scheduler is not None:

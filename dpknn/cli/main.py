@@ -21,7 +21,7 @@ import warnings
 
 from dpknn.cli import data, experiments, impute, sdc, synth
 from dpknn.cli.common import CLIError
-from dpknn.exceptions import WorkLimitError
+from dpknn.exceptions import PrivacyLeakWarning, WorkLimitError
 from dpknn.utils.io import (
     defer_signal,
 )
@@ -177,6 +177,9 @@ def _one_line_warning(args):
     category and the place that warned are added)."""
     def show(message, category, filename, lineno, file=None, line=None):
         where = f" ({category.__name__} at {filename}:{lineno})" if args.verbose else ""
+        # A privacy warning says so even without -v: it is the one a curator must not miss.
+        if issubclass(category, PrivacyLeakWarning) and not args.verbose:
+            message = f"{category.__name__}: {message}"
         print(f"dpknn {args.command}: warning: {message}{where}", file=sys.stderr)
     return show
 

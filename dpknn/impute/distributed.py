@@ -43,7 +43,6 @@ import logging
 import math
 import operator
 import os
-import pickle
 import re
 import tempfile
 import threading
@@ -998,8 +997,10 @@ class ParquetStatistics(Statistics):
     one task per partition that fills the partition's missing values from its donors and keeps only
     the total; only those totals reach the client, and no imputed partition is written unless
     ``imputed_dir`` asks for it. Sums are exact (:func:`dpknn.releases.exact_moments` per partition,
-    added as fractions), so every release equals the in-memory one for the same seed. A statistic
-    asked twice (the count of a mean that was also released as a count) is computed once.
+    added as fractions), so every release equals the in-memory one for the same seed. Each count or
+    sum asked is one pass over the folder: wrap it in :class:`~dpknn.releases.CachedStatistics` (as
+    ``dpknn release`` does) so that a statistic asked twice (the count of a mean that was also
+    released as a count) is computed once.
 
     Use it as a context manager (or call :meth:`close`; a ``PrivateImputation.from_statistics`` of
     it closes it too): the donors' values are confidential microdata and are removed on exit (the
@@ -1034,7 +1035,8 @@ class ParquetStatistics(Statistics):
     Examples
     --------
     ``with ParquetStatistics(folder, schema, k=1) as stats:`` then
-    ``PrivateImputation.from_statistics(stats, accountant=BudgetAccountant(1.0)).count(epsilon=1.0)``.
+    ``PrivateImputation.from_statistics(CachedStatistics(stats), accountant=BudgetAccountant(1.0))``
+    and its ``count(epsilon=1.0)``, ``mean(...)``.
     """
 
     def __init__(self, input_dir, schema, *, k=1, client=None, imputed_dir=None, max_work=DEFAULT_MAX_WORK,
@@ -1042,7 +1044,6 @@ class ParquetStatistics(Statistics):
         imp, files = _check_inputs(input_dir, schema, k, "auto", max_work)   # before a cluster starts
         self.schema = imp.schema
         self._stack = contextlib.ExitStack()
-        self._cache = {}
         try:
             self.imputed_files, self._donors = None, [None] * len(files)
             if imputed_dir is None:
@@ -1076,19 +1077,16 @@ class ParquetStatistics(Statistics):
 
     def _statistic(self, where, universe, complete_only, column=None, bounds=None):
         universe = {} if universe is None else universe.where
-        key = pickle.dumps((sorted(where.items()), sorted(universe.items()), complete_only, column, bounds))
-        if key not in self._cache:
-            if complete_only:
-                files, donors = self.input_files, [None] * len(self.input_files)
-            elif self.imputed_files is not None:
-                files, donors = self.imputed_files, [None] * len(self.imputed_files)
-            else:
-                files, donors = self.input_files, self._donors
-            futures = self.client.map(_partition_statistic, files, donors, schema=self.schema, where=where,
-                                      universe=universe, complete_only=complete_only, column=column, bounds=bounds,
-                                      pure=False)
-            self._cache[key] = functools.reduce(operator.add, self.client.gather(futures))
-        return self._cache[key]
+        if complete_only:
+            files, donors = self.input_files, [None] * len(self.input_files)
+        elif self.imputed_files is not None:
+            files, donors = self.imputed_files, [None] * len(self.imputed_files)
+        else:
+            files, donors = self.input_files, self._donors
+        futures = self.client.map(_partition_statistic, files, donors, schema=self.schema, where=where,
+                                  universe=universe, complete_only=complete_only, column=column, bounds=bounds,
+                                  pure=False)
+        return functools.reduce(operator.add, self.client.gather(futures))
 
     def count(self, where, *, complete_only=False, universe=None):
         return self._statistic(where, universe, complete_only)

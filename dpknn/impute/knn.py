@@ -67,7 +67,7 @@ from dpknn.utils.validation import (
     InstanceOf,
     Interval,
     Options,
-    check_fitted,
+    check_is_fitted,
     record_features,
     validate_params,
 )
@@ -500,7 +500,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------------------------------
     def _check_fitted(self):
-        check_fitted(self, "l1_")
+        check_is_fitted(self, "l1_")
 
     def check_fitted_on(self, df):
         """Raise ValueError unless ``df`` is the data this imputer was fitted on.

@@ -46,7 +46,7 @@ from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import Geometric, Laplace
 from dpknn.mechanisms.base import CuratorDiagnostics, public_grid
 from dpknn.mechanisms.randomness import as_source
-from dpknn.utils.validation import Interval, check_fitted, record_features, validate_params
+from dpknn.utils.validation import Interval, check_is_fitted, record_features, validate_params
 
 __all__ = ["DPKMeans"]
 
@@ -214,7 +214,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
 
     def predict(self, X):
         """Index of the nearest released centre of each row (in the box's unit-width coordinates)."""
-        check_fitted(self, "cluster_centers_")
+        check_is_fitted(self, "cluster_centers_")
         x = np.asarray(X, dtype=np.float64)
         if x.ndim != 2 or x.shape[1] != self.n_features_in_:
             raise ValueError(f"X must have shape (n_samples, {self.n_features_in_}), got {x.shape}.")

@@ -227,11 +227,8 @@ class Mean(Query):
         return "5.4b" if involves_imputed(schema, self.where) else "5.4a"
 
     def checked(self, schema):
-        _check_method(self.method)
-        budgets = {name: check_positive_real(getattr(self, name), name) for name in self.budgets}
-        where = check_where(schema, self.where)
-        bounds = numeric_bounds(schema, self.column, self.bounds)
-        return dataclasses.replace(self, **budgets, where=where, bounds=bounds)
+        query = super().checked(schema)
+        return dataclasses.replace(query, bounds=numeric_bounds(schema, self.column, self.bounds))
 
 
 @dataclass(frozen=True, kw_only=True)

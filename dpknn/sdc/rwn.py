@@ -56,7 +56,7 @@ from dpknn.utils.validation import (
     Boolean,
     Interval,
     Options,
-    check_fitted,
+    check_is_fitted,
     check_positive_int,
     check_rng,
     record_features,
@@ -354,7 +354,7 @@ class RWN(TransformerMixin, BaseEstimator):
 
         ``X`` must have the columns seen by :meth:`fit`, in the same order.
         """
-        check_fitted(self, "columns_", call="fit(X) or fit_transform(X)")
+        check_is_fitted(self, "columns_", call="fit(X) or fit_transform(X)")
         if not isinstance(X, pd.DataFrame):
             raise TypeError(f"data must be a pandas DataFrame, got {type(X).__name__}.")
         if X.shape[1] != self.n_features_in_ or (

@@ -53,7 +53,7 @@ from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes, observed_block
 from dpknn.synth.privbayes import check_epsilon, float_down, noisy_tables
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.validation import check_fitted, check_positive_int, check_rng, check_unit_interval
+from dpknn.utils.validation import check_is_fitted, check_positive_int, check_rng, check_unit_interval
 
 __all__ = ["ColumnwiseSynthesizer"]
 
@@ -225,7 +225,7 @@ class ColumnwiseSynthesizer(BaseEstimator):
 
     def sample(self, n, *, rng=None):
         """``n`` complete, domain-valid synthetic rows (post-processing of the released models)."""
-        check_fitted(self, "tables_")
+        check_is_fitted(self, "tables_")
         n = check_positive_int(n, "n", minimum=0)
         gen = check_rng(rng)
         codes = np.empty((self.n_features_in_, n), dtype=np.int64)
@@ -239,7 +239,7 @@ class ColumnwiseSynthesizer(BaseEstimator):
         Σ_j ln(1 + (1 − φ_{S_j})(e^{ε_j} − 1)) plus the unamplified ε of the order estimate.
         Valid only when the missingness really is MCAR with these fixed, public rates.
         """
-        check_fitted(self, "tables_")
+        check_is_fitted(self, "tables_")
         if not isinstance(missing_rates, dict) or set(missing_rates) != set(self.order_):
             raise ValueError(f"missing_rates must map every attribute {list(self.order_)} to a public rate.")
         return self.order_epsilon_ + math.fsum(

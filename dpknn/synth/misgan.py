@@ -75,7 +75,13 @@ from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.base import CuratorDiagnostics
 from dpknn.mechanisms.randomness import as_source
 from dpknn.synth.tabular import TabularEncoding
-from dpknn.utils.validation import check_fitted, check_positive_int, check_positive_real, check_rng, check_unit_interval
+from dpknn.utils.validation import (
+    check_is_fitted,
+    check_positive_int,
+    check_positive_real,
+    check_rng,
+    check_unit_interval,
+)
 
 __all__ = ["ACCOUNTING", "DPMisGAN", "default_delta", "paper_sigma"]
 
@@ -311,7 +317,7 @@ class DPMisGAN(BaseEstimator):
         ``missing=True`` a cell is left missing with probability 1 − G_m's mask value, so the
         rows carry the learnt missingness pattern.
         """
-        check_fitted(self, "data_generator_")
+        check_is_fitted(self, "data_generator_")
         n = check_positive_int(n, "n", minimum=0)
         mt = _torch()
         import torch

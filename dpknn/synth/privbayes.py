@@ -63,7 +63,13 @@ from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes, observed_block
 from dpknn.synth.scores import check_row_bound, mutual_information_score, score_sensitivity
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.validation import check_fitted, check_positive_int, check_positive_real, check_rng, check_unit_interval
+from dpknn.utils.validation import (
+    check_is_fitted,
+    check_positive_int,
+    check_positive_real,
+    check_rng,
+    check_unit_interval,
+)
 
 __all__ = ["PrivBayes"]
 
@@ -324,7 +330,7 @@ class PrivBayes(BaseEstimator):
         Domain-valid; complete unless ``missing="value"``. Post-processing of the released
         tables, so it costs no privacy; ``rng`` (Generator, int or None) drives it.
         """
-        check_fitted(self, "noisy_counts_")
+        check_is_fitted(self, "noisy_counts_")
         n = check_positive_int(n, "n", minimum=0)
         gen = check_rng(rng)
         d = self.n_features_in_

@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["Boolean", "Constraint", "InstanceOf", "Interval", "Options", "check_fitted", "check_is_fitted",
+__all__ = ["Boolean", "Constraint", "InstanceOf", "Interval", "Options", "check_is_fitted",
            "check_params", "check_positive_int", "check_positive_real", "check_rng", "check_unit_interval",
            "record_features", "validate_params"]
 
@@ -101,7 +101,7 @@ def record_features(estimator, X):
         del estimator.feature_names_in_
 
 
-def check_fitted(estimator, attribute, *, call="fit(X)"):
+def check_is_fitted(estimator, attribute, *, call="fit(X)"):
     """Raise scikit-learn's ``NotFittedError`` (a ValueError and an AttributeError) unless
     ``estimator`` has ``attribute``, the one way every dpknn estimator says it is not fitted."""
     if not hasattr(estimator, attribute):
@@ -109,8 +109,6 @@ def check_fitted(estimator, attribute, *, call="fit(X)"):
 
         raise NotFittedError(f"this {type(estimator).__name__} is not fitted yet; call {call} first.")
 
-
-check_is_fitted = check_fitted
 
 
 # --- declared constraints ------------------------------------------------------------------------
