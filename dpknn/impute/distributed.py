@@ -343,8 +343,41 @@ def _observed_values(attr, df):
     return out
 
 
+@dataclass(frozen=True)
+class StagedPartition:
+    """What pass 1 learns of one partition besides its class counts: its size, its first
+    incomplete record (global row, label) and its label range and sample (None when empty)."""
+
+    number: int
+    rows: int
+    first_incomplete: tuple | None
+    label_range: tuple | None = None
+    label_sample: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class ClassCounts:
+    """The class table of pass 1: sorted class keys with their donors and incomplete records."""
+
+    keys: np.ndarray
+    n_donors: np.ndarray
+    n_inc: np.ndarray
+
+    @classmethod
+    def empty(cls):
+        return cls(*(np.zeros(0, np.int64),) * 3)
+
+    def merged(self, other):
+        """The table with another partition's counts added."""
+        keys, inverse = np.unique(np.concatenate([self.keys, other.keys]), return_inverse=True)
+        n_donors = np.bincount(inverse, np.concatenate([self.n_donors, other.n_donors]), minlength=keys.size)
+        n_inc = np.bincount(inverse, np.concatenate([self.n_inc, other.n_inc]), minlength=keys.size)
+        return ClassCounts(keys, n_donors.astype(np.int64), n_inc.astype(np.int64))
+
+
 def _stage(path, number, offset, schema, staging):
-    """Encode one partition and write its records sorted by class key; return its class counts."""
+    """Encode one partition and write its records sorted by class key; return its class counts
+    and its :class:`StagedPartition`."""
     cols = [*schema.known_names, *schema.imputed_names, *([] if schema.label is None else [schema.label])]
     df = pd.read_parquet(path, columns=cols)
     try:
@@ -368,26 +401,18 @@ def _stage(path, number, offset, schema, staging):
     starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]]) if n else np.zeros(0, dtype=np.int64)
     size = np.diff(np.r_[starts, n])
     n_inc = np.add.reduceat(inc.astype(np.int64), starts) if n else np.zeros(0, dtype=np.int64)
-    out = {"number": number, "rows": n, "keys": sk[starts], "n_donors": size - n_inc, "n_inc": n_inc}
+    counts = ClassCounts(sk[starts], (size - n_inc).astype(np.int64), n_inc)
     first = np.flatnonzero(enc.incomplete)
-    out["first_incomplete"] = None if first.size == 0 else (int(gid[first[0]]), int(labels[first[0]]))
-    if n:
-        sorted_labels = np.sort(labels)
-        out["label_range"] = (int(sorted_labels[0]), int(sorted_labels[-1]))
-        if schema.label is not None:
-            np.save(Path(staging) / _LABELS.format(number), sorted_labels)
-            out["label_sample"] = sorted_labels[np.linspace(0, n - 1, min(n, _LABEL_SAMPLE)).astype(np.int64)]
-    return out
-
-
-def _merge_counts(table, part):
-    """The class table (sorted keys, donors, incomplete) with one partition's counts added."""
-    if table is None:
-        return part["keys"], part["n_donors"], part["n_inc"]
-    keys, inverse = np.unique(np.concatenate([table[0], part["keys"]]), return_inverse=True)
-    n_donors = np.bincount(inverse, np.concatenate([table[1], part["n_donors"]]), minlength=keys.size)
-    n_inc = np.bincount(inverse, np.concatenate([table[2], part["n_inc"]]), minlength=keys.size)
-    return keys, n_donors.astype(np.int64), n_inc.astype(np.int64)
+    first_incomplete = None if first.size == 0 else (int(gid[first[0]]), int(labels[first[0]]))
+    if not n:
+        return counts, StagedPartition(number, 0, first_incomplete)
+    sorted_labels = np.sort(labels)
+    sample = None
+    if schema.label is not None:
+        np.save(Path(staging) / _LABELS.format(number), sorted_labels)
+        sample = sorted_labels[np.linspace(0, n - 1, min(n, _LABEL_SAMPLE)).astype(np.int64)]
+    return counts, StagedPartition(number, n, first_incomplete, (int(sorted_labels[0]), int(sorted_labels[-1])),
+                                   sample)
 
 
 def _duplicate_labels(staging, numbers, low, high):
@@ -407,11 +432,11 @@ def _check_unique_labels(client, schema, stats, staging, progress):
     Disjoint label ranges, the usual layout, need nothing more; otherwise the label range is
     cut at sampled quantiles and each piece is checked from the partitions' sorted labels.
     """
-    ranges = sorted(s["label_range"] for s in stats if s["rows"])
+    ranges = sorted(s.label_range for s in stats if s.rows)
     if all(a[1] < b[0] for a, b in itertools.pairwise(ranges)):
         return
-    numbers = [s["number"] for s in stats if s["rows"]]
-    sample = np.unique(np.concatenate([s["label_sample"] for s in stats if s["rows"]]))
+    numbers = [s.number for s in stats if s.rows]
+    sample = np.unique(np.concatenate([s.label_sample for s in stats if s.rows]))
     cuts = np.unique(sample[np.linspace(0, sample.size - 1, min(sample.size, len(numbers) + 1)).astype(np.int64)])
     edges = [ranges[0][0], *cuts[1:].tolist(), max(r[1] for r in ranges) + 1]
     futures = [client.submit(_duplicate_labels, str(staging), numbers, lo, hi, pure=False)
@@ -423,13 +448,28 @@ def _check_unique_labels(client, schema, stats, staging, progress):
 
 # ----------------------------------------------------------------------------------------------
 # Pass 2: donors, one bucket of consecutive classes at a time.
-def _donor_plan(imp, keys, n_donors, n_inc, k):
-    """Donor classes of every class with incomplete records and fewer than k donors of its own.
+@dataclass(frozen=True)
+class DonorPlan:
+    """One row per (deficient class, donor class) pair, in the scheme's order: the classes
+    (indices into the class table, or keys once :meth:`for_bucket` has chosen a bucket's rows),
+    how many donors the donor class gives (all of its own but the last, which gives the rest of
+    k), the slot of the first of them, and whether it is the k-th donor's class."""
 
-    Returns the deficient classes and one row per (deficient class, donor class) in the order
-    of the scheme, with how many donors that class gives (all of its own but the last, which
-    gives the rest of k) and the slot of the first of them; plus the balls of the L1 search.
-    """
+    owner: np.ndarray
+    donor: np.ndarray
+    take: np.ndarray
+    slot: np.ndarray
+    last: np.ndarray
+
+    def for_bucket(self, mine, keys):
+        """The rows in ``mine``, with their classes given as keys."""
+        return DonorPlan(keys[self.owner[mine]], keys[self.donor[mine]], self.take[mine], self.slot[mine],
+                         self.last[mine])
+
+
+def _donor_plan(imp, keys, n_donors, n_inc, k):
+    """The :class:`DonorPlan` of every class with incomplete records and fewer than k donors
+    of its own; also the balls of the L1 search and the class cells."""
     schema = imp.schema
     class_cells = _grouping.unpack_keys(keys, schema.n_codes)
     _, deficient = deficient_classes(n_donors, n_inc, k)
@@ -443,7 +483,7 @@ def _donor_plan(imp, keys, n_donors, n_inc, k):
     take = np.minimum(given, k - slot)
     last = np.zeros(flat.size, dtype=bool)
     last[np.cumsum(lengths) - 1] = True
-    plan = {"owner": owner, "donor": flat, "take": take, "slot": slot, "last": last}
+    plan = DonorPlan(owner, flat, take, slot, last)
     return plan, l1_balls(deficient, class_cells, radius, boundary, n_inc), class_cells
 
 
@@ -460,33 +500,52 @@ def _needed_runs(key, needed, max_gap=1 << 16):
     return list(zip(s[np.r_[0, cut]].tolist(), e[np.r_[cut - 1, s.size - 1]].tolist()))
 
 
-def _solve_bucket(number, staging, n_staged, class_keys, class_donors, class_incomplete, plan, foreign, k, min_label,
-                  offsets, n_values, keep_labels, labelled):
-    """Donors of every (incomplete record, donor class in ``class_keys``) pair; see the module doc.
+@dataclass(frozen=True)
+class BucketTask:
+    """What one bucket task of pass 2 needs besides its classes: where the staged records lie,
+    k, the smallest label, the partitions' first global rows, and what to carry."""
 
-    ``plan`` holds the keys of the deficient classes (owner) and donor classes (donor) of the
-    pairs whose donor class lies in this bucket; ``foreign`` the owner keys outside it, whose
-    incomplete records are read from the staging files too. Only the bucket's classes that have
-    incomplete records or give donors to a deficient class are read: the largest census classes
-    (children, a few per cent of the records each) have neither, and reading them made the task's
-    memory grow with the data set. The donors' labels go to the inbox only if ``keep_labels``
-    (the confidential donors folder needs them; the filling does not).
-    """
-    names = ["key", "label", "gid", "inc", *[f"v{j}" for j in range(n_values)]]
-    stored = ["key", "row", "inc", *(["label"] if labelled else []), *[f"v{j}" for j in range(n_values)]]
-    needed = (class_incomplete > 0) | np.isin(class_keys, plan["donor"])
-    needed_keys = class_keys[needed]
+    staging: str
+    n_staged: int
+    k: int
+    min_label: int
+    offsets: np.ndarray
+    n_values: int
+    keep_labels: bool
+    labelled: bool
+
+
+@dataclass(frozen=True)
+class SolvedBucket:
+    """What a bucket task returns to the client: donors sent per partition, the worst deletion
+    (donee count, global row, label; None without donors), and per class with a label arc its
+    key, largest stabbing count and the lower label of the deepest gap."""
+
+    number: int
+    per_partition: np.ndarray
+    delete: tuple | None
+    arc_keys: np.ndarray
+    stab: np.ndarray
+    gap_label: np.ndarray
+
+
+def _read_bucket(task, needed_keys, foreign):
+    """The staged records of the bucket's needed classes (``own``) and the incomplete records
+    of the foreign deficient classes (``far``), as column dicts."""
+    names = ["key", "label", "gid", "inc", *[f"v{j}" for j in range(task.n_values)]]
+    stored = ["key", "row", "inc", *(["label"] if task.labelled else []),
+              *[f"v{j}" for j in range(task.n_values)]]
     own_parts, far_parts = [], []
-    for p in range(n_staged):
-        cols = _columns(Path(staging) / _STAGED.format(p), stored)
+    for p in range(task.n_staged):
+        cols = _columns(Path(task.staging) / _STAGED.format(p), stored)
         key = cols["key"].mapped()
         for run in _needed_runs(key, needed_keys):
-            own_parts.append(_staged_rows(cols, run, int(offsets[p])))
+            own_parts.append(_staged_rows(cols, run, int(task.offsets[p])))
         if foreign.size:
             s = np.searchsorted(key, foreign, "left")
             idx = csr_positions(s, np.searchsorted(key, foreign, "right") - s)
             idx = idx[cols["inc"].mapped()[idx] != 0]
-            far_parts.append(_staged_rows(cols, idx, int(offsets[p])))
+            far_parts.append(_staged_rows(cols, idx, int(task.offsets[p])))
         del key
     empty = {n: np.zeros(0, dtype=np.int8 if n == "inc" else np.int64) for n in names}
     own = _concat(own_parts, names) if own_parts else empty
@@ -494,6 +553,106 @@ def _solve_bucket(number, staging, n_staged, class_keys, class_donors, class_inc
     own = {n: c[keep] for n, c in own.items()}
     far = _concat(far_parts, names) if far_parts else {n: own[n][:0] for n in names}
     own["inc"] = own["inc"].view(bool)
+    return own, far
+
+
+@dataclass(frozen=True)
+class DonorQueries:
+    """One row per (incomplete record, donor class): the record's label and global row, the
+    class, how many donors it gives, the first slot, and whether it is the k-th donor's class."""
+
+    label: np.ndarray
+    gid: np.ndarray
+    cls: np.ndarray
+    take: np.ndarray
+    slot: np.ndarray
+    last: np.ndarray
+
+
+def _bucket_queries(own, far, cls, class_keys, class_donors, plan, k):
+    """The :class:`DonorQueries` of a bucket: its own incomplete records with k donors in their
+    class, then every incomplete record of a deficient class once per donor class in the bucket."""
+    inc_rows = np.flatnonzero(own["inc"])
+    sufficient = inc_rows[class_donors[cls[inc_rows]] >= k]
+    parts = [(own["label"][sufficient], own["gid"][sufficient], cls[sufficient],
+              np.full(sufficient.size, k, dtype=np.int64), np.zeros(sufficient.size, dtype=np.int64),
+              np.ones(sufficient.size, dtype=bool))]
+    if plan.owner.size:
+        porder = np.argsort(plan.owner, kind="stable")
+        owners = plan.owner[porder]
+        for table, rows in ((own, inc_rows), (far, np.arange(far["key"].size))):
+            rk = table["key"][rows]
+            s, e = np.searchsorted(owners, rk, "left"), np.searchsorted(owners, rk, "right")
+            hit = e > s
+            rows, s, reps = rows[hit], s[hit], (e - s)[hit]
+            entry = porder[csr_positions(s, reps)]
+            parts.append((np.repeat(table["label"][rows], reps), np.repeat(table["gid"][rows], reps),
+                          np.searchsorted(class_keys, plan.donor[entry]), plan.take[entry], plan.slot[entry],
+                          plan.last[entry]))
+    return DonorQueries(*(np.concatenate(column) for column in zip(*parts)))
+
+
+def _worst_deletion(pos, donor_rows, own):
+    """Deleting a complete record changes as many donor sets as it has donees: the largest
+    count, with the smallest global row among the tied, and its label."""
+    donee = np.bincount(pos, minlength=donor_rows.size)
+    best = int(donee.max()) if donee.size else 0
+    tied = donor_rows[donee == best] if best else np.zeros(0, dtype=np.int64)
+    if not tied.size:
+        return None
+    at = int(np.argmin(own["gid"][tied]))
+    return best, int(own["gid"][tied[at]]), int(own["label"][tied[at]])
+
+
+def _label_arcs(q, pos, out_ptr, donor_labels, min_label):
+    """Label arcs at the k-th donor's class, from each record to its k-th donor: per class, its
+    index, the largest stabbing count and the lower label of the deepest gap. Ranks among these
+    labels and the smallest label of the data give the same covers as ranks among all labels."""
+    last = np.flatnonzero(q.last)
+    kth = donor_labels[pos[out_ptr[last + 1] - 1]]
+    arc_cls = q.cls[last]
+    grid = np.unique(np.concatenate([[min_label], q.label[last], kth]))
+    grp = np.argsort(arc_cls, kind="stable")
+    bounds, first = np.unique(arc_cls[grp], return_index=True)
+    stab, gap = _donors.max_stabbing(np.append(first, grp.size).astype(np.int64),
+                                     np.searchsorted(grid, q.label[last][grp]).astype(np.int64),
+                                     np.searchsorted(grid, kth[grp]).astype(np.int64))
+    return bounds, stab, grid[gap]
+
+
+def _send_donors(number, task, q, pos, out_ptr, rows, own):
+    """Write every donor to its donee's partition's inbox, in slot order, the donee by its row
+    there; return how many went to each partition."""
+    offsets, k = task.offsets, task.k
+    q_of = np.repeat(np.arange(q.label.size), q.take)
+    x_gid = q.gid[q_of]
+    dest = np.searchsorted(offsets, x_gid, side="right") - 1
+    slot = q.slot[q_of] + np.arange(pos.size) - out_ptr[q_of]
+    srt = np.lexsort((slot, x_gid, dest))
+    row = x_gid - offsets[dest]
+    inbox = {"row": row[srt].astype(_index_dtype(np.diff(offsets).max(initial=1))),
+             "slot": slot[srt].astype(_index_dtype(k))}
+    if task.keep_labels:
+        inbox["label"] = own["label"][rows[srt]]
+    for j in range(task.n_values):
+        inbox[f"v{j}"] = own[f"v{j}"][rows[srt]]
+    _write_columns(Path(task.staging) / _INBOX.format(number), inbox)
+    return np.bincount(dest, minlength=offsets.size - 1)
+
+
+def _solve_bucket(number, task, class_keys, class_donors, class_incomplete, plan, foreign):
+    """Donors of every (incomplete record, donor class in ``class_keys``) pair; see the module doc.
+
+    ``plan`` (a :class:`DonorPlan` with keys) holds the pairs whose donor class lies in this
+    bucket; ``foreign`` the owner keys outside it, whose incomplete records are read from the
+    staging files too. Only the bucket's classes that have incomplete records or give donors to
+    a deficient class are read: the largest census classes (children, a few per cent of the
+    records each) have neither, and reading them made the task's memory grow with the data set.
+    The donors' labels go to the inbox only if ``task.keep_labels`` (the confidential donors
+    folder needs them; the filling does not).
+    """
+    needed = (class_incomplete > 0) | np.isin(class_keys, plan.donor)
+    own, far = _read_bucket(task, class_keys[needed], foreign)
     n_cls = class_keys.size
     cls = np.searchsorted(class_keys, own["key"])
     counted = np.bincount(cls[~own["inc"]], minlength=n_cls)
@@ -503,75 +662,18 @@ def _solve_bucket(number, staging, n_staged, class_keys, class_donors, class_inc
     donor_ptr, donor_rows, _, _ = _grouping.group_rows(cls.astype(np.int64), own["inc"], order, n_cls)
     donor_labels = np.ascontiguousarray(own["label"][donor_rows])
 
-    # Queries: (record, donor class, how many, first slot, is it the k-th donor's class).
-    inc_rows = np.flatnonzero(own["inc"])
-    sufficient = inc_rows[class_donors[cls[inc_rows]] >= k]
-    q_label = [own["label"][sufficient]]
-    q_gid = [own["gid"][sufficient]]
-    q_cls = [cls[sufficient]]
-    q_take = [np.full(sufficient.size, k, dtype=np.int64)]
-    q_slot = [np.zeros(sufficient.size, dtype=np.int64)]
-    q_last = [np.ones(sufficient.size, dtype=bool)]
-    if plan["owner"].size:
-        porder = np.argsort(plan["owner"], kind="stable")
-        owners = plan["owner"][porder]
-        for table, rows in ((own, inc_rows), (far, np.arange(far["key"].size))):
-            rk = table["key"][rows]
-            s, e = np.searchsorted(owners, rk, "left"), np.searchsorted(owners, rk, "right")
-            hit = e > s
-            rows, s, reps = rows[hit], s[hit], (e - s)[hit]
-            entry = porder[csr_positions(s, reps)]
-            q_label.append(np.repeat(table["label"][rows], reps))
-            q_gid.append(np.repeat(table["gid"][rows], reps))
-            q_cls.append(np.searchsorted(class_keys, plan["donor"][entry]))
-            q_take.append(plan["take"][entry])
-            q_slot.append(plan["slot"][entry])
-            q_last.append(plan["last"][entry])
-    q_label, q_gid, q_cls, q_take, q_slot, q_last = (np.concatenate(x) for x in
-                                                      (q_label, q_gid, q_cls, q_take, q_slot, q_last))
-    out_ptr = np.zeros(q_label.size + 1, dtype=np.int64)
-    np.cumsum(q_take, out=out_ptr[1:])
+    q = _bucket_queries(own, far, cls, class_keys, class_donors, plan, task.k)
+    out_ptr = np.zeros(q.label.size + 1, dtype=np.int64)
+    np.cumsum(q.take, out=out_ptr[1:])
     pos = np.empty(int(out_ptr[-1]), dtype=np.int64)
-    if q_label.size:
-        _donors.cyclic_take(donor_ptr, donor_labels, q_cls.astype(np.int64), q_label.astype(np.int64),
-                            q_take.astype(np.int64), out_ptr, pos)
+    if q.label.size:
+        _donors.cyclic_take(donor_ptr, donor_labels, q.cls.astype(np.int64), q.label.astype(np.int64),
+                            q.take.astype(np.int64), out_ptr, pos)
     rows = donor_rows[pos]
-
-    # Deleting a complete record changes as many donor sets as it has donees.
-    donee = np.bincount(pos, minlength=donor_rows.size)
-    best = int(donee.max()) if donee.size else 0
-    tied = donor_rows[donee == best] if best else np.zeros(0, dtype=np.int64)
-    at = int(np.argmin(own["gid"][tied])) if tied.size else -1
-    delete = (best, int(own["gid"][tied[at]]), int(own["label"][tied[at]])) if tied.size else None
-
-    # Label arcs at the k-th donor's class: from the record to its k-th donor. Ranks among these
-    # labels and the smallest label of the data give the same covers as ranks among all labels.
-    last = np.flatnonzero(q_last)
-    kth = donor_labels[pos[out_ptr[last + 1] - 1]]
-    arc_cls = q_cls[last]
-    grid = np.unique(np.concatenate([[min_label], q_label[last], kth]))
-    grp = np.argsort(arc_cls, kind="stable")
-    bounds, first = np.unique(arc_cls[grp], return_index=True)
-    stab, gap = _donors.max_stabbing(np.append(first, grp.size).astype(np.int64),
-                                     np.searchsorted(grid, q_label[last][grp]).astype(np.int64),
-                                     np.searchsorted(grid, kth[grp]).astype(np.int64))
-
-    # Every donor goes to its donee's partition, in slot order; the donee by its row there.
-    q_of = np.repeat(np.arange(q_label.size), q_take)
-    x_gid = q_gid[q_of]
-    dest = np.searchsorted(offsets, x_gid, side="right") - 1
-    slot = q_slot[q_of] + np.arange(pos.size) - out_ptr[q_of]
-    srt = np.lexsort((slot, x_gid, dest))
-    row = x_gid - offsets[dest]
-    inbox = {"row": row[srt].astype(_index_dtype(np.diff(offsets).max(initial=1))),
-             "slot": slot[srt].astype(_index_dtype(k))}
-    if keep_labels:
-        inbox["label"] = own["label"][rows[srt]]
-    for j in range(n_values):
-        inbox[f"v{j}"] = own[f"v{j}"][rows[srt]]
-    _write_columns(Path(staging) / _INBOX.format(number), inbox)
-    return {"number": number, "per_partition": np.bincount(dest, minlength=offsets.size - 1),
-            "delete": delete, "arc_keys": class_keys[bounds], "stab": stab, "gap_label": grid[gap]}
+    bounds, stab, gap_label = _label_arcs(q, pos, out_ptr, donor_labels, task.min_label)
+    per_partition = _send_donors(number, task, q, pos, out_ptr, rows, own)
+    return SolvedBucket(number, per_partition, _worst_deletion(pos, donor_rows, own), class_keys[bounds], stab,
+                        gap_label)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -830,33 +932,33 @@ def place_donors(client, imp, files, staging, *, buckets=None, labels=False, pro
     t0 = time.perf_counter()
     futures = [client.submit(_stage, str(f), i, int(offsets[i]), schema, str(staging), pure=False)
                for i, f in enumerate(files)]
-    table, stats = None, []
-    for part in _as_progress(futures, progress, "stage partitions"):
-        table = _merge_counts(table, part)
-        stats.append({key: v for key, v in part.items() if key not in ("keys", "n_donors", "n_inc")})
+    table, stats = ClassCounts.empty(), []
+    for counts, part in _as_progress(futures, progress, "stage partitions"):
+        table = table.merged(counts)
+        stats.append(part)
     del futures
-    stats.sort(key=lambda s: s["number"])
+    stats.sort(key=operator.attrgetter("number"))
     if schema.label is not None:
         _check_unique_labels(client, schema, stats, staging, progress)
     seconds["stage"] = time.perf_counter() - t0
-    result = _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels)
-    cases = result["cases"]
-    if result["gap_lower"] is not None:
-        gap = int(result["gap_lower"])
+    search = _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels)
+    cases = search.cases
+    if search.gap_lower is not None:
+        gap = int(search.gap_lower)
         cases["add_complete"] = L1Case("add_complete", cases["add_complete"].value, cell=cases["add_complete"].cell,
-                                       gap=(gap, _label_after(staging, schema, stats, gap, result["min_label"])))
+                                       gap=(gap, _label_after(staging, schema, stats, gap, search.min_label)))
     for part in stats:
         # The staged records are a copy of the microdata; only the donors' inboxes are needed now.
-        remove_tree(Path(staging) / _STAGED.format(part["number"]))
-        (Path(staging) / _LABELS.format(part["number"])).unlink(missing_ok=True)
+        remove_tree(Path(staging) / _STAGED.format(part.number))
+        (Path(staging) / _LABELS.format(part.number)).unlink(missing_ok=True)
     fit = DistributedImputation(
         schema=schema, k=k, aggregate=imp.aggregate, output_dir=None,
         l1_=int(max(c.value for c in cases.values())), l1_cases_=cases, n_records_=int(offsets[-1]),
-        n_incomplete_=result["n_incomplete"], n_classes_=result["n_classes"],
-        n_donorless_classes_=result["n_donorless_classes"], n_donorless_records_=result["n_donorless_records"],
-        max_donee_count_=result["max_donee"], l1_work_=result["l1_work"], n_partitions_=len(files),
-        n_buckets_=result["n_buckets"], seconds_=seconds)
-    donors = tuple(PartitionDonors(staging=str(staging), slices=tuple(result["slices"][i]), k=result["k_eff"],
+        n_incomplete_=search.n_incomplete, n_classes_=search.n_classes,
+        n_donorless_classes_=search.n_donorless_classes, n_donorless_records_=search.n_donorless_records,
+        max_donee_count_=search.max_donee, l1_work_=search.l1_work, n_partitions_=len(files),
+        n_buckets_=search.n_buckets, seconds_=seconds)
+    donors = tuple(PartitionDonors(staging=str(staging), slices=tuple(search.slices[i]), k=search.k_eff,
                                    aggregate=imp.aggregate, n_values=len(schema.imputed), labels=labels)
                    for i in range(len(files)))
     return DonorPlacement(fit=fit, offsets=tuple(int(o) for o in offsets[:-1]), donors=donors)
@@ -865,12 +967,12 @@ def place_donors(client, imp, files, staging, *, buckets=None, labels=False, pro
 def _label_after(staging, schema, stats, gap, min_label):
     """The smallest label above ``gap`` (the data set's smallest label if none is)."""
     if schema.label is None:
-        n = sum(s["rows"] for s in stats)
+        n = sum(s.rows for s in stats)
         return gap + 1 if gap + 1 < n else min_label
     above = []
     for part in stats:
-        if part["rows"]:
-            labels = map_npy(Path(staging) / _LABELS.format(part["number"]))
+        if part.rows:
+            labels = map_npy(Path(staging) / _LABELS.format(part.number))
             i = int(np.searchsorted(labels, gap, "right"))
             if i < labels.size:
                 above.append(int(labels[i]))
@@ -886,80 +988,110 @@ def _bucket_ranges(sizes, n_buckets):
     return list(zip(starts.tolist(), np.r_[starts[1:], sizes.size].tolist()))
 
 
+@dataclass
+class DonorSearch:
+    """CONFIDENTIAL: what pass 2 and the L1 search give :func:`place_donors`: the L1 cases,
+    the effective k, per partition the (bucket, start, stop) slices of its donors, the lower
+    label of the deepest addition's gap (None without one), and the fit's diagnostics."""
+
+    cases: dict
+    k_eff: int
+    slices: list
+    gap_lower: int | None
+    min_label: int
+    n_classes: int
+    n_incomplete: int
+    n_donorless_classes: int
+    n_donorless_records: int
+    max_donee: int
+    l1_work: int
+    n_buckets: int
+
+
 def _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels):
-    """Pass 2 and the L1 search: the class table in, the L1 cases and the donors' places out."""
+    """Pass 2 and the L1 search: the class table in, a :class:`DonorSearch` out."""
     t0 = time.perf_counter()
     schema, k = imp.schema, imp.k
-    keys, n_donors, n_inc = table if table is not None else (np.zeros(0, np.int64),) * 3
-    n_complete = int(n_donors.sum())
-    n_incomplete = int(n_inc.sum())
+    n_complete = int(table.n_donors.sum())
+    n_incomplete = int(table.n_inc.sum())
     if n_complete == 0:
         raise no_complete_records(schema, int(offsets[-1]))
     short = k > n_complete
     k_eff = n_complete if short else k
-    plan, balls, class_cells = _donor_plan(imp, keys, n_donors, n_inc, k_eff)
+    plan, balls, class_cells = _donor_plan(imp, table.keys, table.n_donors, table.n_inc, k_eff)
     seconds["plan"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    ranges = _bucket_ranges(n_donors + n_inc, buckets or len(stats))
-    where = np.zeros(keys.size, dtype=np.int64)
-    for b, (lo, hi) in enumerate(ranges):
-        where[lo:hi] = b
-    donor_bucket = where[plan["donor"]]
-    owner_bucket = where[plan["owner"]]
-    min_label = min((s["label_range"][0] for s in stats if s["rows"]), default=0)
-    futures = []
-    for b, (lo, hi) in enumerate(ranges):
-        mine = donor_bucket == b
-        sub = {name: (keys[v[mine]] if name in ("owner", "donor") else v[mine]) for name, v in plan.items()}
-        foreign = np.unique(keys[plan["owner"][mine & (owner_bucket != b)]])
-        futures.append(client.submit(
-            _solve_bucket, b, str(staging), len(stats), keys[lo:hi], n_donors[lo:hi], n_inc[lo:hi], sub, foreign,
-            k_eff, min_label, offsets, len(schema.imputed), labels,
-            schema.label is not None, pure=False))
-    solved = sorted(_as_progress(futures, progress, "donors"), key=lambda r: r["number"])
+    min_label = min((s.label_range[0] for s in stats if s.rows), default=0)
+    task = BucketTask(staging=str(staging), n_staged=len(stats), k=k_eff, min_label=min_label, offsets=offsets,
+                      n_values=len(schema.imputed), keep_labels=labels, labelled=schema.label is not None)
+    ranges = _bucket_ranges(table.n_donors + table.n_inc, buckets or len(stats))
+    solved = _solve_buckets(client, task, table, plan, ranges, progress)
     seconds["donors"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    cases = {"add_incomplete": L1Case("add_incomplete", 1)}
-    l1_work = 0
-    first = [s["first_incomplete"] for s in stats if s["first_incomplete"] is not None]
-    deletes = [r["delete"] for r in solved if r["delete"] is not None]
-    max_donee, gap_lower = 0, None
-    imp.l1_work_ = 0
-    if n_incomplete:
-        gid, label = min(first)
-        cases["delete_incomplete"] = L1Case("delete_incomplete", 1, row=gid, label=label)
-        max_donee = max(d[0] for d in deletes)
-        _, gid, label = min((d for d in deletes if d[0] == max_donee), key=lambda d: d[1])
-        cases["delete_complete"] = L1Case("delete_complete", max_donee, row=gid, label=label)
-        arc_keys = np.concatenate([r["arc_keys"] for r in solved])
-        stab = np.concatenate([r["stab"] for r in solved])
-        gap_labels = np.concatenate([r["gap_label"] for r in solved])
-        has_arc = np.flatnonzero(stab > 0)
-        arc_cells = class_cells[np.searchsorted(keys, arc_keys[has_arc])]
-        value, cell, point, l1_work = deepest_addition(schema, balls, arc_cells, stab[has_arc], max_donee,
-                                                       imp.max_work)
-        if point >= 0:
-            gap_lower = int(gap_labels[has_arc[point]])
-        cases["add_complete"] = L1Case("add_complete", int(value), cell=decode_cell(schema, cell))
-        if short:
-            cases["add_complete"] = L1Case("add_complete", n_incomplete)
-            gap_lower = None
-    else:
-        cases["add_complete"] = L1Case("add_complete", 0)
+    cases, max_donee, gap_lower, l1_work = _l1_search(imp, table, stats, solved, balls, class_cells,
+                                                      n_incomplete if short else None)
     seconds["l1"] = time.perf_counter() - t0
 
     # Where each partition's donors lie in each bucket's file: (bucket, start, stop).
-    counts = np.array([r["per_partition"] for r in solved]).reshape(len(solved), offsets.size - 1)
+    counts = np.array([r.per_partition for r in solved]).reshape(len(solved), offsets.size - 1)
     starts = np.cumsum(counts, axis=1) - counts
     slices = [[(b, int(starts[b, p]), int(starts[b, p] + counts[b, p])) for b in range(len(solved))
                if counts[b, p]] for p in range(offsets.size - 1)]
-    n_donorless_classes, n_donorless_records = donorless(n_donors, n_inc)
-    return {"cases": cases, "k_eff": k_eff, "slices": slices, "gap_lower": gap_lower, "min_label": min_label,
-            "n_classes": int(keys.size), "n_incomplete": n_incomplete, "n_donorless_classes": n_donorless_classes,
-            "n_donorless_records": n_donorless_records, "max_donee": int(max_donee),
-            "l1_work": int(l1_work), "n_buckets": len(ranges)}
+    n_donorless_classes, n_donorless_records = donorless(table.n_donors, table.n_inc)
+    return DonorSearch(cases=cases, k_eff=k_eff, slices=slices, gap_lower=gap_lower, min_label=min_label,
+                       n_classes=int(table.keys.size), n_incomplete=n_incomplete,
+                       n_donorless_classes=n_donorless_classes, n_donorless_records=n_donorless_records,
+                       max_donee=int(max_donee), l1_work=int(l1_work), n_buckets=len(ranges))
+
+
+def _solve_buckets(client, task, table, plan, ranges, progress):
+    """One task per bucket of consecutive classes; its :class:`SolvedBucket` results in order."""
+    where = np.zeros(table.keys.size, dtype=np.int64)
+    for b, (lo, hi) in enumerate(ranges):
+        where[lo:hi] = b
+    donor_bucket = where[plan.donor]
+    owner_bucket = where[plan.owner]
+    futures = []
+    for b, (lo, hi) in enumerate(ranges):
+        mine = donor_bucket == b
+        foreign = np.unique(table.keys[plan.owner[mine & (owner_bucket != b)]])
+        futures.append(client.submit(_solve_bucket, b, task, table.keys[lo:hi], table.n_donors[lo:hi],
+                                     table.n_inc[lo:hi], plan.for_bucket(mine, table.keys), foreign, pure=False))
+    return sorted(_as_progress(futures, progress, "donors"), key=operator.attrgetter("number"))
+
+
+def _l1_search(imp, table, stats, solved, balls, class_cells, short_incomplete):
+    """The L1 cases from the buckets' deletions and label arcs and the exact search over the
+    balls; ``short_incomplete`` is the number of incomplete records when there are fewer than k
+    complete ones (every added complete record then joins every donor set), else None.
+    Returns the cases, the largest donee count, the deepest gap's lower label and the work."""
+    schema = imp.schema
+    cases = {"add_incomplete": L1Case("add_incomplete", 1)}
+    first = [s.first_incomplete for s in stats if s.first_incomplete is not None]
+    if not first:
+        cases["add_complete"] = L1Case("add_complete", 0)
+        return cases, 0, None, 0
+    gid, label = min(first)
+    cases["delete_incomplete"] = L1Case("delete_incomplete", 1, row=gid, label=label)
+    deletes = [r.delete for r in solved if r.delete is not None]
+    max_donee = max(d[0] for d in deletes)
+    _, gid, label = min((d for d in deletes if d[0] == max_donee), key=lambda d: d[1])
+    cases["delete_complete"] = L1Case("delete_complete", max_donee, row=gid, label=label)
+    arc_keys = np.concatenate([r.arc_keys for r in solved])
+    stab = np.concatenate([r.stab for r in solved])
+    gap_labels = np.concatenate([r.gap_label for r in solved])
+    has_arc = np.flatnonzero(stab > 0)
+    arc_cells = class_cells[np.searchsorted(table.keys, arc_keys[has_arc])]
+    value, cell, point, l1_work = deepest_addition(schema, balls, arc_cells, stab[has_arc], max_donee,
+                                                   imp.max_work)
+    gap_lower = int(gap_labels[has_arc[point]]) if point >= 0 else None
+    cases["add_complete"] = L1Case("add_complete", int(value), cell=decode_cell(schema, cell))
+    if short_incomplete is not None:
+        cases["add_complete"] = L1Case("add_complete", short_incomplete)
+        gap_lower = None
+    return cases, max_donee, gap_lower, l1_work
 
 
 # ----------------------------------------------------------------------------------------------

@@ -154,6 +154,115 @@ def _map_case(case, rows):
     return dataclasses.replace(case, row=int(rows[case.row]))
 
 
+@dataclass(frozen=True)
+class _Classes:
+    """Records grouped into equivalence classes (equal cells), numbered in the lexicographic
+    order of their cells; per class, its donors and incomplete records in label order (CSR)."""
+
+    cells: np.ndarray
+    keys: np.ndarray | None
+    order: np.ndarray
+    identity: bool
+    donor_ptr: np.ndarray
+    donor_rows: np.ndarray
+    inc_ptr: np.ndarray
+    inc_rows: np.ndarray
+
+    @property
+    def n_classes(self):
+        return self.cells.shape[0]
+
+    @property
+    def n_donors(self):
+        return np.diff(self.donor_ptr)
+
+    @property
+    def n_inc(self):
+        return np.diff(self.inc_ptr)
+
+
+def _group_classes(enc, schema):
+    """The :class:`_Classes` of an encoded table."""
+    n_codes = schema.n_codes
+    # Numbering classes in the lexicographic order of their cells makes comparing class ids
+    # compare cells. Cells pack into int64 keys when the domain allows (fast); a wider domain
+    # is grouped by sorting the rows of codes, and its nearest donors all come from the KD-tree.
+    if math.prod(int(v) for v in n_codes) <= MAX_KEY:
+        keys = _grouping.pack_cells(enc.cells, n_codes)
+        class_id, class_keys = pd.factorize(keys, sort=True)
+        class_keys = np.ascontiguousarray(class_keys, dtype=np.int64)
+        class_cells = _grouping.unpack_keys(class_keys, n_codes)
+    else:
+        class_cells, class_id = np.unique(enc.cells, axis=0, return_inverse=True)
+        class_cells = np.ascontiguousarray(class_cells, dtype=np.int64)
+        class_keys = None
+    class_id = np.ascontiguousarray(class_id, dtype=np.int64).ravel()
+    labels, n = enc.labels, enc.n_records
+    identity = bool(n > 1 and np.all(labels[1:] > labels[:-1]))
+    order = np.arange(n, dtype=np.int64) if identity else np.argsort(labels, kind="stable").astype(np.int64)
+    grouped = _grouping.group_rows(class_id, enc.incomplete, order, class_cells.shape[0])
+    return _Classes(class_cells, class_keys, order, identity, *grouped)
+
+
+@dataclass(frozen=True)
+class _DonorLists:
+    """Per class with incomplete records, its donor classes in the scheme's order (CSR), and
+    the deficient classes (fewer than k donors) with the radius and boundary of their balls."""
+
+    inc_classes: np.ndarray
+    list_ptr: np.ndarray
+    list_cls: np.ndarray
+    deficient: np.ndarray
+    radius: np.ndarray
+    boundary: np.ndarray
+
+
+def _donor_class_lists(schema, classes, k):
+    """The :class:`_DonorLists`: the own class when it holds k donors, else the nearest classes."""
+    n_donors = classes.n_donors
+    inc_classes, deficient = deficient_classes(n_donors, classes.n_inc, k)
+    own = n_donors[inc_classes] >= k
+    near_len, near_flat, radius, boundary = ordered_donor_classes(
+        schema, deficient, classes.cells, classes.keys, n_donors, k, schema.weights, schema.is_categorical)
+    lengths = np.ones(inc_classes.size, dtype=np.int64)
+    lengths[~own] = near_len
+    list_ptr = np.zeros(inc_classes.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=list_ptr[1:])
+    list_cls = np.empty(list_ptr[-1], dtype=np.int64)
+    starts = list_ptr[:-1]
+    list_cls[starts[own]] = inc_classes[own]
+    list_cls[csr_positions(starts[~own], near_len)] = near_flat
+    return _DonorLists(inc_classes, list_ptr, list_cls, deficient, radius, boundary)
+
+
+@dataclass(frozen=True)
+class _Assignment:
+    """The donors of every incomplete record (rows, first donor first), each record's donee
+    count, and per incomplete record the row and class of its k-th donor (-1 elsewhere)."""
+
+    incomplete_index: np.ndarray
+    donors: np.ndarray
+    donee: np.ndarray
+    kth_row: np.ndarray
+    kth_class: np.ndarray
+
+
+def _assign_donors(enc, classes, lists, k):
+    """Walk every incomplete record's donor classes by the fixed order (the Cython kernel)."""
+    n, labels = enc.n_records, enc.labels
+    incomplete_index = np.flatnonzero(enc.incomplete).astype(np.int64)
+    out_pos = np.full(n, -1, dtype=np.int64)
+    out_pos[incomplete_index] = np.arange(incomplete_index.size)
+    donors = np.full((incomplete_index.size, k), -1, dtype=np.int64)
+    donee = np.zeros(n, dtype=np.int64)
+    kth_row = np.full(n, -1, dtype=np.int64)
+    kth_class = np.full(n, -1, dtype=np.int64)
+    _donors.assign_donors(k, lists.inc_classes, lists.list_ptr, lists.list_cls, classes.donor_ptr,
+                          classes.donor_rows, labels[classes.donor_rows], classes.inc_ptr, classes.inc_rows, labels,
+                          out_pos, donors, donee, kth_row, kth_class)
+    return _Assignment(incomplete_index, donors, donee, kth_row, kth_class)
+
+
 class KNNImputer(TransformerMixin, BaseEstimator):
     """Exact k-NN imputation by the fixed order, with donee counts and L1(D).
 
@@ -347,8 +456,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         bar.set_postfix_str("encode")
         enc = schema.encode(df)
         n = enc.n_records
-        incomplete = enc.incomplete
-        n_complete = int(n - incomplete.sum())
+        n_complete = int(n - enc.incomplete.sum())
         if n_complete == 0:
             raise no_complete_records(schema, n)
         # Fewer than k complete records: the donors are all of them (docs/imputation.md: the first
@@ -358,88 +466,39 @@ class KNNImputer(TransformerMixin, BaseEstimator):
             logger.info("KNNImputer.fit: %d complete records < k=%d; every incomplete record takes all of them",
                         n_complete, k)
             k = n_complete
-        labels = enc.labels
-        n_codes = schema.n_codes
-        weights = schema.weights
-        is_cat = schema.is_categorical
-
-        # Classes are numbered in the lexicographic order of their cells, so comparing class ids
-        # compares cells. Cells pack into int64 keys when the domain allows (fast); a wider domain
-        # is grouped by sorting the rows of codes, and its nearest donors all come from the KD-tree.
-        if math.prod(int(v) for v in n_codes) <= MAX_KEY:
-            keys = _grouping.pack_cells(enc.cells, n_codes)
-            class_id, class_keys = pd.factorize(keys, sort=True)
-            class_keys = np.ascontiguousarray(class_keys, dtype=np.int64)
-            class_cells = _grouping.unpack_keys(class_keys, n_codes)
-        else:
-            class_cells, class_id = np.unique(enc.cells, axis=0, return_inverse=True)
-            class_cells = np.ascontiguousarray(class_cells, dtype=np.int64)
-            class_keys = None
-        class_id = np.ascontiguousarray(class_id, dtype=np.int64).ravel()
-        n_classes = class_cells.shape[0]
-        identity = bool(n > 1 and np.all(labels[1:] > labels[:-1]))
-        if identity:
-            order = np.arange(n, dtype=np.int64)
-        else:
-            order = np.argsort(labels, kind="stable").astype(np.int64)
-        donor_ptr, donor_rows, inc_ptr, inc_rows = _grouping.group_rows(class_id, incomplete, order,
-                                                                        n_classes)
-        n_donors = np.diff(donor_ptr)
-        n_inc = np.diff(inc_ptr)
+        classes = _group_classes(enc, schema)
         t_group = time.perf_counter()
         bar.update()
         bar.set_postfix_str("nearest donors")
-
-        inc_classes, deficient = deficient_classes(n_donors, n_inc, k)
-        own = n_donors[inc_classes] >= k
-        # Donor-class lists: the own class when it holds k donors, else the nearest classes.
-        near_len, near_flat, radius, boundary = ordered_donor_classes(
-            self.schema, deficient, class_cells, class_keys, n_donors, k, weights, is_cat)
-        lengths = np.ones(inc_classes.size, dtype=np.int64)
-        lengths[~own] = near_len
-        list_ptr = np.zeros(inc_classes.size + 1, dtype=np.int64)
-        np.cumsum(lengths, out=list_ptr[1:])
-        list_cls = np.empty(list_ptr[-1], dtype=np.int64)
-        starts = list_ptr[:-1]
-        list_cls[starts[own]] = inc_classes[own]
-        list_cls[csr_positions(starts[~own], near_len)] = near_flat
+        lists = _donor_class_lists(schema, classes, k)
         t_near = time.perf_counter()
         bar.update()
         bar.set_postfix_str("assign donors")
-
-        incomplete_index = np.flatnonzero(incomplete).astype(np.int64)
-        out_pos = np.full(n, -1, dtype=np.int64)
-        out_pos[incomplete_index] = np.arange(incomplete_index.size)
-        donors = np.full((incomplete_index.size, k), -1, dtype=np.int64)
-        donee = np.zeros(n, dtype=np.int64)
-        kth_row = np.full(n, -1, dtype=np.int64)
-        kth_class = np.full(n, -1, dtype=np.int64)
-        donor_labels = labels[donor_rows]
-        _donors.assign_donors(k, inc_classes, list_ptr, list_cls, donor_ptr, donor_rows, donor_labels,
-                              inc_ptr, inc_rows, labels, out_pos, donors, donee, kth_row, kth_class)
+        assigned = _assign_donors(enc, classes, lists, k)
         t_assign = time.perf_counter()
         bar.update()
         bar.set_postfix_str("L1 search")
 
-        self.incomplete_index_ = incomplete_index
-        self.donors_ = donors
-        self.donee_counts_ = donee
-        self.n_classes_ = int(n_classes)
-        self.n_donorless_classes_, self.n_donorless_records_ = donorless(n_donors, n_inc)
+        self.incomplete_index_ = assigned.incomplete_index
+        self.donors_ = assigned.donors
+        self.donee_counts_ = assigned.donee
+        self.n_classes_ = int(classes.n_classes)
+        self.n_donorless_classes_, self.n_donorless_records_ = donorless(classes.n_donors, classes.n_inc)
         record_features(self, df)
         self._fingerprint = _fingerprint(enc, df, schema)
 
-        balls = l1_balls(deficient, class_cells, radius, boundary, n_inc)
-        self.l1_cases_ = self._l1_cases(enc, order, kth_row, kth_class, class_cells, balls, identity=identity)
-        if short and incomplete_index.size:
+        balls = l1_balls(lists.deficient, classes.cells, lists.radius, lists.boundary, classes.n_inc)
+        self.l1_cases_ = self._l1_cases(enc, classes.order, assigned.kth_row, assigned.kth_class, classes.cells,
+                                        balls, identity=classes.identity)
+        if short and assigned.incomplete_index.size:
             # Any added complete record joins every donor set.
-            self.l1_cases_["add_complete"] = L1Case("add_complete", int(incomplete_index.size))
+            self.l1_cases_["add_complete"] = L1Case("add_complete", int(assigned.incomplete_index.size))
         self.l1_ = max(case.value for case in self.l1_cases_.values())
         t_l1 = time.perf_counter()
         bar.update()
         bar.close()
         logger.info("KNNImputer.fit: n=%d, %d classes, %d deficient; encode+group %.2fs, nearest %.2fs, "
-                    "assign %.2fs, L1 %.2fs; L1=%d", n, n_classes, deficient.size, t_group - t0,
+                    "assign %.2fs, L1 %.2fs; L1=%d", n, classes.n_classes, lists.deficient.size, t_group - t0,
                     t_near - t_group, t_assign - t_near, t_l1 - t_assign, self.l1_)
 
     # ------------------------------------------------------------------------------------------
