@@ -277,7 +277,7 @@ def test_global_method_needs_allow_non_dp_and_says_not_dp(tmp_path, capsys):
     out = json.loads((tmp_path / "r.json").read_text())
     assert out["differentially_private"] is False and out["WARNING"].startswith("NOT DIFFERENTIALLY PRIVATE")
     assert out["releases"][-1]["differentially_private"] is False
-    from dpknn.experiments.baseline import NOT_DP
+    from dpknn.releases.baseline import NOT_DP
     assert out["releases"][-1]["note"] == NOT_DP
 
 

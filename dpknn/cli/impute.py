@@ -53,7 +53,6 @@ def _bin_advice(schema, df, args, failure):
 
 
 def _cmd_impute(args):
-    from dpknn.experiments.demo import curator_stats
     from dpknn.impute.knn import KNNImputer
     from dpknn.impute.report import REPORT_FILES
     from dpknn.releases.queryfile import read_queries
@@ -86,7 +85,7 @@ def _cmd_impute(args):
     files = [(args.output, table_writer(out, args.output, metadata={IMPUTED_MARKER: "1"})),
              (side, text_writer(to_json(_impute_sidecar(args, schema))))]
     if args.diagnostics:
-        diag = {"confidential": True, "input": str(args.input), "rows": len(df), **curator_stats(imp)}
+        diag = {"confidential": True, "input": str(args.input), "rows": len(df), **imp.curator_dict()}
         files.append((args.diagnostics, text_writer(to_json(diag))))
     def figures():
         return []
@@ -191,37 +190,17 @@ def _cmd_release(args):
 
 def _release(args, private, queries, acc, rows):
     """Ask every query of the file and write the releases (and the curator's diagnostics)."""
-    from dpknn.experiments.baseline import NOT_DP, global_baseline
-    from dpknn.releases.queryfile import ask
+    from dpknn.releases.queryfile import release_queries
 
-    out, curator, non_dp = [], [], False
-    for q in queries:
-        kwargs = {k: v for k, v in q.items() if k not in ("name", "type")}
-        if kwargs.get("method") == "global":
-            kwargs.pop("method")
-            kwargs.pop("gamma", None)
-            value = global_baseline(private, q["type"], **kwargs)
-            out.append({"name": q["name"], "type": q["type"], "value": value, "differentially_private": False,
-                        "note": NOT_DP})
-            non_dp = True
-            continue
-        rel = ask(private, q)
-        out.append({"name": q["name"], "type": q["type"], **rel.to_dict()})
-        curator.append({"name": q["name"], **rel.curator_dict()})
-    result = {"differentially_private": not non_dp}
-    if non_dp:
-        result["WARNING"] = "NOT DIFFERENTIALLY PRIVATE: some values use --allow-non-dp (" + NOT_DP + ")."
-    result.update({"neighbouring_relation": "add or remove one record", "k": args.k,
-                   "epsilon_budget": args.epsilon, "epsilon_spent": acc.spent()[0],
-                   "ledger": [vars(e) for e in acc.ledger], "releases": out})
-    files = [(args.output, text_writer(to_json(result)))]
+    made = release_queries(private, queries)
+    files = [(args.output, text_writer(to_json(made.published(acc, k=args.k, epsilon_budget=args.epsilon))))]
     if args.diagnostics:
         diag = {"confidential": True, "input": str(args.input), "rows": rows, "l1": private.l1,
-                "releases": curator}
+                "releases": list(made.curator)}
         files.append((args.diagnostics, text_writer(to_json(diag))))
     write_files(files)
-    print(f"{len(out)} releases, epsilon spent {acc.spent()[0]:.4g} of {args.epsilon:g}; wrote {args.output}"
-          + (" (contains NOT DP values)" if non_dp else ""))
+    print(f"{len(made.releases)} releases, epsilon spent {acc.spent()[0]:.4g} of {args.epsilon:g}; wrote {args.output}"
+          + ("" if made.differentially_private else " (contains NOT DP values)"))
     return 0
 
 

@@ -69,21 +69,12 @@ def _cmd_synth(args):
     df = read_table(args.input)
     model.fit(df)
     out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1, **sample_options)
-    public = {"method": args.method, "description": what, "epsilon": model.epsilon_, "delta": model.delta_,
-              "neighbours": "add/remove one record", "rows": args.rows, "attributes": [a.to_dict() for a in attrs]}
+    params = model.public_params()
+    # The command's own facts first; the dict merge keeps their places and appends the model's.
+    public = {"method": args.method, "description": what, "epsilon": params["epsilon"], "delta": params["delta"],
+              "neighbours": params["neighbours"], "rows": args.rows, **params}
     if args.method == "dpmisgan":
-        public.update(input_rows=args.input_rows, input_rows_is="public input", epochs=model.epochs,
-                      batch_size=model.batch_size, clip=model.clip, sampling_rate=model.sampling_rate_,
-                      critic_steps=model.steps_, noise_multiplier=model.noise_multiplier_, gaps=args.gaps,
-                      accounting="RDP of the sampled Gaussian mechanism, improved conversion")
-    elif args.method == "columnwise":
-        public.update(bins=args.bins, order=list(model.order_))
-        if model.noisy_missing_counts_ is not None:
-            public["noisy_missing_counts"] = model.noisy_missing_counts_
-    else:
-        public.update(bins=args.bins, degree=args.degree, network=[[c, list(p)] for c, p in model.network_],
-                      max_rows=model.max_rows_,
-                      max_rows_is=("public input" if args.max_rows is not None else "released (noisy count + margin)"))
+        public["gaps"] = args.gaps
     write_files([(args.output, table_writer(out, args.output)),
                  (_sidecar(args.output), text_writer(json.dumps(public, indent=2, default=str) + "\n"))])
     print(f"{args.method}: {what}; epsilon={model.epsilon_:g}, delta={model.delta_:g}; wrote {args.rows} synthetic "

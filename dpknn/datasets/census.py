@@ -86,6 +86,71 @@ def _draw_by_group(rng, group, tables, out, codes):
             out[idx] = rng.choice(codes, size=idx.size, p=np.asarray(probs) / np.sum(probs))
 
 
+def _draw_family(rng, age, male):
+    """Marital status and relationship to the household head (integer codes)."""
+    n = age.size
+    # Marital status by age: marriage after the early twenties, widowhood from the fifties.
+    marst = np.full(n, 6, dtype=np.int8)
+    adult = age >= 15
+    p_wid = np.clip((age - 55) / 40.0, 0.0, 0.6)
+    p_mar = sigmoid((age - 24) / 3.5) * 0.85
+    u = rng.random(n)
+    wid = adult & (u < p_wid)
+    mar = adult & ~wid & (u < p_wid + p_mar * (1 - p_wid))
+    marst[wid] = 5
+    marst[mar] = rng.choice([1, 2, 3, 4], size=int(mar.sum()), p=[0.93, 0.03, 0.02, 0.02])
+
+    # Relationship to household head, by age group, marital status and sex.
+    relate = np.empty(n, dtype=np.int8)
+    married = (marst >= 1) & (marst <= 3)
+    group = np.select(
+        [age < 18, married & male, married & ~male, age < 30, age < 55],
+        [0, 1, 2, 3, 4], default=5,
+    )
+    _draw_by_group(rng, group, {
+        0: [0, 0, 0.90, 0, 0, 0.07, 0.02, 0.01],
+        1: [0.95, 0, 0.02, 0.01, 0, 0.01, 0.01, 0],
+        2: [0, 0.93, 0.02, 0.03, 0, 0.01, 0.01, 0],
+        3: [0.10, 0, 0.55, 0, 0, 0.12, 0.17, 0.06],
+        4: [0.50, 0, 0.10, 0, 0.05, 0.15, 0.14, 0.06],
+        5: [0.40, 0, 0, 0, 0.30, 0.12, 0.10, 0.08],
+    }, relate, np.arange(1, 9))
+    return marst, relate
+
+
+def _draw_work(rng, age, male, married, urban_b):
+    """Employment status, class of worker, and who is unemployed."""
+    n = age.size
+    # Employment: labour-force participation by age, sex and marital status; 1940 unemployment.
+    p_lf = np.where(male,
+                    np.select([age < 14, age < 20, age < 60, age < 70], [0.0, 0.5, 0.95, 0.55], 0.2),
+                    np.select([age < 14, age < 20, age < 60, age < 70], [0.0, 0.25, 0.35, 0.1], 0.04))
+    p_lf = np.where(~male & married, p_lf * 0.4, p_lf)
+    in_lf = rng.random(n) < p_lf
+    unemployed = in_lf & (rng.random(n) < 0.12)
+    empstat = np.where(age < 14, 0, np.where(in_lf, np.where(unemployed, 2, 1), 3)).astype(np.int8)
+
+    # Class of worker: farm self-employment is common in rural areas and at older ages.
+    p_self = np.clip(np.where(urban_b, 0.10, 0.38) + 0.004 * (age - 40), 0.02, 0.8)
+    worker = empstat == 1
+    classwkr = np.where(worker, np.where(rng.random(n) < p_self, 1, 2), 0)
+    classwkr = np.where(unemployed & (rng.random(n) < 0.85), 2, classwkr).astype(np.int8)
+    return empstat, classwkr, unemployed
+
+
+def _draw_wages(rng, age, school, male, urban_b, white, unemployed, classwkr):
+    """Wage income of wage earners (0 for everyone else), top-coded."""
+    n = age.size
+    # Wages: a Mincer-type log-wage with a concave age profile.
+    exp_years = np.maximum(age - 14, 0).astype(np.float64)
+    log_wage = (4.3 + 0.09 * school + 0.075 * exp_years - 0.0011 * exp_years**2
+                + 0.5 * male + 0.3 * urban_b - 0.35 * ~white - 1.0 * unemployed
+                + 0.75 * rng.standard_normal(n))
+    wage = np.minimum(np.rint(np.exp(log_wage)), INCWAGE_TOP)
+    wage_earner = classwkr == 2
+    return np.where(wage_earner, wage, 0).astype(np.int32)
+
+
 def make_census(n, *, missing="mar", missing_rate=0.2, rng=None):
     """Draw a synthetic census extract with wage income partly missing.
 
@@ -142,56 +207,10 @@ def make_census(n, *, missing="mar", missing_rate=0.2, rng=None):
     school = np.rint(mean_school + 3.0 * rng.standard_normal(n))
     school = np.clip(school, 0, np.clip(age - 5, 0, 17)).astype(np.int8)
 
-    # Marital status by age: marriage after the early twenties, widowhood from the fifties.
-    marst = np.full(n, 6, dtype=np.int8)
-    adult = age >= 15
-    p_wid = np.clip((age - 55) / 40.0, 0.0, 0.6)
-    p_mar = sigmoid((age - 24) / 3.5) * 0.85
-    u = rng.random(n)
-    wid = adult & (u < p_wid)
-    mar = adult & ~wid & (u < p_wid + p_mar * (1 - p_wid))
-    marst[wid] = 5
-    marst[mar] = rng.choice([1, 2, 3, 4], size=int(mar.sum()), p=[0.93, 0.03, 0.02, 0.02])
-
-    # Relationship to household head, by age group, marital status and sex.
-    relate = np.empty(n, dtype=np.int8)
+    marst, relate = _draw_family(rng, age, male)
     married = (marst >= 1) & (marst <= 3)
-    group = np.select(
-        [age < 18, married & male, married & ~male, age < 30, age < 55],
-        [0, 1, 2, 3, 4], default=5,
-    )
-    _draw_by_group(rng, group, {
-        0: [0, 0, 0.90, 0, 0, 0.07, 0.02, 0.01],
-        1: [0.95, 0, 0.02, 0.01, 0, 0.01, 0.01, 0],
-        2: [0, 0.93, 0.02, 0.03, 0, 0.01, 0.01, 0],
-        3: [0.10, 0, 0.55, 0, 0, 0.12, 0.17, 0.06],
-        4: [0.50, 0, 0.10, 0, 0.05, 0.15, 0.14, 0.06],
-        5: [0.40, 0, 0, 0, 0.30, 0.12, 0.10, 0.08],
-    }, relate, np.arange(1, 9))
-
-    # Employment: labour-force participation by age, sex and marital status; 1940 unemployment.
-    p_lf = np.where(male,
-                    np.select([age < 14, age < 20, age < 60, age < 70], [0.0, 0.5, 0.95, 0.55], 0.2),
-                    np.select([age < 14, age < 20, age < 60, age < 70], [0.0, 0.25, 0.35, 0.1], 0.04))
-    p_lf = np.where(~male & married, p_lf * 0.4, p_lf)
-    in_lf = rng.random(n) < p_lf
-    unemployed = in_lf & (rng.random(n) < 0.12)
-    empstat = np.where(age < 14, 0, np.where(in_lf, np.where(unemployed, 2, 1), 3)).astype(np.int8)
-
-    # Class of worker: farm self-employment is common in rural areas and at older ages.
-    p_self = np.clip(np.where(urban_b, 0.10, 0.38) + 0.004 * (age - 40), 0.02, 0.8)
-    worker = empstat == 1
-    classwkr = np.where(worker, np.where(rng.random(n) < p_self, 1, 2), 0)
-    classwkr = np.where(unemployed & (rng.random(n) < 0.85), 2, classwkr).astype(np.int8)
-
-    # Wages: a Mincer-type log-wage with a concave age profile.
-    exp_years = np.maximum(age - 14, 0).astype(np.float64)
-    log_wage = (4.3 + 0.09 * school + 0.075 * exp_years - 0.0011 * exp_years**2
-                + 0.5 * male + 0.3 * urban_b - 0.35 * ~white - 1.0 * unemployed
-                + 0.75 * rng.standard_normal(n))
-    wage = np.minimum(np.rint(np.exp(log_wage)), INCWAGE_TOP)
-    wage_earner = classwkr == 2
-    true_wage = np.where(wage_earner, wage, 0).astype(np.int32)
+    empstat, classwkr, unemployed = _draw_work(rng, age, male, married, urban_b)
+    true_wage = _draw_wages(rng, age, school, male, urban_b, white, unemployed, classwkr)
 
     df = pd.DataFrame({
         "AGE": age, "SCHOOL": school, "SEX": sex, "RACE": race, "RELATE": relate, "MARST": marst,

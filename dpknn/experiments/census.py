@@ -6,7 +6,7 @@ family of four used in the paper). Each is released four ways: smooth sensitivit
 k-NN-imputed data with the package's PolyPlace noise (``"smooth"``) and with the paper's generalized
 Cauchy noise (``"smooth_cauchy"``, the mechanism the paper's figures show), ignoring missing data,
 and the paper's "global sensitivity" comparison
-(:func:`dpknn.experiments.baseline.global_baseline`). The last one is **not** differentially private: its sensitivity,
+(:func:`dpknn.releases.baseline.global_baseline`). The last one is **not** differentially private: its sensitivity,
 1 + (number of missing records), depends on the data. It is here only to reproduce the paper's
 figures and is never offered by :mod:`dpknn.releases.queries` or ``dpknn release``.
 
@@ -31,12 +31,12 @@ import pandas as pd
 
 from dpknn.accounting import BudgetAccountant
 from dpknn.datasets.census import add_missingness, census_schema, make_census
-from dpknn.experiments.baseline import global_baseline
+from dpknn.releases.baseline import global_baseline
 from dpknn.releases.queries import PrivateImputation
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import check_positive_int
 
-__all__ = ["METHODS", "QUERIES", "CensusQuery", "mse_table", "release_queries", "run_experiment", "truth"]
+__all__ = ["METHODS", "QUERIES", "CensusQuery", "mse_table", "release_by_method", "run_experiment", "truth"]
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def truth(df, queries=None):
     return {q.name: q.truth(df) for q in _queries(queries)}
 
 
-def release_queries(private, *, queries=None, methods=METHODS, epsilon=EPSILON, count_epsilon=COUNT_EPSILON):
+def release_by_method(private, *, queries=None, methods=METHODS, epsilon=EPSILON, count_epsilon=COUNT_EPSILON):
     """Release every query by every method; a list of dicts (query, method, value, epsilon, ...)."""
     rows = []
     for q in _queries(queries):
@@ -140,7 +140,7 @@ def _one_run(run, population, n, k, missing, epsilon, count_epsilon, queries, se
     # Each run measures the error of one draw per query and method: nothing is published, so the
     # ledger is kept without a limit.
     private = PrivateImputation(sample, census_schema(), k=k, accountant=BudgetAccountant(math.inf), rng=rng)
-    rows = release_queries(private, queries=queries, epsilon=epsilon, count_epsilon=count_epsilon)
+    rows = release_by_method(private, queries=queries, epsilon=epsilon, count_epsilon=count_epsilon)
     for r in rows:
         r.pop("release", None)
         r.update(run=run, l1=private.l1, n_missing=int(private.imputer.incomplete_index_.size))

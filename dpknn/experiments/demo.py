@@ -25,7 +25,7 @@ from dpknn.experiments.census import (
     PAPER_METHODS,
     QUERIES,
     mse_table,
-    release_queries,
+    release_by_method,
     run_experiment,
     truth,
 )
@@ -34,7 +34,7 @@ from dpknn.releases.queries import PrivateImputation
 from dpknn.utils.io import text_writer, write_with_figures
 from dpknn.utils.progress import progress_bar
 
-__all__ = ["budget_text", "curator_stats", "paper_gap_notes", "run_census_experiment", "run_demo"]
+__all__ = ["budget_text", "paper_gap_notes", "run_census_experiment", "run_demo"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,13 +50,6 @@ def budget_text(epsilon, count_epsilon):
 
 def _fmt(v, kind):
     return f"{v:.4f}" if kind == "proportion" else f"{v:,.1f}"
-
-
-def curator_stats(imp):
-    """CONFIDENTIAL: L1(D), its worst cases and the class statistics of a fitted imputer."""
-    return {"l1": int(imp.l1_), "n_incomplete": int(imp.incomplete_index_.size), "n_classes": imp.n_classes_,
-            "n_donorless_classes": imp.n_donorless_classes_, "max_donee_count": int(imp.donee_counts_.max()),
-            "l1_cases": {kind: dict(vars(c)) for kind, c in imp.l1_cases_.items()}}
 
 
 def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, seed=None,
@@ -83,10 +76,10 @@ def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, se
     imp = private.imputer
     bar.update(1)
     bar.set_postfix_str("releases")
-    rows = release_queries(private, epsilon=epsilon, count_epsilon=count_epsilon)
+    rows = release_by_method(private, epsilon=epsilon, count_epsilon=count_epsilon)
     truths = truth(df)
     bar.update(1)
-    stats = curator_stats(imp)
+    stats = imp.curator_dict()
     stats.update(n=n, k=k)
     published = [{"query": r["query"], "method": r["method"], **r["release"].to_dict()}
                  for r in rows if r["differentially_private"]]
@@ -99,39 +92,8 @@ def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, se
         r["error"] = r["value"] - r["truth"]
 
     budget = budget_text(epsilon, count_epsilon)
-    lines = ["# dpknn demo: DP releases on k-NN-imputed synthetic census data", "",
-             "**CONFIDENTIAL curator evaluation** (synthetic data): this report shows L1(D), true values and "
-             "a non-private baseline, none of which may be published. What may be published is in "
-             "`results.json`.", "",
-             f"{n:,} synthetic 1940-style census records, {stats['n_incomplete']:,} with INCWAGE missing "
-             f"(MAR: more often for groups that earn more). Exact {k}-NN imputation on 9 known attributes "
-             f"(AGE by decade).", "",
-             f"- equivalence classes: {stats['n_classes']:,}, of which {stats['n_donorless_classes']:,} hold "
-             "incomplete records and no donor",
-             f"- largest number of records one donor imputes: {stats['max_donee_count']}",
-             f"- **L1(D) = {stats['l1']}** (the most records whose donors one added or deleted record can change)",
-             "",
-             f"Budgets per query: {epsilon:.4f} (= {epsilon / math.log(2):.3g} ln 2) for the mean or the "
-             f"proportion's numerator and {count_epsilon:.4f} (= {count_epsilon / math.log(2):.3g} ln 2) for the "
-             "subpopulation count or the proportion's denominator (an age group, not imputed: geometric "
-             f"mechanism). In all: **{budget}**.", "",
-             "| query | true value | " + " | ".join(METHOD_LABELS[m] for m in METHODS) + " |",
-             "|---|---:|" + "---:|" * len(METHODS)]
-    for name, q in QUERIES.items():
-        vals = {r["method"]: r["value"] for r in rows if r["query"] == name}
-        lines.append(f"| {q.label} | {_fmt(truths[name], q.kind)} | "
-                     + " | ".join(_fmt(vals[m], q.kind) for m in METHODS) + " |")
-    lines += ["", "Smooth sensitivity: the paper's mechanism, noise calibrated to 1 + L1(D), with the package's "
-              "default PolyPlace noise (docs/privacy.md, Theorem P) and with the paper's generalized Cauchy noise "
-              "(exact admissibility constants), side by side: the same query, the same budget. Ignore missing "
-              "data: complete records only, ordinary mechanisms. Global sensitivity: the paper's comparison with "
-              "Laplace noise at 1 + (number of "
-              "missing records); that sensitivity depends on the data, so it is **not** differentially "
-              "private and is shown for comparison only.", "",
-              f"Run time: {time.perf_counter() - t0:.1f} s. "
-              + ("Noise from the OS CSPRNG." if seed is None else
-                 f"Seed {seed}: reproducible, not secure (never publish seeded releases)."), ""]
-    report = "\n".join(lines)
+    report = _demo_report(rows, truths, stats, budget=budget, epsilon=epsilon, count_epsilon=count_epsilon,
+                          seconds=time.perf_counter() - t0, seed=seed)
 
     bar.set_postfix_str("writing files")
     out = Path(out)
@@ -156,6 +118,43 @@ def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, se
     print(report)
     print(f"Wrote {Path(out) / 'report.md'}, {Path(out) / 'results.json'} and {Path(out) / 'demo.png'}")
     return 0
+
+
+def _demo_report(rows, truths, stats, *, budget, epsilon, count_epsilon, seconds, seed):
+    """The demo's CONFIDENTIAL curator report (Markdown): L1(D), true values, every method."""
+    lines = ["# dpknn demo: DP releases on k-NN-imputed synthetic census data", "",
+             "**CONFIDENTIAL curator evaluation** (synthetic data): this report shows L1(D), true values and "
+             "a non-private baseline, none of which may be published. What may be published is in "
+             "`results.json`.", "",
+             f"{stats['n']:,} synthetic 1940-style census records, {stats['n_incomplete']:,} with INCWAGE missing "
+             f"(MAR: more often for groups that earn more). Exact {stats['k']}-NN imputation on 9 known attributes "
+             f"(AGE by decade).", "",
+             f"- equivalence classes: {stats['n_classes']:,}, of which {stats['n_donorless_classes']:,} hold "
+             "incomplete records and no donor",
+             f"- largest number of records one donor imputes: {stats['max_donee_count']}",
+             f"- **L1(D) = {stats['l1']}** (the most records whose donors one added or deleted record can change)",
+             "",
+             f"Budgets per query: {epsilon:.4f} (= {epsilon / math.log(2):.3g} ln 2) for the mean or the "
+             f"proportion's numerator and {count_epsilon:.4f} (= {count_epsilon / math.log(2):.3g} ln 2) for the "
+             "subpopulation count or the proportion's denominator (an age group, not imputed: geometric "
+             f"mechanism). In all: **{budget}**.", "",
+             "| query | true value | " + " | ".join(METHOD_LABELS[m] for m in METHODS) + " |",
+             "|---|---:|" + "---:|" * len(METHODS)]
+    for name, q in QUERIES.items():
+        vals = {r["method"]: r["value"] for r in rows if r["query"] == name}
+        lines.append(f"| {q.label} | {_fmt(truths[name], q.kind)} | "
+                     + " | ".join(_fmt(vals[m], q.kind) for m in METHODS) + " |")
+    lines += ["", "Smooth sensitivity: the paper's mechanism, noise calibrated to 1 + L1(D), with the package's "
+              "default PolyPlace noise (docs/privacy.md, Theorem P) and with the paper's generalized Cauchy noise "
+              "(exact admissibility constants), side by side: the same query, the same budget. Ignore missing "
+              "data: complete records only, ordinary mechanisms. Global sensitivity: the paper's comparison with "
+              "Laplace noise at 1 + (number of "
+              "missing records); that sensitivity depends on the data, so it is **not** differentially "
+              "private and is shown for comparison only.", "",
+              f"Run time: {seconds:.1f} s. "
+              + ("Noise from the OS CSPRNG." if seed is None else
+                 f"Seed {seed}: reproducible, not secure (never publish seeded releases)."), ""]
+    return "\n".join(lines)
 
 
 def paper_gap_notes(results, *, n, epsilon):

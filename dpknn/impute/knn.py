@@ -438,6 +438,18 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         logger.info("KNNImputer.fit: %d universes, L1 per universe %s", len(groups), [g.l1 for g in groups])
         return self
 
+    def curator_dict(self):
+        """CONFIDENTIAL: L1(D), its worst cases and the class statistics, as plain data (JSON-ready).
+
+        For the curator's diagnostics (``dpknn impute --diagnostics``); every number depends on
+        the data, so none of it may be published.
+        """
+        self._check_fitted()
+        return {"confidential": True, "l1": int(self.l1_), "n_incomplete": int(self.incomplete_index_.size),
+                "n_classes": self.n_classes_, "n_donorless_classes": self.n_donorless_classes_,
+                "max_donee_count": int(self.donee_counts_.max()),
+                "l1_cases": {kind: dict(vars(c)) for kind, c in self.l1_cases_.items()}}
+
     def l1_for(self, columns):
         """CONFIDENTIAL: the L1(D) that bounds the records whose values of ``columns`` one
         addition or deletion can change: the sum of L1 over the universes of the imputed

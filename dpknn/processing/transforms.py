@@ -237,62 +237,76 @@ def impute(data, *, categories=None, weights=None, null_value=None, distribution
             raise TypeError(f"column {c!r}: integer must be true or false, got {v!r}.")
     out = frame.copy()
     for c in cols:
-        kind = _kind(frame[c])
         if c in cats:
             if c in lo or c in hi:
                 raise ValueError(f"column {c!r} has both categories and numeric bounds; impute it one way only.")
-            allowed = _check_categories(cats[c], c, frame[c])
-            if not allowed:
-                raise ValueError(f"column {c!r}: categories must not be empty.")
-            p = np.ones(len(allowed)) if c not in w else np.asarray(w[c], dtype=float)
-            if p.shape != (len(allowed),) or np.any(p < 0) or not np.isfinite(p).all() or p.sum() <= 0:
-                raise ValueError(f"column {c!r}: weights must be {len(allowed)} non-negative numbers with a positive "
-                                 f"sum, got {w.get(c)!r}.")
-            null = _is_null(frame[c], nulls.get(c))
-            if null.any():
-                draws = rng.choice(len(allowed), size=int(null.sum()), p=p / p.sum())
-                filled = frame[c].to_numpy(dtype=object, copy=True)
-                filled[null] = [allowed[i] for i in draws]
-                out[c] = _restore_dtype(pd.Series(filled, index=frame.index, name=c), frame[c])
+            _impute_categories(frame, out, c, cats[c], w.get(c), nulls.get(c), rng)
         elif c in lo or c in hi:
-            if kind not in ("int", "float"):
-                raise TypeError(f"column {c!r} has dtype {frame[c].dtype}; numeric imputation needs a float or "
-                                "integer column.")
             if c not in lo or c not in hi:
                 raise ValueError(f"column {c!r}: numeric imputation needs both lower and upper.")
-            ints = kind == "int" or bool(integers.get(c, False))
-            a, b = _bounds(lo[c], hi[c], c, ints)
-            if ints and kind == "float":
-                v = frame[c].to_numpy()
-                bad = ~np.isnan(v) & (v != np.floor(v))
-                if bad.any():
-                    raise ValueError(f"column {c!r} gets integer draws but holds {int(bad.sum())} non-integer "
-                                     f"value(s), e.g. {v[bad][0]!r}.")
-            null = frame[c].isna().to_numpy()
-            m = int(null.sum())
-            if distribution == "uniform":
-                draws = rng.integers(a, b, size=m, endpoint=True) if ints else rng.uniform(a, b, size=m)
-            else:
-                if c not in mu or c not in sd:
-                    raise ValueError(f"column {c!r}: the gaussian distribution needs shift and scale.")
-                if not (isinstance(sd[c], numbers.Real) and sd[c] > 0 and math.isfinite(sd[c])):
-                    raise ValueError(f"column {c!r}: scale must be a finite number > 0, got {sd[c]!r}.")
-                if isinstance(mu[c], bool) or not isinstance(mu[c], numbers.Real) or not math.isfinite(mu[c]):
-                    raise ValueError(f"column {c!r}: shift must be a finite number, got {mu[c]!r}.")
-                draws = rng.normal(float(mu[c]), float(sd[c]), size=m)
-                draws = np.clip(np.rint(draws), a, b).astype(np.int64) if ints else np.clip(draws, a, b)
-            if kind == "int":
-                filled = frame[c].copy()
-                if m:   # a complete numpy integer column refuses even an empty float assignment
-                    filled[null] = draws
-                out[c] = filled.astype(frame[c].dtype)
-            else:
-                filled = frame[c].to_numpy(dtype=np.float64, copy=True)
-                filled[null] = draws
-                out[c] = pd.Series(filled, index=frame.index).astype("Int64") if ints else filled
+            gauss = None if distribution == "uniform" else (mu.get(c), sd.get(c))
+            _impute_numbers(frame, out, c, lo[c], hi[c], bool(integers.get(c, False)), gauss, rng)
         elif c in nulls or c in w:
             raise ValueError(f"column {c!r} has null_value or weights but no categories.")
     return back(out)
+
+
+def _impute_categories(frame, out, c, categories, weights, null_value, rng):
+    """Fill the nulls of categorical column ``c`` of ``out`` with draws from ``categories``."""
+    allowed = _check_categories(categories, c, frame[c])
+    if not allowed:
+        raise ValueError(f"column {c!r}: categories must not be empty.")
+    p = np.ones(len(allowed)) if weights is None else np.asarray(weights, dtype=float)
+    if p.shape != (len(allowed),) or np.any(p < 0) or not np.isfinite(p).all() or p.sum() <= 0:
+        raise ValueError(f"column {c!r}: weights must be {len(allowed)} non-negative numbers with a positive "
+                         f"sum, got {weights!r}.")
+    null = _is_null(frame[c], null_value)
+    if null.any():
+        draws = rng.choice(len(allowed), size=int(null.sum()), p=p / p.sum())
+        filled = frame[c].to_numpy(dtype=object, copy=True)
+        filled[null] = [allowed[i] for i in draws]
+        out[c] = _restore_dtype(pd.Series(filled, index=frame.index, name=c), frame[c])
+
+
+def _impute_numbers(frame, out, c, lower, upper, integer, gauss, rng):
+    """Fill the missing values of numeric column ``c`` of ``out``: uniform draws on [lower, upper]
+    (``gauss`` None) or clamped Gaussian(shift, scale) draws (``gauss`` = (shift, scale));
+    integers for an integer column or when ``integer``."""
+    kind = _kind(frame[c])
+    if kind not in ("int", "float"):
+        raise TypeError(f"column {c!r} has dtype {frame[c].dtype}; numeric imputation needs a float or "
+                        "integer column.")
+    ints = kind == "int" or integer
+    a, b = _bounds(lower, upper, c, ints)
+    if ints and kind == "float":
+        v = frame[c].to_numpy()
+        bad = ~np.isnan(v) & (v != np.floor(v))
+        if bad.any():
+            raise ValueError(f"column {c!r} gets integer draws but holds {int(bad.sum())} non-integer "
+                             f"value(s), e.g. {v[bad][0]!r}.")
+    null = frame[c].isna().to_numpy()
+    m = int(null.sum())
+    if gauss is None:
+        draws = rng.integers(a, b, size=m, endpoint=True) if ints else rng.uniform(a, b, size=m)
+    else:
+        shift, scale = gauss
+        if shift is None or scale is None:
+            raise ValueError(f"column {c!r}: the gaussian distribution needs shift and scale.")
+        if not (isinstance(scale, numbers.Real) and scale > 0 and math.isfinite(scale)):
+            raise ValueError(f"column {c!r}: scale must be a finite number > 0, got {scale!r}.")
+        if isinstance(shift, bool) or not isinstance(shift, numbers.Real) or not math.isfinite(shift):
+            raise ValueError(f"column {c!r}: shift must be a finite number, got {shift!r}.")
+        draws = rng.normal(float(shift), float(scale), size=m)
+        draws = np.clip(np.rint(draws), a, b).astype(np.int64) if ints else np.clip(draws, a, b)
+    if kind == "int":
+        filled = frame[c].copy()
+        if m:   # a complete numpy integer column refuses even an empty float assignment
+            filled[null] = draws
+        out[c] = filled.astype(frame[c].dtype)
+    else:
+        filled = frame[c].to_numpy(dtype=np.float64, copy=True)
+        filled[null] = draws
+        out[c] = pd.Series(filled, index=frame.index).astype("Int64") if ints else filled
 
 
 def _bounds(lower, upper, column, ints):

@@ -8,7 +8,7 @@ Query files and the sensitivity bounds (one function per theorem) are here too.
 
 from dpknn.releases.queries import NOISES, PrivateImputation, estimate_size
 from dpknn.releases.query import Count, Mean, Proportion, Query, SmoothNoise, Variance
-from dpknn.releases.queryfile import ask, read_queries
+from dpknn.releases.queryfile import ReleaseSet, ask, read_queries, release_queries
 from dpknn.releases.release import release
 from dpknn.releases.sensitivity import (
     LN2,
@@ -34,6 +34,7 @@ __all__ = [
     "PrivateImputation",
     "Proportion",
     "Query",
+    "ReleaseSet",
     "SmoothNoise",
     "Statistics",
     "Variance",
@@ -47,6 +48,7 @@ __all__ = [
     "mean_smooth",
     "read_queries",
     "release",
+    "release_queries",
     "variance_global",
     "variance_smooth",
 ]

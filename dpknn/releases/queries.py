@@ -17,8 +17,9 @@ Methods (``method=``):
   mechanisms (geometric for counts, Laplace for means and variances). Differentially private,
   but biased when data are not missing completely at random.
 
-The paper's non-private "global sensitivity" comparison is not offered here; it lives with the
-experiments that reproduce the paper (:mod:`dpknn.experiments.baseline`).
+The paper's non-private "global sensitivity" comparison is not offered here; it lives apart, in
+:mod:`dpknn.releases.baseline`, for the experiments that reproduce the paper and for
+``dpknn release --allow-non-dp``.
 
 References
 ----------

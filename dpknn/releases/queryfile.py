@@ -3,19 +3,22 @@
 A query file lists the releases a curator plans (count, proportion, mean, variance), each with
 its conditions, bounds, method and budgets. :func:`read_queries` checks every entry against a
 schema before any data are read; :func:`ask` makes one release with a
-:class:`~dpknn.releases.PrivateImputation`. ``dpknn release`` publishes the releases of a file,
-and the curator's report (:func:`dpknn.impute.curator_report`) rehearses them.
+:class:`~dpknn.releases.PrivateImputation` and :func:`release_queries` all of a file's, as the
+:class:`ReleaseSet` that ``dpknn release`` publishes. The curator's report
+(:func:`dpknn.impute.curator_report`) rehearses them.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
+from dpknn.releases.baseline import NOT_DP, global_baseline
 from dpknn.schema.conditions import check_condition
 from dpknn.utils.io import read_toml
 
-__all__ = ["ask", "read_queries"]
+__all__ = ["ReleaseSet", "ask", "read_queries", "release_queries"]
 
 QUERY_KEYS = {
     "count": {"where"}, "proportion": {"where", "within", "denominator_epsilon"},
@@ -188,13 +191,72 @@ def ask(private, query):
     """Make the release ``query`` (one entry of :func:`read_queries`) with ``private``.
 
     ``private`` is a :class:`~dpknn.releases.PrivateImputation`; its accountant is charged. The
-    non-DP ``method = "global"`` is not asked here (see :mod:`dpknn.experiments.baseline`).
+    non-DP ``method = "global"`` is not asked here (see :mod:`dpknn.releases.baseline`).
     """
     kwargs = {k: v for k, v in query.items() if k not in ("name", "type")}
     if kwargs.get("method") == "global":
         raise ValueError(f"query {query['name']!r}: method 'global' is not differentially private; "
-                         "dpknn.experiments.baseline.global_baseline computes it.")
+                         "dpknn.releases.baseline.global_baseline computes it.")
     kind = query["type"]
     if kind in ("mean", "variance"):
         return getattr(private, kind)(kwargs.pop("column"), **kwargs)
     return getattr(private, kind)(kwargs.pop("where", None), **kwargs)
+
+
+@dataclass(frozen=True)
+class ReleaseSet:
+    """The releases of a query file: what may be published and the curator's diagnostics.
+
+    Attributes
+    ----------
+    releases : tuple of dict
+        One published entry per query, in the file's order: its name and type and the
+        :meth:`~dpknn.mechanisms.Release.to_dict` of its release (released values and public
+        parameters), or, for a non-DP ``method = "global"`` query, its value marked as such.
+    curator : tuple of dict
+        CONFIDENTIAL: per DP release, its name and its
+        :meth:`~dpknn.mechanisms.Release.curator_dict` (data-dependent noise scales).
+    differentially_private : bool
+        False when some value came from the non-DP baseline.
+    """
+
+    releases: tuple
+    curator: tuple
+    differentially_private: bool
+
+    def published(self, accountant, *, k, epsilon_budget):
+        """The file ``dpknn release`` publishes: the releases, the public parameters (k, the
+        budget) and the accountant's ledger, with a warning at the top when some value is not DP."""
+        out = {"differentially_private": self.differentially_private}
+        if not self.differentially_private:
+            out["WARNING"] = "NOT DIFFERENTIALLY PRIVATE: some values use --allow-non-dp (" + NOT_DP + ")."
+        out.update({"neighbouring_relation": "add or remove one record", "k": k, "epsilon_budget": epsilon_budget,
+                    "epsilon_spent": accountant.spent()[0], "ledger": [vars(e) for e in accountant.ledger],
+                    "releases": list(self.releases)})
+        return out
+
+
+def release_queries(private, queries):
+    """Ask every query of a file (:func:`read_queries`) with ``private``, in order.
+
+    Every DP query is charged to ``private``'s accountant (whose limit
+    :func:`read_queries`' total should have been checked against first). A query with
+    ``method = "global"`` (read only with ``allow_non_dp=True``) gets the paper's non-DP value
+    (:func:`dpknn.releases.baseline.global_baseline`), charged nothing and marked.
+
+    Returns
+    -------
+    ReleaseSet
+    """
+    out, curator, non_dp = [], [], False
+    for q in queries:
+        if q.get("method") == "global":
+            kwargs = {k: v for k, v in q.items() if k not in ("name", "type", "method", "gamma")}
+            out.append({"name": q["name"], "type": q["type"], "value": global_baseline(private, q["type"], **kwargs),
+                        "differentially_private": False, "note": NOT_DP})
+            non_dp = True
+            continue
+        rel = ask(private, q)
+        out.append({"name": q["name"], "type": q["type"], **rel.to_dict()})
+        curator.append({"name": q["name"], **rel.curator_dict()})
+    return ReleaseSet(tuple(out), tuple(curator), not non_dp)

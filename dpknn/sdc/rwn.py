@@ -40,8 +40,11 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import os
+import tempfile
 import typing
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -653,6 +656,59 @@ def _perturb_part(part, seed, columns, params):
     return rwn._run(part, columns)
 
 
+def _check_perturb_target(rwn, input_dir, output_dir):
+    """Refuse a bad ``rwn`` or output folder before any work; return the output folder as a Path."""
+    from dpknn.utils.io import check_not_inside
+
+    if not isinstance(rwn, RWN):
+        raise TypeError(f"rwn must be a dpknn.sdc.RWN, got {type(rwn).__name__}.")
+    if not (rwn.rng is None or isinstance(rwn.rng, numbers.Integral)):
+        raise TypeError("perturb_parquet needs rwn.rng to be an int seed or None so that workers can derive seeds.")
+    output_dir = Path(output_dir)
+    if output_dir.exists():
+        raise FileExistsError(f"output_dir {str(output_dir)!r} exists; choose a new folder.")
+    check_not_inside(output_dir, input_dir, "output_dir")
+    return output_dir
+
+
+def _write_perturbed(ddf, run, flags, output_dir, client):
+    """Perturb every partition with ``run`` and write the data columns to ``output_dir`` in one
+    pass that also sums the changed-value ``flags``; return (changes per flag, rows)."""
+    import dask
+    from dask.dataframe.utils import make_meta
+
+    from dpknn.impute.distributed import dask_client
+    from dpknn.utils.io import remove_tree
+
+    meta = make_meta(ddf).assign(**{f: np.zeros(0, dtype=bool) for f in flags})
+    # Written under a hidden name beside the output and renamed when complete, so that a failed or
+    # interrupted run leaves no partial folder of perturbed microdata that looks finished.
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
+    try:
+        with dask_client(client):
+            out = ddf.map_partitions(run, meta=meta)
+            write = out[list(ddf.columns)].to_parquet(str(partial / "out"), write_index=True, compute=False)
+            _, changed, rows = dask.compute(write, out[flags].sum(), out.map_partitions(len).sum())
+        os.replace(partial / "out", output_dir)
+    finally:
+        remove_tree(partial)
+    return changed, int(rows)
+
+
+def _columns_to_perturb(all_columns, columns):
+    """``columns`` (None: all) without the imputation flag columns, which are carried through."""
+    cols = list(all_columns) if columns is None else list(columns)
+    imputation_flags = flag_columns(all_columns)
+    if imputation_flags:
+        # Said once here; the partitions' own checks run on the workers, where warnings are lost.
+        warnings.warn(f"RWN on imputed data: the imputation flag columns {imputation_flags} are carried through "
+                      "unchanged (never perturbed); the imputed values they flag are perturbed like observed ones.",
+                      UserWarning, stacklevel=3)
+        cols = [c for c in cols if c not in imputation_flags]
+    return cols
+
+
 def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     """Perturb a partitioned Parquet data set partition by partition on Dask, with bounded memory.
 
@@ -706,36 +762,15 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
         import dask.dataframe as dd
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("perturb_parquet needs Dask: pip install 'dpknn[distributed,parquet]'") from exc
-    from dpknn.impute.distributed import dask_client
 
-    if not isinstance(rwn, RWN):
-        raise TypeError(f"rwn must be a dpknn.sdc.RWN, got {type(rwn).__name__}.")
-    if not (rwn.rng is None or isinstance(rwn.rng, numbers.Integral)):
-        raise TypeError("perturb_parquet needs rwn.rng to be an int seed or None so that workers can derive seeds.")
-    import os
-    import tempfile
-    from pathlib import Path
-
-    from dpknn.utils.io import check_not_inside, remove_tree
-
-    output_dir = Path(output_dir)
-    if output_dir.exists():
-        raise FileExistsError(f"output_dir {str(output_dir)!r} exists; choose a new folder.")
-    check_not_inside(output_dir, input_dir, "output_dir")
+    output_dir = _check_perturb_target(rwn, input_dir, output_dir)
     root = np.random.SeedSequence(rwn.rng)
     # The folder's partitions are Method 3's partitions; any other method runs within each of them.
     params = dict(k=rwn.k, radius=rwn.radius, q=rwn.q, method="exact" if rwn.method == "partitioned" else rwn.method,
                   m=rwn.m, fresh=rwn.fresh, weights=rwn.weights, scales=rwn.scales)
     RWN(**params)._check_settings()   # here rather than once per partition on the workers
     ddf = dd.read_parquet(str(input_dir), split_row_groups=False)
-    cols = list(ddf.columns) if columns is None else list(columns)
-    imputation_flags = flag_columns(ddf.columns)
-    if imputation_flags:
-        # Said once here; the partitions' own checks run on the workers, where warnings are lost.
-        warnings.warn(f"RWN on imputed data: the imputation flag columns {imputation_flags} are carried through "
-                      "unchanged (never perturbed); the imputed values they flag are perturbed like observed ones.",
-                      UserWarning, stacklevel=2)
-        cols = [c for c in cols if c not in imputation_flags]
+    cols = _columns_to_perturb(ddf.columns, columns)
 
     # Flags of changed values ride along with each perturbed partition so that one pass over the
     # data both writes it and counts the changes; the NUL prefix keeps them apart from data columns.
@@ -747,23 +782,7 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
         res = _perturb_part(part, seed, cols, params)
         return res.assign(**{f: _changed(part[c], res[c]) for f, c in zip(flags, cols)})
 
-    import dask
-    from dask.dataframe.utils import make_meta
-
-    meta = make_meta(ddf).assign(**{f: np.zeros(0, dtype=bool) for f in flags})
-    # Written under a hidden name beside the output and renamed when complete, so that a failed or
-    # interrupted run leaves no partial folder of perturbed microdata that looks finished.
-    output_dir.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
-    try:
-        with dask_client(client):
-            out = ddf.map_partitions(run, meta=meta)
-            write = out[list(ddf.columns)].to_parquet(str(partial / "out"), write_index=True, compute=False)
-            _, changed, rows = dask.compute(write, out[flags].sum(), out.map_partitions(len).sum())
-        os.replace(partial / "out", output_dir)
-    finally:
-        remove_tree(partial)
-    rows = int(rows)
+    changed, rows = _write_perturbed(ddf, run, flags, output_dir, client)
     shares = {c: float(changed[f]) / rows if rows else 0.0 for f, c in zip(flags, cols)}
     if rows >= 2:
         warn_unchanged(shares, rwn.q)

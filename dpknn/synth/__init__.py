@@ -8,15 +8,18 @@
   importing this package does not).
 - :class:`Discretization`: the public bins PrivBayes and the column-wise synthesiser use;
   :class:`TabularEncoding`: the public one-hot and scaled columns of the GAN.
+- :class:`Synthesizer`: their base; ``public_params()`` is what a fitted model publishes
+  beside its rows (the ``dpknn synth`` sidecar).
 - :mod:`dpknn.synth.scores`: the score of PrivBayes's structure search and its sensitivity.
 """
 
 from dpknn.schema.discretization import Discretization
+from dpknn.synth.base import Synthesizer
 from dpknn.synth.columnwise import ColumnwiseSynthesizer
 from dpknn.synth.misgan import DPMisGAN
 from dpknn.synth.privbayes import PrivBayes
 from dpknn.synth.scores import mutual_information_score, score_sensitivity
 from dpknn.synth.tabular import TabularEncoding
 
-__all__ = ["ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "PrivBayes", "TabularEncoding",
+__all__ = ["ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "PrivBayes", "Synthesizer", "TabularEncoding",
            "mutual_information_score", "score_sensitivity"]

@@ -43,7 +43,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from dpknn.accounting.mcar import amplify_mcar
 from dpknn.impute.flags import check_not_imputed
@@ -51,6 +50,7 @@ from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes, observed_block
+from dpknn.synth.base import Synthesizer
 from dpknn.synth.privbayes import check_epsilon, float_down, noisy_tables
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import check_is_fitted, check_positive_int, check_rng, check_unit_interval
@@ -75,7 +75,7 @@ def _draw(logp, u):
     return np.minimum((cdf < (u * cdf[:, -1])[:, None]).sum(axis=1), p.shape[1] - 1)
 
 
-class ColumnwiseSynthesizer(BaseEstimator):
+class ColumnwiseSynthesizer(Synthesizer):
     """ε-DP column-wise synthesis with DP naive-Bayes stages that impute missing cells (KaminoI).
 
     ε-DP under add/remove one row with its missingness pattern (module docstring: the order,
@@ -221,6 +221,13 @@ class ColumnwiseSynthesizer(BaseEstimator):
             for lc, f in zip(logc, features):
                 logp += lc[f[lo:hi]]
             out[lo:hi] = _draw(logp, gen.random(hi - lo))
+        return out
+
+    def released_params(self):
+        """Public bins, the column order, and the noisy missing counts when the fit released them."""
+        out = {"bins": self.bins, "order": list(self.order_)}
+        if self.noisy_missing_counts_ is not None:
+            out["noisy_missing_counts"] = self.noisy_missing_counts_
         return out
 
     def sample(self, n, *, rng=None):

@@ -67,13 +67,13 @@ import math
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from dpknn.accounting import rdp_epsilon, sgm_sigma
 from dpknn.exceptions import PrivacyLeakWarning
 from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.base import CuratorDiagnostics
 from dpknn.mechanisms.randomness import as_source
+from dpknn.synth.base import Synthesizer
 from dpknn.synth.tabular import TabularEncoding
 from dpknn.utils.validation import (
     check_is_fitted,
@@ -111,7 +111,7 @@ def paper_sigma(*, q, steps, n_critic, epsilon, delta):
     return sgm_sigma(q=q, steps=2 * math.ceil(steps / n_critic), epsilon=epsilon, delta=delta)
 
 
-class DPMisGAN(BaseEstimator):
+class DPMisGAN(Synthesizer):
     """DP synthetic data with gaps by MisGAN trained with DP-SGD on its critics.
 
     (ε, δ)-DP under add/remove one record (with its mask) by the RDP of the sampled Gaussian
@@ -308,6 +308,13 @@ class DPMisGAN(BaseEstimator):
                                             "clipped_share": diag["clipped_share"]})
         self.n_features_in_ = len(enc.attributes)
         return self
+
+    def released_params(self):
+        """The public number of input rows, the DP-SGD parameters and the accounting used."""
+        return {"input_rows": self.n_rows, "input_rows_is": "public input", "epochs": self.epochs,
+                "batch_size": self.batch_size, "clip": self.clip, "sampling_rate": self.sampling_rate_,
+                "critic_steps": self.steps_, "noise_multiplier": self.noise_multiplier_,
+                "accounting": "RDP of the sampled Gaussian mechanism, improved conversion"}
 
     def sample(self, n, *, rng=None, missing=False):
         """``n`` synthetic rows (a DataFrame with the attribute columns in declared order).

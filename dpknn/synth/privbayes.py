@@ -53,7 +53,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import Geometric
@@ -61,6 +60,7 @@ from dpknn.mechanisms.randomness import as_source
 from dpknn.mechanisms.selection import PermuteAndFlip
 from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes, observed_block
+from dpknn.synth.base import Synthesizer
 from dpknn.synth.scores import check_row_bound, mutual_information_score, score_sensitivity
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
@@ -125,7 +125,7 @@ def sample_conditional(p, parent_codes, u):
     return np.minimum(idx, k - 1)
 
 
-class PrivBayes(BaseEstimator):
+class PrivBayes(Synthesizer):
     """Differentially private synthetic data by a noisy Bayesian network (PrivBayes, PrivBayesE).
 
     (ε, δ)-DP under add/remove one row (with its missingness pattern): see the module
@@ -324,6 +324,13 @@ class PrivBayes(BaseEstimator):
         return noisy_tables(true, Geometric(epsilon=eps2 / m), src)
 
     # --- sampling ---------------------------------------------------------------------------------
+    def released_params(self):
+        """Public bins and degree, the released network and the row bound (a public input, or
+        released as a noisy count plus a margin)."""
+        return {"bins": self.bins, "degree": self.degree,
+                "network": [[c, list(p)] for c, p in self.network_], "max_rows": self.max_rows_,
+                "max_rows_is": "public input" if self.max_rows is not None else "released (noisy count + margin)"}
+
     def sample(self, n, *, rng=None):
         """``n`` synthetic rows: a DataFrame with the attribute columns in declared order.
 

@@ -1,0 +1,41 @@
+"""The base of the DP synthesisers: what a fitted model may publish beside its rows.
+
+A synthetic table is published with its public parameters: the budget the fit spent, the
+neighbouring relation, the public domains, and whatever the fit released besides the rows (a
+PrivBayes network, a row bound, the column order). :meth:`Synthesizer.public_params` gathers
+them, so the command line and a Python caller publish the same record. Nothing in it is read
+from the data except through a mechanism.
+"""
+
+from __future__ import annotations
+
+from sklearn.base import BaseEstimator
+
+from dpknn.utils.validation import check_is_fitted
+
+__all__ = ["NEIGHBOURS", "Synthesizer"]
+
+NEIGHBOURS = "add/remove one record"
+
+
+class Synthesizer(BaseEstimator):
+    """Base of :class:`~dpknn.synth.PrivBayes`, :class:`~dpknn.synth.ColumnwiseSynthesizer`
+    and :class:`~dpknn.synth.DPMisGAN`: ``fit``, ``sample`` and :meth:`public_params`."""
+
+    def public_params(self):
+        """The public record of the fitted model: ε and δ spent, the neighbouring relation, the
+        public attributes, then what the method released besides the rows (see
+        :meth:`released_params`). JSON-ready; holds only released values and public inputs.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self, "epsilon_")
+        return {"epsilon": self.epsilon_, "delta": self.delta_, "neighbours": NEIGHBOURS,
+                "attributes": [a.to_dict() for a in self.attributes], **self.released_params()}
+
+    def released_params(self):
+        """The method's own public parameters and released structure (none here)."""
+        return {}
