@@ -40,3 +40,50 @@ def test_positive_int_and_finite_real():
         check_positive_real(-0.1, "w", allow_zero=True)
     with pytest.raises(ValueError, match="w must be a finite number >= 0"):
         check_positive_real(float("nan"), "w", allow_zero=True)
+
+
+def test_check_keys_names_the_table_the_unknown_keys_and_the_allowed_ones():
+    from dpknn.utils.validation import check_keys
+
+    check_keys({"a": 1}, {"a", "b"}, "table t")
+    check_keys({}, {"a"}, "table t")
+    with pytest.raises(ValueError, match=r"table t has unknown keys \['c'\]; its keys are \['a', 'b'\]\."):
+        check_keys({"a": 1, "c": 2}, {"a", "b"}, "table t")
+    with pytest.raises(ValueError, match=r"t has unknown tables \['x'\]; use \[\[y\]\]\."):
+        check_keys({"x": 1}, {"y"}, "t", hint="use [[y]]", noun="tables")
+
+
+SCHEMA_TOML = '[[known]]\nname = "a"\ntype = "categorical"\ncategories = [0, 1]\n\n' \
+              '[[imputed]]\nname = "y"\ntype = "ordinal"\nlower = 0\nupper = 9\n'
+
+
+@pytest.mark.parametrize(("text", "reader"), [
+    (SCHEMA_TOML + 'colour = "red"\n', "schema"),
+    (SCHEMA_TOML.replace('upper = 9\n', 'upper = 9\ncolour = "red"\n'), "schema"),
+    ('[[attribute]]\nname = "a"\ntype = "categorical"\ncategories = [0, 1]\ncolour = "red"\n', "attributes"),
+    ('colour = "red"\n[[attribute]]\nname = "a"\ntype = "categorical"\ncategories = [0, 1]\n', "attributes"),
+    ('[[query]]\nname = "q"\ntype = "count"\nepsilon = 1.0\ncolour = "red"\n', "queries"),
+    ('[[query]]\nname = "q"\ntype = "count"\nepsilon = 1.0\nwhere = { a = { low = 0, colour = 1 } }\n', "queries"),
+    ('[clamp.a]\nlower = 0\nupper = 1\ncolour = "red"\n', "plan"),
+    ('[resize]\nn = 10\ncolour = "red"\n', "plan"),
+])
+def test_every_toml_reader_refuses_an_unknown_key(tmp_path, text, reader):
+    # One reader of TOML tables (check_keys) behind every file format: a misspelt key fails
+    # loudly with its name, in every table of every file.
+    from dpknn import Schema
+    from dpknn.processing.pipeline import ProcessingPlan
+    from dpknn.releases import read_queries
+    from dpknn.schema.discretization import read_attributes
+
+    path = tmp_path / "f.toml"
+    path.write_text(text)
+    schema = Schema.from_file(_write(tmp_path / "s.toml", SCHEMA_TOML))
+    read = {"schema": Schema.from_file, "attributes": read_attributes, "queries": lambda p: read_queries(p, schema),
+            "plan": ProcessingPlan.from_file}[reader]
+    with pytest.raises(ValueError, match=r"unknown (keys|tables) \['colour'\]"):
+        read(path)
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path

@@ -29,6 +29,7 @@ import numpy as np
 from dpknn.accounting import rdp as _rdp
 from dpknn.accounting.mcar import mcar_cost
 from dpknn.exceptions import BudgetExceededError, DetachedAccountantError
+from dpknn.utils.validation import DELTA
 
 __all__ = ["BudgetAccountant", "LedgerEntry"]
 
@@ -112,10 +113,8 @@ class BudgetAccountant:
     def __init__(self, epsilon, delta=0.0, *, rdp_delta=None):
         if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not epsilon > 0:
             raise ValueError(f"epsilon must be a number > 0 (math.inf for no limit), got {epsilon!r}.")
-        if not (isinstance(delta, numbers.Real) and 0 <= delta < 1):
-            raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
         self.epsilon = float(epsilon)
-        self.delta = float(delta)
+        self.delta = DELTA.check(delta, "delta")
         rdp_delta = self.delta if rdp_delta is None else rdp_delta
         if not (isinstance(rdp_delta, numbers.Real) and 0 <= rdp_delta <= self.delta):
             raise ValueError(f"rdp_delta must be in [0, delta={self.delta:g}], got {rdp_delta!r}.")

@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+from dpknn.utils.validation import NON_NEGATIVE
+
 __all__ = ["McarCost", "amplify_mcar", "child_bound", "mcar_cost", "observed_probability"]
 
 _METHODS = ("exact", "partition", "paper")
@@ -51,9 +53,8 @@ MAX_SEARCH_ATTRIBUTES = 10
 
 
 def _check_epsilon(eps, name="epsilon"):
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not (eps >= 0 and math.isfinite(eps)):
-        raise ValueError(f"{name} must be a finite number >= 0, got {eps!r}.")
-    return float(eps)
+    # ε = 0 is allowed here: an attribute released at no cost amplifies to no cost.
+    return NON_NEGATIVE.check(eps, name)
 
 
 def _check_rate(p, name):

@@ -39,6 +39,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
+from dpknn.utils.validation import EPSILON, POSITIVE_DELTA
+
 __all__ = ["DEFAULT_ORDERS", "RdpResult", "convert", "rdp_epsilon", "sgm_rdp", "sgm_sigma"]
 
 #: Orders searched by default: 1.1, 1.2, ..., 10.9, 11, ..., 63, 128, 256, 512, 1024 (156 orders).
@@ -182,8 +184,7 @@ def rdp_epsilon(*, q, sigma, steps, delta, orders=None, conversion="improved"):
     """
     if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 0:
         raise ValueError(f"steps must be an integer >= 0, got {steps!r}.")
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    delta = POSITIVE_DELTA.check(delta, "delta")
     if conversion not in _CONVERSIONS:
         raise ValueError(f"conversion must be one of {_CONVERSIONS}, got {conversion!r}.")
     orders = _check_orders(orders)
@@ -196,9 +197,7 @@ def sgm_sigma(*, q, steps, epsilon, delta, orders=None, conversion="improved", r
 
     Bisection: ε decreases as σ grows. The σ returned always meets the target.
     """
-    if (isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real)
-            or not (epsilon > 0 and math.isfinite(epsilon))):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
+    epsilon = EPSILON.check(epsilon, "epsilon")
 
     def eps(s):
         return rdp_epsilon(q=q, sigma=s, steps=steps, delta=delta, orders=orders, conversion=conversion).epsilon

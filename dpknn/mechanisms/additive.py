@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import typing
 from fractions import Fraction
 
 import numpy as np
@@ -18,9 +19,8 @@ from scipy import optimize, stats
 from dpknn.mechanisms import noise
 from dpknn.mechanisms.base import (
     Mechanism,
+    PublicGrid,
     Release,
-    check_epsilon,
-    check_grid,
     exact_epsilon,
     from_grid,
     grid_steps,
@@ -28,7 +28,7 @@ from dpknn.mechanisms.base import (
     public_grid,
     to_grid,
 )
-from dpknn.utils.validation import check_positive_int, check_positive_real
+from dpknn.utils.validation import EPSILON, POSITIVE, POSITIVE_DELTA, Interval
 
 __all__ = ["Gaussian", "Geometric", "Laplace"]
 
@@ -64,14 +64,16 @@ class Laplace(Mechanism):
 
     name = "laplace"
     delta = 0.0
+    parameter_constraints: typing.ClassVar[dict] = {
+        "epsilon": EPSILON, "sensitivity": POSITIVE, "grid": (PublicGrid(), None),
+        "coordinates": Interval("int", 1, None, closed="left")}
 
     def __init__(self, *, epsilon, sensitivity, grid=None, coordinates=1):
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = check_positive_real(sensitivity, "sensitivity")
-        self.coordinates = check_positive_int(coordinates, "coordinates")
+        p = self.checked_params(epsilon=epsilon, sensitivity=sensitivity, grid=grid, coordinates=coordinates)
+        self.epsilon, self.sensitivity, self.coordinates = p["epsilon"], p["sensitivity"], p["coordinates"]
         if not math.isfinite(self.sensitivity / self.epsilon):
             raise ValueError(f"sensitivity / epsilon overflows: sensitivity={sensitivity!r}, epsilon={epsilon!r}.")
-        self.grid = public_grid(self.sensitivity / self.epsilon) if grid is None else check_grid(grid)
+        self.grid = public_grid(self.sensitivity / self.epsilon) if grid is None else p["grid"]
         self.steps = math.floor(Fraction(self.sensitivity) / Fraction(self.grid)) + self.coordinates
         self._scale = Fraction(self.steps) / exact_epsilon(epsilon)   # in grid steps
 
@@ -130,12 +132,12 @@ class Geometric(Mechanism):
     name = "geometric"
     delta = 0.0
 
+    parameter_constraints: typing.ClassVar[dict] = {"epsilon": EPSILON,
+                                                    "sensitivity": Interval("int", 1, None, closed="left")}
+
     def __init__(self, *, epsilon, sensitivity=1):
-        self.epsilon = check_epsilon(epsilon)
-        if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Integral) or sensitivity < 1:
-            raise ValueError(
-                f"sensitivity of the geometric mechanism must be an integer >= 1, got {sensitivity!r}.")
-        self.sensitivity = int(sensitivity)
+        p = self.checked_params(epsilon=epsilon, sensitivity=sensitivity)
+        self.epsilon, self.sensitivity = p["epsilon"], p["sensitivity"]
         self._scale = Fraction(self.sensitivity) / exact_epsilon(epsilon)
 
     @property
@@ -192,13 +194,12 @@ class Gaussian(Mechanism):
     """
 
     name = "gaussian"
+    parameter_constraints: typing.ClassVar[dict] = {"epsilon": EPSILON, "delta": POSITIVE_DELTA,
+                                                    "sensitivity": POSITIVE}
 
     def __init__(self, *, epsilon, delta, sensitivity):
-        self.epsilon = check_epsilon(epsilon)
-        if isinstance(delta, bool) or not (isinstance(delta, numbers.Real) and 0 < delta < 1):
-            raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
-        self.delta = float(delta)
-        self.sensitivity = check_positive_real(sensitivity, "sensitivity")
+        p = self.checked_params(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+        self.epsilon, self.delta, self.sensitivity = p["epsilon"], p["delta"], p["sensitivity"]
         sigma_c = _analytic_sigma(self.epsilon, self.delta, self.sensitivity)
         self.grid = public_grid(sigma_c, bits=10)
         self.steps = math.floor(Fraction(self.sensitivity) / Fraction(self.grid)) + 1

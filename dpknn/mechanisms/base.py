@@ -34,13 +34,14 @@ from __future__ import annotations
 import abc
 import math
 import numbers
+import typing
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
 
 import numpy as np
 
-from dpknn.utils.validation import check_positive_real
+from dpknn.utils.validation import Constraint, check_params, check_positive_real
 
 __all__ = [
     "CuratorDiagnostics",
@@ -174,11 +175,21 @@ def public_grid(scale, *, bits=_GRID_BITS):
 
 def check_grid(grid):
     """``grid`` as a float if it is a positive power of two (a public grid), else a clear error."""
-    g = check_positive_real(grid, "grid")
-    m, _ = math.frexp(g)
-    if m != 0.5:
-        raise ValueError(f"grid must be a power of two (public), got {grid!r}.")
-    return g
+    return PublicGrid().check(grid, "grid")
+
+
+class PublicGrid(Constraint):
+    """A positive power of two: the public grid released numbers lie on."""
+
+    def check(self, value, name):
+        g = check_positive_real(value, name)
+        m, _ = math.frexp(g)
+        if m != 0.5:
+            raise ValueError(f"{name} must be a power of two (public), got {value!r}.")
+        return g
+
+    def invalid_values(self):
+        return [3.0, 0.0, -0.5, "1"]
 
 
 def to_grid(value, grid):
@@ -226,6 +237,13 @@ class Mechanism(abc.ABC):
 
     name = None
     delta = 0.0
+    #: Declared constraints of the constructor's parameters (:mod:`dpknn.utils.validation`),
+    #: checked by :meth:`checked_params` before anything is derived from them.
+    parameter_constraints: typing.ClassVar[dict] = {}
+
+    def checked_params(self, **params):
+        """``params`` checked against the class's ``parameter_constraints`` (converted values)."""
+        return check_params(type(self).parameter_constraints, params)
 
     @abc.abstractmethod
     def public_params(self):

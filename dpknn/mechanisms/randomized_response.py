@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import decimal
 import math
+import typing
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -44,7 +45,7 @@ from scipy import stats
 from dpknn.mechanisms.base import Mechanism, Release
 from dpknn.mechanisms.noise import bernoulli_real
 from dpknn.mechanisms.randomness import as_source
-from dpknn.utils.validation import check_positive_real, check_unit_interval
+from dpknn.utils.validation import Interval, check_unit_interval
 
 __all__ = ["ProportionEstimate", "RandomizedResponse"]
 
@@ -106,10 +107,11 @@ class RandomizedResponse(Mechanism):
     name = "randomized_response"
     delta = 0.0
 
+    # Above 700, e^ε overflows a float.
+    parameter_constraints: typing.ClassVar[dict] = {"epsilon": Interval("real", 0, 700, closed="right")}
+
     def __init__(self, *, epsilon):
-        self.epsilon = check_positive_real(epsilon, "epsilon")
-        if self.epsilon > 700:
-            raise ValueError(f"epsilon must be at most 700 (e^epsilon overflows a float), got {epsilon!r}.")
+        self.epsilon = self.checked_params(epsilon=epsilon)["epsilon"]
         self._bounds = _flip_bounds(self.epsilon)
 
     @property

@@ -37,7 +37,7 @@ References
 from __future__ import annotations
 
 import abc
-import math
+import typing
 from fractions import Fraction
 
 import numpy as np
@@ -45,7 +45,7 @@ import numpy as np
 from dpknn.mechanisms.base import Mechanism, Release
 from dpknn.mechanisms.noise import bernoulli_exp_exact
 from dpknn.mechanisms.randomness import as_source
-from dpknn.utils.validation import check_positive_real
+from dpknn.utils.validation import EPSILON, POSITIVE
 
 __all__ = ["ExponentialMechanism", "PermuteAndFlip", "ScoreSelection"]
 
@@ -56,11 +56,11 @@ class ScoreSelection(Mechanism):
 
     delta = 0.0
 
+    parameter_constraints: typing.ClassVar[dict] = {"epsilon": EPSILON, "sensitivity": POSITIVE}
+
     def __init__(self, *, epsilon, sensitivity):
-        self.epsilon = check_positive_real(epsilon, "epsilon")
-        self.sensitivity = check_positive_real(sensitivity, "sensitivity")
-        if not (math.isfinite(self.epsilon) and math.isfinite(self.sensitivity)):
-            raise ValueError(f"epsilon and sensitivity must be finite, got {epsilon!r} and {sensitivity!r}.")
+        p = self.checked_params(epsilon=epsilon, sensitivity=sensitivity)
+        self.epsilon, self.sensitivity = p["epsilon"], p["sensitivity"]
         self._rate = Fraction(self.epsilon) / (2 * Fraction(self.sensitivity))
 
     def acceptance(self, scores):

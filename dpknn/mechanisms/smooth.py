@@ -12,15 +12,23 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import typing
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from dpknn.mechanisms import noise
-from dpknn.mechanisms.base import CuratorDiagnostics, Mechanism, Release, check_epsilon, check_grid, from_grid, in_units
+from dpknn.mechanisms.base import (
+    CuratorDiagnostics,
+    Mechanism,
+    PublicGrid,
+    Release,
+    from_grid,
+    in_units,
+)
 from dpknn.releases.sensitivity import LN2
-from dpknn.utils.validation import check_positive_real
+from dpknn.utils.validation import EPSILON, POSITIVE, Interval, Options
 
 __all__ = [
     "LN2",
@@ -192,10 +200,12 @@ class SmoothCauchy(Mechanism):
     name = "smooth_cauchy"
     delta = 0.0
 
+    parameter_constraints: typing.ClassVar[dict] = {"epsilon": EPSILON, "smooth_bound": POSITIVE, "grid": PublicGrid(),
+                             "gamma": (Options("optimal", "paper"), Interval("real", 1, None, closed="neither"))}
+
     def __init__(self, *, epsilon, smooth_bound, grid, gamma="optimal"):
-        self.epsilon = check_epsilon(epsilon)
-        self.smooth_bound = check_positive_real(smooth_bound, "smooth_bound")
-        self.grid = check_grid(grid)
+        p = self.checked_params(epsilon=epsilon, smooth_bound=smooth_bound, grid=grid, gamma=gamma)
+        self.epsilon, self.smooth_bound, self.grid = p["epsilon"], p["smooth_bound"], p["grid"]
         self.calibration = choose_gamma(self.epsilon, gamma)
         self.scale = self.smooth_bound / (self.calibration.alpha * _SAFETY)
         if not math.isfinite(self.scale):
@@ -412,10 +422,12 @@ class SmoothPolyPlace(Mechanism):
     name = "smooth_polyplace"
     delta = 0.0
 
+    parameter_constraints: typing.ClassVar[dict] = {"epsilon": EPSILON, "smooth_bound": POSITIVE, "grid": PublicGrid(),
+                             "a": (Options("optimal"), Interval("real", 1.25, None, closed="left"))}
+
     def __init__(self, *, epsilon, smooth_bound, grid, a="optimal"):
-        self.epsilon = check_epsilon(epsilon)
-        self.smooth_bound = check_positive_real(smooth_bound, "smooth_bound")
-        self.grid = check_grid(grid)
+        p = self.checked_params(epsilon=epsilon, smooth_bound=smooth_bound, grid=grid, a=a)
+        self.epsilon, self.smooth_bound, self.grid = p["epsilon"], p["smooth_bound"], p["grid"]
         self.calibration = choose_polyplace(self.epsilon, a)
         width = self.calibration.c * Fraction(self.smooth_bound) * _S_INFLATION
         self.scale = float(width)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from dpknn.impute.flags import flag_columns
 from dpknn.processing.transforms import Resized, clamp, impute, resize
-from dpknn.utils.validation import check_rng
+from dpknn.utils.validation import check_keys, check_rng
 
 __all__ = ["ProcessingPlan", "ProcessingResult", "run_plan"]
 
@@ -56,10 +56,8 @@ class ProcessingPlan:
         """Check a dict shaped like the TOML file; errors name the table and key."""
         if not isinstance(spec, dict):
             raise TypeError(f"{where} must be a mapping, got {type(spec).__name__}.")
-        unknown = set(spec) - {"clamp", "impute", "resize"}
-        if unknown:
-            raise ValueError(f"{where} has unknown tables {sorted(unknown)}; expected [clamp.COLUMN], "
-                             "[impute.COLUMN] and [resize].")
+        check_keys(spec, {"clamp", "impute", "resize"}, where,
+                   hint="expected [clamp.COLUMN], [impute.COLUMN] and [resize]", noun="tables")
         if not spec:
             raise ValueError(f"{where} is empty: give [clamp.COLUMN], [impute.COLUMN] or [resize] tables.")
         steps = {}
@@ -70,19 +68,13 @@ class ProcessingPlan:
             for col, params in tables.items():
                 if not isinstance(params, dict) or not params:
                     raise ValueError(f"{where}: [{step}.{col}] must be a table of parameters, got {params!r}.")
-                extra = set(params) - keys
-                if extra:
-                    raise ValueError(f"{where}: [{step}.{col}] has unknown keys {sorted(extra)}; its keys are "
-                                     f"{sorted(keys)}.")
+                check_keys(params, keys, f"{where}: [{step}.{col}]")
             steps[step] = {c: dict(p) for c, p in tables.items()}
         size = spec.get("resize")
         if size is not None:
             if not isinstance(size, dict) or "n" not in size:
                 raise ValueError(f"{where}: [resize] needs n (the public number of output records), got {size!r}.")
-            extra = set(size) - _RESIZE_KEYS
-            if extra:
-                raise ValueError(f"{where}: [resize] has unknown keys {sorted(extra)}; its keys are "
-                                 f"{sorted(_RESIZE_KEYS)}.")
+            check_keys(size, _RESIZE_KEYS, f"{where}: [resize]")
             size = dict(size)
         return cls(clamp=steps["clamp"], impute=steps["impute"], resize=size)
 

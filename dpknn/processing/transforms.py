@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from dpknn.impute.flags import flag_columns
-from dpknn.utils.validation import check_positive_real, check_rng
+from dpknn.utils.validation import DELTA, EPSILON, check_rng
 
 __all__ = ["Resized", "clamp", "impute", "resize"]
 
@@ -409,10 +409,7 @@ class Resized:
 
 
 def _check_privacy(epsilon, delta):
-    epsilon = check_positive_real(epsilon, "epsilon")
-    if not (isinstance(delta, numbers.Real) and 0 <= delta < 1):
-        raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
-    return epsilon, float(delta)
+    return EPSILON.check(epsilon, "epsilon"), DELTA.check(delta, "delta")
 
 
 def _log1p_scaled_expm1(x, s):

@@ -17,6 +17,7 @@ from pathlib import Path
 from dpknn.releases.baseline import NOT_DP, global_baseline
 from dpknn.schema.conditions import check_condition
 from dpknn.utils.io import read_toml
+from dpknn.utils.validation import check_keys
 
 __all__ = ["ReleaseSet", "ask", "read_queries", "release_queries"]
 
@@ -40,10 +41,8 @@ def _where(spec, name, key, schema):
             raise ValueError(f"query {name!r}: {key} names column {col!r}, which is not in the schema "
                              f"(attributes: {list(names)}).")
         if isinstance(cond, dict):
-            extra = set(cond) - {"low", "high"}
-            if extra:
-                raise ValueError(f"query {name!r}: condition on {col!r} has unknown keys {sorted(extra)}; a range "
-                                 "is {low = .., high = ..}.")
+            check_keys(cond, {"low", "high"}, f"query {name!r}: condition on {col!r}",
+                       hint="a range is {low = .., high = ..}")
             cond = (cond.get("low"), cond.get("high"))
         elif not isinstance(cond, list):
             raise ValueError(f"query {name!r}: condition on {col!r} must be a range {{low = .., high = ..}} or an "
@@ -92,10 +91,7 @@ def read_queries(path, schema, *, allow_non_dp=False):
     """
     path = Path(path)
     spec = read_toml(path, "queries file")
-    unknown = set(spec) - {"query"}
-    if unknown:
-        raise ValueError(f"queries file {str(path)!r} has unknown top-level keys {sorted(unknown)}; "
-                         "use [[query]] tables.")
+    check_keys(spec, {"query"}, f"queries file {str(path)!r}", hint="use [[query]] tables")
     queries = spec.get("query")
     if not isinstance(queries, list) or not queries:
         raise ValueError(f"queries file {str(path)!r} must hold one or more [[query]] tables.")
@@ -109,9 +105,7 @@ def read_queries(path, schema, *, allow_non_dp=False):
         if "epsilon" not in q:
             raise ValueError(f"query {name!r}: epsilon is required.")
         allowed = QUERY_KEYS[kind] | {"epsilon", "method", "noise", "gamma"}
-        extra = set(q) - allowed
-        if extra:
-            raise ValueError(f"query {name!r} ({kind}) has unknown keys {sorted(extra)}.")
+        check_keys(q, allowed, f"query {name!r} ({kind})")
         for key in ("count_epsilon", "mean_epsilon"):
             if key in QUERY_KEYS[kind] and key not in q:
                 raise ValueError(f"query {name!r}: {key} is required for a {kind}.")

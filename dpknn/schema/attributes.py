@@ -34,6 +34,7 @@ import pandas as pd
 
 from dpknn.exceptions import DomainError, PrivacyLeakWarning
 from dpknn.schema.geometry import squared_distance
+from dpknn.utils.validation import check_keys
 
 __all__ = ["DRAFT_KEY", "Categorical", "Continuous", "EncodedData", "Ordinal", "Schema", "Universe", "check_draft"]
 
@@ -420,8 +421,9 @@ def _set_universe(attr):
     for col, spec in u.items():
         _check_name(col)
         if isinstance(spec, dict):  # the TOML form {low = .., high = ..}
-            extra = set(spec) - {"low", "high"}
-            if extra or not spec:
+            check_keys(spec, {"low", "high"}, f"universe of attribute {attr.name!r}: the condition on {col!r}",
+                       hint="a range is {low = .., high = ..}")
+            if not spec:
                 raise ValueError(f"universe of attribute {attr.name!r}: the condition on {col!r} must be "
                                  f"{{low = .., high = ..}} or a list of values, got {spec!r}.")
             spec = (spec.get("low"), spec.get("high"))
@@ -503,10 +505,7 @@ def attribute_from_dict(entry, where="known"):
         allowed = {"name", "type", "weight"} | ({"universe"} if where == "imputed" else set()) | (
             {"categories"} if entry["type"] == "categorical" else
             {"lower", "upper", "bin_width"} if entry["type"] == "ordinal" else {"lower", "upper"})
-        extra = set(entry) - allowed
-        if extra:
-            raise ValueError(f"attribute {entry.get('name')!r} of type {entry['type']!r} has unknown keys "
-                             f"{sorted(extra)}; its keys are {sorted(allowed)}.")
+        check_keys(entry, allowed, f"attribute {entry.get('name')!r} of type {entry['type']!r}")
     if not isinstance(entry, dict) or "type" not in entry or "name" not in entry:
         raise ValueError(f"each entry of {where} needs 'name' and 'type', got {entry!r}.")
     entry = dict(entry)
@@ -796,10 +795,8 @@ class Schema:
             raise TypeError(f"schema description must be a mapping, got {type(spec).__name__}.")
         check_draft(spec, "schema description", allow_draft=allow_draft)
         spec = {k: v for k, v in spec.items() if k != DRAFT_KEY}
-        unknown = set(spec) - {"known", "imputed", "label"}
-        if unknown:
-            raise ValueError(f"schema description has unknown keys {sorted(unknown)}; "
-                             "expected 'known', 'imputed' and optionally 'label'.")
+        check_keys(spec, {"known", "imputed", "label"}, "schema description",
+                   hint="expected 'known', 'imputed' and optionally 'label'")
 
         for key in ("known", "imputed"):
             if not isinstance(spec.get(key, []), list):

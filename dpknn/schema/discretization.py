@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from dpknn.schema.attributes import Categorical, Continuous, Ordinal
-from dpknn.utils.validation import check_positive_int
+from dpknn.utils.validation import check_keys, check_positive_int
 
 __all__ = ["Discretization", "check_attributes", "read_attributes"]
 
@@ -167,10 +167,7 @@ def read_attributes(path, *, allow_draft=False):
     check_draft(spec, f"attributes file {str(path)!r}", allow_draft=allow_draft)
     spec = {k: v for k, v in spec.items() if k != DRAFT_KEY}
     if "attribute" in spec:
-        extra = set(spec) - {"attribute"}
-        if extra:
-            raise ValueError(f"attributes file {str(path)!r} has unknown keys {sorted(extra)}; it lists "
-                             "[[attribute]] tables only.")
+        check_keys(spec, {"attribute"}, f"attributes file {str(path)!r}", hint="it lists [[attribute]] tables only")
         if not isinstance(spec["attribute"], list):
             raise ValueError(f"attributes file {str(path)!r}: 'attribute' must be a list of [[attribute]] tables.")
         return check_attributes(attribute_from_dict(e, "attribute") for e in spec["attribute"])

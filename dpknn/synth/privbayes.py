@@ -64,9 +64,9 @@ from dpknn.synth.base import Synthesizer
 from dpknn.synth.scores import check_row_bound, mutual_information_score, score_sensitivity
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
+    EPSILON,
     check_is_fitted,
     check_positive_int,
-    check_positive_real,
     check_rng,
     check_unit_interval,
 )
@@ -86,7 +86,7 @@ def float_down(x):
 
 def check_epsilon(epsilon):
     """ε as an exact Fraction (finite, > 0): budget shares are computed without rounding."""
-    return Fraction(check_positive_real(epsilon, "epsilon"))
+    return Fraction(EPSILON.check(epsilon, "epsilon"))
 
 
 def row_bound_margin(epsilon, delta):

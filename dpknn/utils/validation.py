@@ -88,6 +88,20 @@ def check_unit_interval(value, name, *, closed=False):
     return value
 
 
+def check_keys(table, allowed, what, *, hint=None, noun="keys"):
+    """Refuse the keys of a file's table (a dict) outside ``allowed``.
+
+    The one check of unknown keys for every TOML reader (schemas, attribute files, query files,
+    processing plans): a misspelt key must fail loudly rather than be ignored. The error names
+    the table (``what``), the unknown keys (``noun``: what its keys are, e.g. "tables"), and the
+    keys it may hold (or ``hint``).
+    """
+    extra = set(table) - set(allowed)
+    if extra:
+        raise ValueError(f"{what} has unknown {noun} {sorted(extra, key=str)}; "
+                         f"{hint or f'its keys are {sorted(allowed)}'}.")
+
+
 def record_features(estimator, X):
     """Set ``n_features_in_`` and ``feature_names_in_`` of ``estimator`` as scikit-learn defines them.
 
@@ -219,6 +233,15 @@ class Boolean(Constraint):
 
     def invalid_values(self):
         return [1, "yes"]
+
+
+# The budget parameters, one convention everywhere: ε finite and > 0; δ in [0, 1), or in (0, 1)
+# where a mechanism needs a positive δ.
+EPSILON = Interval("real", 0, None, closed="neither")
+DELTA = Interval("real", 0, 1, closed="left")
+POSITIVE_DELTA = Interval("real", 0, 1, closed="neither")
+POSITIVE = Interval("real", 0, None, closed="neither")
+NON_NEGATIVE = Interval("real", 0, None, closed="left")
 
 
 def check_params(constraints, params):
