@@ -65,15 +65,14 @@ def parse_regression(text):
 
 def _bin_labels(disc, j):
     a = disc.attributes[j]
-    size = int(disc.sizes[j])
+    extra = ["not applicable"] if a.universe is not None else []
     if isinstance(a, Categorical):
-        return [str(c) for c in a.categories]
+        return [str(c) for c in a.categories] + extra
     if isinstance(a, Continuous):
         w = (a.upper - a.lower) / disc.bins
-        return [f"{a.lower + i * w:.3g}–{a.lower + (i + 1) * w:.3g}" for i in range(size)]
-    w = disc.ordinal_width(a)
-    return [str(a.lower + i * w) if w == 1 else f"{a.lower + i * w}–{min(a.lower + (i + 1) * w - 1, a.upper)}"
-            for i in range(size)]
+        return [f"{a.lower + i * w:.3g}–{a.lower + (i + 1) * w:.3g}" for i in range(disc.bins)] + extra
+    first, last = disc.ordinal_bins(a)
+    return [str(lo) if lo == hi else f"{lo}–{hi}" for lo, hi in zip(first.tolist(), last.tolist())] + extra
 
 
 def _marginals(real, released, disc):

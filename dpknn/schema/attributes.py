@@ -36,7 +36,8 @@ from dpknn.exceptions import DomainError, PrivacyLeakWarning
 from dpknn.schema.geometry import squared_distance
 from dpknn.utils.validation import check_keys
 
-__all__ = ["DRAFT_KEY", "Categorical", "Continuous", "EncodedData", "Ordinal", "Schema", "Universe", "check_draft"]
+__all__ = ["DRAFT_KEY", "Categorical", "Continuous", "EncodedData", "Ordinal", "Schema", "Universe", "check_draft",
+           "check_universe"]
 
 #: Top-level key that ``dpknn schema`` writes (``draft = true``): the domains were read from the data.
 DRAFT_KEY = "draft"
@@ -446,8 +447,12 @@ def _with_universe(attr, out):
     return out
 
 
-def _check_universe(attr, known):
-    """``attr.universe`` checked against the known attributes and put in canonical form."""
+def check_universe(attr, known, *, whole_bins=True):
+    """``attr.universe`` checked against the attributes ``known`` and put in canonical form.
+
+    ``whole_bins``: a range on an ordinal must start and end on its bin edges (the imputer's
+    cells); synthesis instead adds the range's ends to its bin edges
+    (:class:`~dpknn.schema.Discretization`)."""
     from dpknn.schema.conditions import check_condition
 
     by_name = {a.name: a for a in known}
@@ -478,7 +483,7 @@ def _check_universe(attr, known):
             raise ValueError(f"{where} leaves no value of the public range [{a.lower}, {a.upper}]; the universe "
                              "would be empty.")
         bw = a.bin_width
-        if (lo - a.lower) % bw or (hi != a.upper and (hi - a.lower + 1) % bw):
+        if whole_bins and ((lo - a.lower) % bw or (hi != a.upper and (hi - a.lower + 1) % bw)):
             first = a.lower + (lo - a.lower) // bw * bw
             raise ValueError(
                 f"{where} = [{lo}, {hi}] cuts a bin of {col!r} (bins of width {bw} from {a.lower}); a universe must be "
@@ -500,9 +505,10 @@ _KINDS = {"ordinal": Ordinal, "categorical": Categorical, "continuous": Continuo
 
 def attribute_from_dict(entry, where="known"):
     """An attribute from its TOML table (``name``, ``type`` and the type's keys); ``where`` names the
-    list it came from in messages and allows ``universe`` for ``"imputed"``."""
+    list it came from in messages and allows ``universe`` for ``"imputed"`` and ``"attribute"``
+    (synthesis)."""
     if isinstance(entry, dict) and entry.get("type") in _KINDS:
-        allowed = {"name", "type", "weight"} | ({"universe"} if where == "imputed" else set()) | (
+        allowed = {"name", "type", "weight"} | ({"universe"} if where in ("imputed", "attribute") else set()) | (
             {"categories"} if entry["type"] == "categorical" else
             {"lower", "upper", "bin_width"} if entry["type"] == "ordinal" else {"lower", "upper"})
         check_keys(entry, allowed, f"attribute {entry.get('name')!r} of type {entry['type']!r}")
@@ -601,7 +607,7 @@ class Schema:
             if a.universe is not None:
                 raise ValueError(f"known attribute {a.name!r} has a universe; only imputed attributes have one "
                                  "(known attributes are complete for every record).")
-        imputed = tuple(a if a.universe is None else replace(a, universe=_check_universe(a, known))
+        imputed = tuple(a if a.universe is None else replace(a, universe=check_universe(a, known))
                         for a in imputed)
         names = [a.name for a in known]
         both = sorted(set(names) & {a.name for a in imputed})

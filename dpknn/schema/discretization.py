@@ -13,15 +13,15 @@ values are always inside the declared domain. A missing cell has code −1.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from dpknn.schema.attributes import Categorical, Continuous, Ordinal
+from dpknn.schema.attributes import Categorical, Continuous, Ordinal, check_universe
 from dpknn.utils.validation import check_keys, check_positive_int
 
-__all__ = ["Discretization", "check_attributes", "read_attributes"]
+__all__ = ["Discretization", "blank_outside_universes", "check_attributes", "read_attributes"]
 
 MISSING = -1
 
@@ -40,7 +40,43 @@ def check_attributes(attributes):
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"attributes must have distinct names, got duplicates {dup}.")
-    return attrs
+    return tuple(_checked_universe(a, attrs) for a in attrs)
+
+
+def _checked_universe(attr, attrs):
+    """``attr`` with its universe (if any) checked against the other attributes of the list."""
+    if attr.universe is None:
+        return attr
+    others = [b for b in attrs if b.name != attr.name]
+    for col, *_ in attr.universe.conditions:
+        if col == attr.name:
+            raise ValueError(f"universe of attribute {attr.name!r} names {attr.name!r} itself; a universe is a "
+                             "condition on other attributes.")
+        b = next((b for b in others if b.name == col), None)
+        if isinstance(b, Continuous):
+            raise ValueError(f"universe of attribute {attr.name!r} is a condition on the continuous {col!r}; "
+                             "conditions are on ordinal or categorical attributes (declare it an ordinal).")
+        if b is not None and b.universe is not None:
+            raise ValueError(f"universe of attribute {attr.name!r} is a condition on {col!r}, which has a universe "
+                             "of its own; a universe is a condition on attributes that apply to every record.")
+    return replace(attr, universe=check_universe(attr, others, whole_bins=False))
+
+
+def blank_outside_universes(df, attributes):
+    """``df`` (synthetic rows, changed in place) with every attribute missing outside its
+    universe: structural gaps, never a drawn value (the universes are public)."""
+    for a in attributes:
+        if a.universe is not None:
+            outside = ~a.universe.mask(df)
+            if outside.any():
+                col = df[a.name]
+                if isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object:
+                    df.loc[outside, a.name] = np.nan
+                elif pd.api.types.is_integer_dtype(col.dtype):
+                    df[a.name] = col.astype("Int64").mask(outside)
+                else:
+                    df[a.name] = col.mask(outside)
+    return df
 
 
 def check_frame(df, names):
@@ -76,26 +112,47 @@ class Discretization:
         return [a.name for a in self.attributes]
 
     def ordinal_width(self, a):
-        """Width of the bins of the Ordinal attribute ``a`` (its values per bin)."""
+        """Width of the equal bins of the Ordinal attribute ``a`` (its values per bin), before
+        the universes' ends are added (:meth:`ordinal_bins`)."""
         if a.n_codes <= self.bins:
             return a.bin_width
         return -(-(a.upper - a.lower + 1) // self.bins)
 
+    def universe_cuts(self, a):
+        """The ends of the universes' ranges on the Ordinal ``a`` (first values of a range and
+        first values after one) inside its domain: public bin edges, so that every universe is
+        a union of whole bins and an out-of-universe cell is a whole code."""
+        cuts = set()
+        for b in self.attributes:
+            for col, lo, hi, values in () if b.universe is None else b.universe.conditions:
+                if col == a.name and values is None:
+                    cuts.update(v for v in (lo, hi + 1) if a.lower < v <= a.upper)
+        return sorted(cuts)
+
+    def ordinal_bins(self, a):
+        """(first, last) values of each bin of the Ordinal ``a``: equal bins of
+        :meth:`ordinal_width`, split at :meth:`universe_cuts`."""
+        w = self.ordinal_width(a)
+        first = np.unique(np.r_[np.arange(a.lower, a.upper + 1, w), self.universe_cuts(a)]).astype(np.int64)
+        return first, np.r_[first[1:] - 1, a.upper].astype(np.int64)
+
+    def value_codes(self, a):
+        """Number of codes of the values of attribute ``a`` (its bins or categories)."""
+        if isinstance(a, Categorical):
+            return a.n_codes
+        if isinstance(a, Ordinal):
+            return int(self.ordinal_bins(a)[0].size)
+        return self.bins
+
     @property
     def sizes(self):
-        """Number of codes of each attribute (missing not counted)."""
-        out = []
-        for a in self.attributes:
-            if isinstance(a, Categorical):
-                out.append(a.n_codes)
-            elif isinstance(a, Ordinal):
-                out.append((a.upper - a.lower) // self.ordinal_width(a) + 1)
-            else:
-                out.append(self.bins)
-        return np.asarray(out, dtype=np.int64)
+        """Number of codes of each attribute (missing not counted): its values, and one more,
+        "not applicable" (the last code), for an attribute with a universe."""
+        return np.asarray([self.value_codes(a) + (a.universe is not None) for a in self.attributes], dtype=np.int64)
 
     def encode(self, df):
-        """Codes of ``df``'s attribute columns, shape (d, n), int16, −1 where missing.
+        """Codes of ``df``'s attribute columns, shape (d, n), int16, −1 where missing; the last
+        code of an attribute with a universe ("not applicable") outside it.
 
         Raises :class:`~dpknn.exceptions.DomainError` for a value outside its declared domain and
         ``ValueError`` for an absent column. ``df`` is not modified.
@@ -111,32 +168,36 @@ class Discretization:
                 values, missing = a.read_column(df)
                 v = np.where(missing, a.lower, values)
                 if isinstance(a, Ordinal):
-                    codes = (v.astype(np.int64) - a.lower) // self.ordinal_width(a)
+                    codes = np.searchsorted(self.ordinal_bins(a)[0], v.astype(np.int64), side="right") - 1
                 else:
                     codes = np.minimum(np.floor((v - a.lower) / (a.upper - a.lower) * self.bins), self.bins - 1)
             out[j] = np.where(missing, MISSING, codes)
+            if a.universe is not None:
+                # Outside its universe an attribute is "not applicable", a known structural value,
+                # not a gap: the models learn where it applies from every record.
+                out[j][~a.universe.mask(df)] = self.value_codes(a)
         return out
 
     def decode(self, codes, *, rng, missing_value=True):
-        """A DataFrame of domain-valid values from codes of shape (d, n), uniform inside each bin.
+        """A DataFrame of domain-valid values from codes of shape (d, n), uniform inside each bin,
+        every attribute missing outside its universe (:func:`blank_outside_universes`).
 
         ``rng`` is a :class:`numpy.random.Generator` (synthetic values are post-processing of
-        released tables). Code −1 decodes to a missing value: NaN, ``<NA>`` for an Ordinal
-        (``Int64``) and NaN in a categorical column.
+        released tables). Code −1 and the "not applicable" code decode to a missing value: NaN,
+        ``<NA>`` for an Ordinal (``Int64``) and NaN in a categorical column.
         """
         codes = np.asarray(codes)
         n = codes.shape[1]
         cols = {}
         for j, a in enumerate(self.attributes):
             c = codes[j].astype(np.int64)
-            miss = c < 0
+            miss = (c < 0) | (c >= self.value_codes(a))
             c = np.where(miss, 0, c)
             if isinstance(a, Categorical):
                 col = pd.Categorical.from_codes(np.where(miss, -1, c), categories=pd.Index(a.categories, dtype=object))
             elif isinstance(a, Ordinal):
-                w = self.ordinal_width(a)
-                lo = a.lower + c * w
-                hi = np.minimum(lo + w - 1, a.upper)
+                first, last = self.ordinal_bins(a)
+                lo, hi = first[c], last[c]
                 v = lo + np.floor(rng.random(n) * (hi - lo + 1)).astype(np.int64)
                 v = np.minimum(v, hi)
                 col = pd.array(v, dtype="Int64") if miss.any() else v
@@ -148,7 +209,7 @@ class Discretization:
                 col = np.clip(v, a.lower, a.upper)
                 col[miss] = np.nan
             cols[a.name] = col
-        return pd.DataFrame(cols, columns=self.names)
+        return blank_outside_universes(pd.DataFrame(cols, columns=self.names), self.attributes)
 
 
 
@@ -157,7 +218,8 @@ def read_attributes(path, *, allow_draft=False):
 
     Either ``[[attribute]]`` tables (``name``, ``type`` and the type's keys, as in a schema; see
     ``docs/synthesis.md``), or a schema file, whose known then imputed attributes are taken in
-    order (universes play no part in synthesis). A file with ``draft = true`` is refused unless
+    order (an imputed attribute keeps its universe: synthetic values are missing outside it). An
+    ``[[attribute]]`` table may give a ``universe`` too. A file with ``draft = true`` is refused unless
     ``allow_draft`` (:func:`dpknn.schema.check_draft`).
     """
     from dpknn.schema.attributes import DRAFT_KEY, Schema, attribute_from_dict, check_draft

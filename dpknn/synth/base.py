@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sklearn.base import BaseEstimator
 
+from dpknn.schema.discretization import check_attributes
 from dpknn.utils.validation import check_is_fitted
 
 __all__ = ["NEIGHBOURS", "Synthesizer"]
@@ -24,7 +25,7 @@ class Synthesizer(BaseEstimator):
 
     def public_params(self):
         """The public record of the fitted model: ε and δ spent, the neighbouring relation, the
-        public attributes, then what the method released besides the rows (see
+        public attributes (universes in their checked form), then what the method released besides the rows (see
         :meth:`released_params`). JSON-ready; holds only released values and public inputs.
 
         Raises
@@ -34,7 +35,7 @@ class Synthesizer(BaseEstimator):
         """
         check_is_fitted(self, "epsilon_")
         return {"epsilon": self.epsilon_, "delta": self.delta_, "neighbours": NEIGHBOURS,
-                "attributes": [a.to_dict() for a in self.attributes], **self.released_params()}
+                "attributes": [a.to_dict() for a in check_attributes(self.attributes)], **self.released_params()}
 
     def released_params(self):
         """The method's own public parameters and released structure (none here)."""

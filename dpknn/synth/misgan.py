@@ -73,6 +73,7 @@ from dpknn.exceptions import PrivacyLeakWarning
 from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.base import CuratorDiagnostics
 from dpknn.mechanisms.randomness import as_source
+from dpknn.schema.discretization import blank_outside_universes
 from dpknn.synth.base import Synthesizer
 from dpknn.synth.tabular import TabularEncoding
 from dpknn.utils.validation import (
@@ -322,7 +323,8 @@ class DPMisGAN(Synthesizer):
         Post-processing of the released generators. Categories are drawn from the data
         generator's softmax, numerics scaled back from public bounds (domain-valid). With
         ``missing=True`` a cell is left missing with probability 1 − G_m's mask value, so the
-        rows carry the learnt missingness pattern.
+        rows carry the learnt missingness pattern. Every attribute is missing outside its
+        universe (:func:`~dpknn.schema.discretization.blank_outside_universes`).
         """
         check_is_fitted(self, "data_generator_")
         n = check_positive_int(n, "n", minimum=0)
@@ -334,4 +336,4 @@ class DPMisGAN(Synthesizer):
         x, mprob = mt.generate(self.data_generator_, self.mask_generator_, n, latent=int(self.latent_dim),
                                generator=tgen)
         mask = (gen.random(mprob.shape) < mprob).astype(np.float32) if missing else None
-        return self.encoding_.decode(x, mask, rng=gen)
+        return blank_outside_universes(self.encoding_.decode(x, mask, rng=gen), self.encoding_.attributes)
