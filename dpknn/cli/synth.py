@@ -75,6 +75,7 @@ def _cmd_synth(args):
               "neighbours": params["neighbours"], "rows": args.rows, **params}
     if args.method == "dpmisgan":
         public["gaps"] = args.gaps
+        public["accounting"] = public.pop("accounting")   # the record has always ended with it
     write_files([(args.output, table_writer(out, args.output)),
                  (_sidecar(args.output), text_writer(json.dumps(public, indent=2, default=str) + "\n"))])
     print(f"{args.method}: {what}; epsilon={model.epsilon_:g}, delta={model.delta_:g}; wrote {args.rows} synthetic "
