@@ -101,7 +101,8 @@ upper = 100
 """
 
 
-@pytest.mark.parametrize(("method", "expected"), [("privbayese", "df09a7af38f2be55"), ("columnwise", "74e5ad56b6091ca3"),
+@pytest.mark.parametrize(("method", "expected"), [("privbayese", "df09a7af38f2be55"),
+                                                  ("columnwise", "74e5ad56b6091ca3"),
                                                   ("privbayes", "70f7442bf737bf7f")])
 def test_synth_sidecar_is_unchanged(tmp_path, method, expected):
     # The sidecar of `dpknn synth` (now built from Synthesizer.public_params()), byte for byte

@@ -20,7 +20,8 @@ ATTRS = [Categorical("a", [0, 1, 2]), Categorical("b", [0, 1]), Ordinal("c", 0, 
 
 def _table(n=600, seed=0):
     rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"a": rng.integers(0, 3, n), "b": rng.integers(0, 2, n), "c": rng.integers(0, 10, n)}).astype(float)
+    df = pd.DataFrame({"a": rng.integers(0, 3, n), "b": rng.integers(0, 2, n),
+                       "c": rng.integers(0, 10, n)}).astype(float)
     df.loc[rng.random(n) < 0.2, "c"] = np.nan
     return df
 
