@@ -29,7 +29,7 @@ import numpy as np
 from dpknn.accounting import rdp as _rdp
 from dpknn.accounting.mcar import mcar_cost
 from dpknn.exceptions import BudgetExceededError, DetachedAccountantError
-from dpknn.utils.validation import DELTA
+from dpknn.utils.validation import DELTA, EPSILON, NON_NEGATIVE
 
 __all__ = ["BudgetAccountant", "LedgerEntry"]
 
@@ -53,14 +53,7 @@ class LedgerEntry:
 
 
 def _check_cost(epsilon, delta, *, allow_zero=False):
-    for name, v in (("epsilon", epsilon), ("delta", delta)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(v):
-            raise TypeError(f"{name} must be a real number, got {v!r}.")
-    if not math.isfinite(epsilon) or epsilon < 0 or (epsilon == 0 and not allow_zero):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
-    if not 0 <= delta < 1:
-        raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
-    return float(epsilon), float(delta)
+    return (NON_NEGATIVE if allow_zero else EPSILON).check(epsilon, "epsilon"), DELTA.check(delta, "delta")
 
 
 def _to_float(x, direction=0):

@@ -52,11 +52,6 @@ MAX_EXACT_ATTRIBUTES = 22
 MAX_SEARCH_ATTRIBUTES = 10
 
 
-def _check_epsilon(eps, name="epsilon"):
-    # ε = 0 is allowed here: an attribute released at no cost amplifies to no cost.
-    return NON_NEGATIVE.check(eps, name)
-
-
 def _check_rate(p, name):
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
         raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}.")
@@ -70,7 +65,7 @@ def amplify_mcar(epsilon, p, delta=0.0):
     probability that a row is observed on the attributes the mechanism needs (Prop. 5.4 of the
     paper, whose p·ε is replaced by the valid bound).
     """
-    epsilon = _check_epsilon(epsilon)
+    epsilon = NON_NEGATIVE.check(epsilon, "epsilon")
     p = _check_rate(p, "p")
     delta = _check_rate(delta, "delta")
     if p == 0:
@@ -122,7 +117,7 @@ class McarCost:
 
 
 def _prepare(epsilons, attribute_sets, missing_rates):
-    eps = [_check_epsilon(e, f"epsilons[{i}]") for i, e in enumerate(epsilons)]
+    eps = [NON_NEGATIVE.check(e, f"epsilons[{i}]") for i, e in enumerate(epsilons)]
     sets = [frozenset(s) for s in attribute_sets]
     if len(eps) != len(sets):
         raise ValueError(f"epsilons and attribute_sets must have the same length, got {len(eps)} and {len(sets)}.")
@@ -315,7 +310,7 @@ def child_bound(epsilons, children, missing_rates):
     search itself is not amplified and must be charged separately. A figure computed from a
     realised structure (exact or partition) is after the fact and must be labelled so.
     """
-    eps = [_check_epsilon(e, f"epsilons[{i}]") for i, e in enumerate(epsilons)]
+    eps = [NON_NEGATIVE.check(e, f"epsilons[{i}]") for i, e in enumerate(epsilons)]
     children = list(children)
     if len(children) != len(eps):
         raise ValueError("epsilons and children must have the same length.")

@@ -167,18 +167,12 @@ class _Classes:
     donor_rows: np.ndarray
     inc_ptr: np.ndarray
     inc_rows: np.ndarray
+    n_donors: np.ndarray
+    n_inc: np.ndarray
 
     @property
     def n_classes(self):
         return self.cells.shape[0]
-
-    @property
-    def n_donors(self):
-        return np.diff(self.donor_ptr)
-
-    @property
-    def n_inc(self):
-        return np.diff(self.inc_ptr)
 
 
 def _group_classes(enc, schema):
@@ -200,8 +194,10 @@ def _group_classes(enc, schema):
     labels, n = enc.labels, enc.n_records
     identity = bool(n > 1 and np.all(labels[1:] > labels[:-1]))
     order = np.arange(n, dtype=np.int64) if identity else np.argsort(labels, kind="stable").astype(np.int64)
-    grouped = _grouping.group_rows(class_id, enc.incomplete, order, class_cells.shape[0])
-    return _Classes(class_cells, class_keys, order, identity, *grouped)
+    donor_ptr, donor_rows, inc_ptr, inc_rows = _grouping.group_rows(class_id, enc.incomplete, order,
+                                                                    class_cells.shape[0])
+    return _Classes(class_cells, class_keys, order, identity, donor_ptr, donor_rows, inc_ptr, inc_rows,
+                    np.diff(donor_ptr), np.diff(inc_ptr))
 
 
 @dataclass(frozen=True)

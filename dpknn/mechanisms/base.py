@@ -47,7 +47,6 @@ __all__ = [
     "CuratorDiagnostics",
     "Mechanism",
     "Release",
-    "check_epsilon",
     "check_grid",
     "exact_epsilon",
     "from_grid",
@@ -209,11 +208,6 @@ def from_grid(m, grid):
 def in_units(z, grid, size):
     """Noise of ``z`` grid steps in value units (an array for tests, a float for one draw)."""
     return z * grid if size is not None else from_grid(z, grid)
-
-
-def check_epsilon(epsilon):
-    """``epsilon`` as a float if it is a finite real > 0, else a clear error."""
-    return check_positive_real(epsilon, "epsilon")
 
 
 def exact_epsilon(epsilon):
