@@ -22,6 +22,7 @@ VALID = {
     mech.Laplace: {"epsilon": 1.0, "sensitivity": 1.0},
     mech.Geometric: {"epsilon": 1.0},
     mech.Gaussian: {"epsilon": 1.0, "delta": 1e-6, "sensitivity": 1.0},
+    mech.DiscreteGaussian: {"rho": 0.5},
     mech.SmoothCauchy: {"epsilon": 4.0, "smooth_bound": 2.0, "grid": 0.5},
     mech.SmoothPolyPlace: {"epsilon": 2.0, "smooth_bound": 2.0, "grid": 0.5},
     mech.PermuteAndFlip: {"epsilon": 1.0, "sensitivity": 1.0},

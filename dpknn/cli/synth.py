@@ -24,6 +24,8 @@ logger = logging.getLogger(__name__)
 
 
 SYNTH_METHODS = {
+    "mst": ("MST: noisy marginals on a private maximum spanning tree, one fitted model; missingness as a category",
+            None),
     "privbayes": ("PrivBayes on complete rows", "complete_rows"),
     "privbayese": ("PrivBayesE: each table on the rows observed on it", "observe"),
     "privbayes-value": ("PrivBayes with missingness as a value (reproduces gaps)", "value"),
@@ -34,7 +36,7 @@ SYNTH_METHODS = {
 
 def _cmd_synth(args):
     from dpknn.schema.discretization import read_attributes
-    from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, PrivBayes
+    from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, MSTSynthesizer, PrivBayes
 
     check_outputs([args.output, _sidecar(args.output)], [args.input, args.attributes])
     table_writer(None, args.output)
@@ -44,11 +46,15 @@ def _cmd_synth(args):
     with file_content(args.attributes):
         attrs = read_attributes(args.attributes)
     what, missing = SYNTH_METHODS[args.method]
-    gan_only = {"--input-rows": args.input_rows, "--delta": args.delta, "--epochs": args.epochs,
-                "--batch-size": args.batch_size, "--gaps": args.gaps or None}
+    gan_only = {"--input-rows": args.input_rows, "--epochs": args.epochs, "--batch-size": args.batch_size,
+                "--gaps": args.gaps or None}
     if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
         raise CLIError(f"{', '.join(k for k, v in gan_only.items() if v is not None)} apply to --method dpmisgan only.")
-    if args.method in ("dpmisgan", "columnwise") and (args.max_rows is not None or args.degree != 2):
+    if args.method not in ("dpmisgan", "mst") and args.delta is not None:
+        raise CLIError("--delta applies to --method mst and dpmisgan only.")
+    if args.method != "mst" and args.never_missing is not None:
+        raise CLIError("--never-missing applies to --method mst only.")
+    if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree != 2):
         raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
     sample_options = {}
     if args.method == "dpmisgan":
@@ -60,6 +66,10 @@ def _cmd_synth(args):
         model = DPMisGAN(attrs, epsilon=args.epsilon, delta=args.delta, n_rows=args.input_rows,
                          progress=args.progress, rng=args.seed, **given)
         sample_options["missing"] = args.gaps
+    elif args.method == "mst":
+        never = [] if args.never_missing is None else [c.strip() for c in args.never_missing.split(",") if c.strip()]
+        model = MSTSynthesizer(attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta,
+                               bins=args.bins, never_missing=never, progress=args.progress, rng=args.seed)
     elif args.method == "columnwise":
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=args.bins, progress=args.progress,
                                       rng=args.seed)
@@ -113,10 +123,11 @@ def _sidecar(path):
 
 def add_synth_parser(sub):
     """Add the ``synth`` command to the subparsers ``sub``."""
-    p = sub.add_parser("synth", help="DP synthetic data from a table with missing values (PrivBayes, columnwise)",
+    p = sub.add_parser("synth", help="DP synthetic data from a table with missing values (MST, PrivBayes, columnwise, DP-MisGAN)",
                        description="Fit a differentially private synthesiser on --input and write --rows synthetic "
                        "rows to --output (CSV or Parquet) and OUTPUT.json with the public parameters and what was "
-                       "released (the network, the row bound). Methods: privbayes (complete rows), privbayese (each "
+                       "released (the tree or network, the row bound). Methods: mst (default; MST with missingness as a "
+                       "category and one model fitted to all noisy tables), privbayes (complete rows), privbayese (each "
                        "table on the rows observed on its attributes), privbayes-value (missingness as a value), "
                        "columnwise (KaminoI), dpmisgan (MisGAN with DP-SGD on its critics; needs torch). See "
                        "docs/synthesis.md.")
@@ -125,17 +136,21 @@ def add_synth_parser(sub):
     p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
     p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon")
-    p.add_argument("--method", default="privbayese", choices=list(SYNTH_METHODS), help="default privbayese")
+    p.add_argument("--method", default="mst", choices=list(SYNTH_METHODS), help="default mst")
     p.add_argument("--rows", type=int, required=True, help="synthetic rows to write (a public number)")
     p.add_argument("--degree", type=int, default=2, help="parents per attribute for PrivBayes (1-3, default 2)")
     p.add_argument("--bins", type=int, default=10, help="public bins of wide numeric attributes (default 10)")
     p.add_argument("--max-rows", type=int, default=None,
                    help="public bound on the input's rows (PrivBayes); without it a bound is released with 1%% of "
                         "epsilon and delta=1e-9")
+    p.add_argument("--delta", type=float, default=None,
+                   help="delta of mst (default 1e-9) and dpmisgan (default 10^-(digits of --input-rows + 1))")
+    p.add_argument("--never-missing", default=None, metavar="A,B",
+                   help="mst: comma-separated attributes with no gaps by design (public); no gaps are invented in "
+                        "them, and a gap there is refused")
     gan = p.add_argument_group("dpmisgan")
     gan.add_argument("--input-rows", type=int, default=None,
                      help="public number of input rows: sets the sampling rate and the step count (required)")
-    gan.add_argument("--delta", type=float, default=None, help="delta (default 10^-(digits of --input-rows + 1))")
     gan.add_argument("--epochs", type=int, default=None, help="expected passes over the data (default 20)")
     gan.add_argument("--batch-size", type=int, default=None, help="expected batch size (default 64)")
     gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")

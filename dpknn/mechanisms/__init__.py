@@ -9,7 +9,7 @@ used only by the mechanisms.
 """
 
 from dpknn.mechanisms import noise
-from dpknn.mechanisms.additive import Gaussian, Geometric, Laplace
+from dpknn.mechanisms.additive import DiscreteGaussian, Gaussian, Geometric, Laplace
 from dpknn.mechanisms.base import CuratorDiagnostics, Mechanism, Release, jsonable, public_grid
 from dpknn.mechanisms.randomized_response import ProportionEstimate, RandomizedResponse
 from dpknn.mechanisms.randomness import RandomSource, as_source
@@ -29,6 +29,7 @@ __all__ = [
     "LN2",
     "CauchyCalibration",
     "CuratorDiagnostics",
+    "DiscreteGaussian",
     "ExponentialMechanism",
     "Gaussian",
     "Geometric",

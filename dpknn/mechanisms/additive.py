@@ -1,4 +1,5 @@
-"""Additive noise on a public grid: the Laplace, geometric and Gaussian mechanisms (global sensitivity).
+"""Additive noise on a public grid: the Laplace, geometric and Gaussian mechanisms (global sensitivity),
+and the discrete Gaussian of zero-concentrated DP for count tables.
 
 Each mechanism rounds the value to a public power-of-two grid and adds integer noise from an exact
 sampler (:mod:`dpknn.mechanisms.noise`), charging the rounding in the sensitivity; see
@@ -16,6 +17,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import optimize, stats
 
+from dpknn.accounting.zcdp import zcdp_epsilon
 from dpknn.mechanisms import noise
 from dpknn.mechanisms.base import (
     Mechanism,
@@ -30,7 +32,7 @@ from dpknn.mechanisms.base import (
 )
 from dpknn.utils.validation import EPSILON, POSITIVE, POSITIVE_DELTA, Interval
 
-__all__ = ["Gaussian", "Geometric", "Laplace"]
+__all__ = ["DiscreteGaussian", "Gaussian", "Geometric", "Laplace"]
 
 
 class Laplace(Mechanism):
@@ -235,6 +237,74 @@ class Gaussian(Mechanism):
 
     def public_params(self):
         return {"grid": self.grid, "sensitivity": self.sensitivity, "sigma": self.sigma}
+
+
+class DiscreteGaussian(Mechanism):
+    """Discrete Gaussian mechanism for integer vectors, accounted in zero-concentrated DP.
+
+    Adds Z ~ N_Z(0, σ²) (P(Z = z) ∝ exp(−z²/(2σ²)), exact sampler) to each coordinate of an
+    integer vector of L2 sensitivity Δ. With σ² = Δ²/(2ρ) this is ρ-zCDP under add/remove one
+    record (Canonne, Kamath, Steinke 2020, Theorem 4: the Rényi divergence of order α of
+    N_Z(0, σ²) and N_Z(Δ, σ²) is at most αΔ²/(2σ²) for an integer shift Δ; ``docs/privacy.md``
+    has the proof and ``tests/test_zcdp.py`` the numerical certificate). A count table has
+    Δ = 1 (one record changes one cell by one). ρ adds up under composition
+    (:mod:`dpknn.accounting.zcdp`); ``epsilon`` is the mechanism's stand-alone guarantee at
+    ``delta`` by the exact conversion (:func:`~dpknn.accounting.zcdp.zcdp_epsilon`).
+
+    Parameters
+    ----------
+    rho : float or Fraction
+        zCDP parameter, taken exactly as given.
+    sensitivity : int, default 1
+        L2 sensitivity Δ of the integer vector.
+    delta : float in (0, 1), default 1e-9
+        δ of the stated stand-alone (ε, δ) guarantee (composition uses ρ).
+    """
+
+    name = "discrete_gaussian"
+    parameter_constraints: typing.ClassVar[dict] = {"rho": POSITIVE,
+                                                    "sensitivity": Interval("int", 1, None, closed="left"),
+                                                    "delta": POSITIVE_DELTA}
+
+    def __init__(self, *, rho, sensitivity=1, delta=1e-9):
+        p = self.checked_params(rho=rho, sensitivity=sensitivity, delta=delta)
+        self.rho, self.sensitivity, self.delta = p["rho"], p["sensitivity"], p["delta"]
+        self.sigma2 = Fraction(self.sensitivity) ** 2 / (2 * Fraction(rho))
+
+    @property
+    def epsilon(self):
+        """ε of the stand-alone (ε, ``delta``) guarantee."""
+        return zcdp_epsilon(float(self.rho), self.delta)
+
+    @property
+    def sigma(self):
+        """σ of the noise (public), in counts."""
+        return math.sqrt(self.sigma2)
+
+    def variance(self):
+        """The variance of N_Z(0, σ²), at most σ² (Canonne et al. 2020, Proposition 19)."""
+        return float(self.sigma2)
+
+    def noise(self, size=None, *, rng=None):
+        return noise.discrete_gaussian(self.sigma2, size, rng=rng)
+
+    def release(self, value, *, rng=None):
+        if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+            raise TypeError(f"the discrete Gaussian mechanism releases integers, got {value!r}.")
+        out = int(value) + noise.discrete_gaussian(self.sigma2, rng=rng)
+        return Release(value=out, epsilon=self.epsilon, delta=self.delta, mechanism=self.name,
+                       params=self.public_params())
+
+    def release_array(self, values, *, rng=None):
+        """Noisy copy (int64, same shape) of an integer array of L2 sensitivity Δ."""
+        values = np.asarray(values)
+        if values.dtype.kind not in "iu":
+            raise TypeError(f"the discrete Gaussian mechanism releases integers, got an array of {values.dtype}.")
+        z = np.asarray(noise.discrete_gaussian(self.sigma2, values.size, rng=rng), dtype=np.int64)
+        return values.astype(np.int64) + z.reshape(values.shape)
+
+    def public_params(self):
+        return {"grid": 1, "sensitivity": self.sensitivity, "rho": float(self.rho), "sigma": self.sigma}
 
 
 def _continuous_gaussian_delta(sigma, epsilon, sensitivity):

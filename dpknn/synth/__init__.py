@@ -1,5 +1,7 @@
 """DP synthetic data from incomplete data.
 
+- :class:`MSTSynthesizer`: MST (noisy one- and two-way tables on a private maximum spanning
+  tree, one consistent model fitted to them; zCDP), missingness as a category; the default.
 - :class:`PrivBayes`: PrivBayes and PrivBayesE (a noisy Bayesian network; missing cells
   dropped per table, dropped with their rows, or kept as a value).
 - :class:`ColumnwiseSynthesizer`: column-by-column synthesis with DP naive-Bayes models that
@@ -17,9 +19,10 @@ from dpknn.schema.discretization import Discretization
 from dpknn.synth.base import Synthesizer
 from dpknn.synth.columnwise import ColumnwiseSynthesizer
 from dpknn.synth.misgan import DPMisGAN
+from dpknn.synth.mst import MSTSynthesizer
 from dpknn.synth.privbayes import PrivBayes
 from dpknn.synth.scores import mutual_information_score, score_sensitivity
 from dpknn.synth.tabular import TabularEncoding
 
-__all__ = ["ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "PrivBayes", "Synthesizer", "TabularEncoding",
+__all__ = ["ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "MSTSynthesizer", "PrivBayes", "Synthesizer", "TabularEncoding",
            "mutual_information_score", "score_sensitivity"]

@@ -1,0 +1,128 @@
+"""Zero-concentrated DP (zCDP): the budget of the marginal synthesiser, and its exact conversion.
+
+A mechanism is ρ-zCDP when the Rényi divergence of order α between its outputs on neighbouring
+data sets (add/remove one record) is at most ρα for every α > 1 (Bun and Steinke 2016, Def. 1.1).
+Three facts are used, each a function here or in :mod:`dpknn.mechanisms`:
+
+- **Composition** is additive in ρ, also adaptively (Bun and Steinke 2016, Lemma 2.3).
+- **The discrete Gaussian** N_Z(0, σ²) added to an integer query of L2 sensitivity Δ is
+  Δ²/(2σ²)-zCDP (Canonne, Kamath and Steinke 2020, Theorem 4; the Rényi divergence of two
+  discrete Gaussians shifted by an integer equals that of the continuous ones):
+  :class:`~dpknn.mechanisms.DiscreteGaussian`.
+- **The exponential mechanism** with P(r) ∝ exp(ε s_r / (2Δ)) is ε-bounded-range and hence
+  ε²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2 with Bun and Steinke's Prop. 1.4 sharpened):
+  :func:`exponential_rho`.
+
+**Conversion to (ε, δ).** ρ-zCDP implies (ε, δ)-DP for every α > 1 with
+δ = exp((α − 1)(αρ − ε)) / (α − 1) · (1 − 1/α)^α (Canonne, Kamath and Steinke 2020,
+Proposition 12 / Corollary 13). Each α gives a valid δ, so the minimum over a finite set of α is a
+valid bound even if it misses the true infimum: :func:`zcdp_delta` minimises over a fine grid
+and refines it, :func:`zcdp_rho` inverts it by bisection and returns the lower end (never a ρ
+whose δ exceeds the target).
+
+References
+----------
+.. [1] Bun, Steinke (2016). "Concentrated differential privacy: simplifications, extensions,
+   and lower bounds", TCC.
+.. [2] Canonne, Kamath, Steinke (2020). "The discrete Gaussian for differential privacy",
+   NeurIPS, Theorem 4, Proposition 12, Corollary 13.
+.. [3] Cesar, Rogers (2021). "Bounding, concentrating, and truncating: unifying privacy loss
+   composition for data analytics", ALT, Lemma 3.2.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+from dpknn.utils.validation import EPSILON, NON_NEGATIVE, POSITIVE_DELTA
+
+__all__ = ["exponential_rho", "zcdp_delta", "zcdp_epsilon", "zcdp_rho"]
+
+# Orders α - 1 on a log grid; the refinement below starts from the best of them.
+_ALPHA_MINUS_ONE = np.logspace(-6, 6, 2401)
+
+
+def _log_delta(alpha, rho, epsilon):
+    a = np.asarray(alpha, dtype=np.float64)
+    return (a - 1) * (a * rho - epsilon) - np.log(a - 1) + a * np.log1p(-1 / a)
+
+
+def zcdp_delta(rho, epsilon):
+    """δ such that ρ-zCDP implies (ε, δ)-DP (CKS 2020, Corollary 13; minimised over α).
+
+    Parameters
+    ----------
+    rho : float >= 0
+    epsilon : float >= 0
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    rho = NON_NEGATIVE.check(rho, "rho")
+    epsilon = NON_NEGATIVE.check(epsilon, "epsilon")
+    if rho == 0:
+        return 0.0
+    alphas = 1 + _ALPHA_MINUS_ONE
+    logs = _log_delta(alphas, rho, epsilon)
+    i = int(np.argmin(logs))
+    lo, hi = alphas[max(i - 1, 0)], alphas[min(i + 1, alphas.size - 1)]
+    best = float(logs[i])
+    res = optimize.minimize_scalar(lambda a: float(_log_delta(a, rho, epsilon)), bounds=(lo, hi), method="bounded")
+    if res.success and np.isfinite(res.fun):
+        best = min(best, float(res.fun))
+    return float(min(math.exp(best), 1.0))
+
+
+def zcdp_rho(epsilon, delta):
+    """The largest ρ (to 1e-12 relative) whose :func:`zcdp_delta` at ``epsilon`` is at most ``delta``.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    float
+        ρ; a ρ-zCDP mechanism is then (ε, δ)-DP.
+    """
+    epsilon = EPSILON.check(epsilon, "epsilon")
+    delta = POSITIVE_DELTA.check(delta, "delta")
+    lo, hi = 0.0, max(epsilon, 1.0)
+    while zcdp_delta(hi, epsilon) <= delta:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1e-12 * hi:
+        mid = (lo + hi) / 2
+        if zcdp_delta(mid, epsilon) <= delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def zcdp_epsilon(rho, delta):
+    """The smallest ε (to 1e-12 relative, rounded up) such that ρ-zCDP implies (ε, δ)-DP."""
+    rho = NON_NEGATIVE.check(rho, "rho")
+    delta = POSITIVE_DELTA.check(delta, "delta")
+    if rho == 0:
+        return 0.0
+    lo, hi = 0.0, rho + 2 * math.sqrt(rho * math.log(1 / delta)) + 1.0
+    while zcdp_delta(rho, hi) > delta:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1e-12 * hi:
+        mid = (lo + hi) / 2
+        if zcdp_delta(rho, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def exponential_rho(epsilon):
+    """ρ = ε²/8 of the exponential mechanism with P(r) ∝ exp(ε s_r / (2Δ)) (ε-bounded range)."""
+    epsilon = NON_NEGATIVE.check(epsilon, "epsilon")
+    return epsilon * epsilon / 8
