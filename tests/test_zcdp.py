@@ -55,7 +55,7 @@ def test_discrete_gaussian_renyi_divergence_certificate(sigma2, alpha):
 
 @pytest.mark.parametrize("sigma2", [1.0, 9.0])
 def test_discrete_gaussian_hockey_stick_is_below_the_converted_delta(sigma2):
-    z, p = _discrete_gaussian(sigma2)
+    _, p = _discrete_gaussian(sigma2)
     q = np.roll(p, 1)
     for eps in (0.2, 1.0, 2.0):
         exact = max(np.clip(p - math.exp(eps) * q, 0, None).sum(), np.clip(q - math.exp(eps) * p, 0, None).sum())

@@ -123,12 +123,14 @@ def _sidecar(path):
 
 def add_synth_parser(sub):
     """Add the ``synth`` command to the subparsers ``sub``."""
-    p = sub.add_parser("synth", help="DP synthetic data from a table with missing values (MST, PrivBayes, columnwise, DP-MisGAN)",
+    p = sub.add_parser("synth",
+                       help="DP synthetic data from a table with missing values (MST, PrivBayes, columnwise, "
+                            "DP-MisGAN)",
                        description="Fit a differentially private synthesiser on --input and write --rows synthetic "
                        "rows to --output (CSV or Parquet) and OUTPUT.json with the public parameters and what was "
-                       "released (the tree or network, the row bound). Methods: mst (default; MST with missingness as a "
-                       "category and one model fitted to all noisy tables), privbayes (complete rows), privbayese (each "
-                       "table on the rows observed on its attributes), privbayes-value (missingness as a value), "
+                       "released (the tree or network, the row bound). Methods: mst (default; MST with missingness as "
+                       "a category and one model fitted to all noisy tables), privbayes (complete rows), privbayese "
+                       "(each table on the rows observed on its attributes), privbayes-value (missingness as a value), "
                        "columnwise (KaminoI), dpmisgan (MisGAN with DP-SGD on its critics; needs torch). See "
                        "docs/synthesis.md.")
     p.add_argument("--attributes", type=Path, required=True,

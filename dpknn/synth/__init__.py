@@ -24,5 +24,5 @@ from dpknn.synth.privbayes import PrivBayes
 from dpknn.synth.scores import mutual_information_score, score_sensitivity
 from dpknn.synth.tabular import TabularEncoding
 
-__all__ = ["ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "MSTSynthesizer", "PrivBayes", "Synthesizer", "TabularEncoding",
-           "mutual_information_score", "score_sensitivity"]
+__all__ = ["ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "MSTSynthesizer", "PrivBayes", "Synthesizer",
+           "TabularEncoding", "mutual_information_score", "score_sensitivity"]

@@ -172,7 +172,7 @@ def round_counts(p, m, rng):
     p = np.maximum(np.asarray(p, dtype=np.float64), 0.0)
     e = m * p / p.sum()
     f = np.floor(e)
-    k = int(round(m - f.sum()))
+    k = round(m - f.sum())
     out = f.astype(np.int64)
     if k > 0:
         cum = np.cumsum(e - f)
