@@ -206,8 +206,8 @@ def test_fit_sample_universes_and_public_record():
     pub = model.public_params()
     assert pub["epsilon"] == 1.0 and pub["never_missing"] == ["AGE", "SEX", "WORK"]
     d, rho = 4, pub["rho"]
-    assert pub["sigma_one_way"] == pytest.approx((d / (2 * rho / 3)) ** 0.5)
-    assert pub["sigma_two_way"] == pytest.approx(((d - 1) / (2 * rho / 3)) ** 0.5)
+    assert pub["sigma_one_way"] == pytest.approx((d / (2 * rho * 0.2)) ** 0.5)
+    assert pub["sigma_two_way"] == pytest.approx(((d - 1) / (2 * rho * 0.7)) ** 0.5)
     assert "4000" not in json.dumps(pub)
     assert model.sample(0).shape == (0, 4)
 

@@ -1,9 +1,9 @@
-"""PrivBayes(E) and the column-wise synthesiser on 10^6 x 15 (domains 2-16, 20% MCAR); the counting kernel."""
+"""MST, PrivBayes(E) and the column-wise synthesiser on 10^6 x 15 (domains 2-16, 20% MCAR); the counting kernel."""
 
 import itertools
 
 from dpknn.schema import Discretization, count_tables, extended_codes
-from dpknn.synth import ColumnwiseSynthesizer, PrivBayes
+from dpknn.synth import ColumnwiseSynthesizer, MSTSynthesizer, PrivBayes
 
 from .wide_table import wide_table
 
@@ -25,6 +25,25 @@ class PrivBayesFitSample:
     def peakmem_fit_sample(self, data, n, degree, missing):
         df, attrs = data[n]
         PrivBayes(attrs, epsilon=1.0, degree=degree, missing=missing, rng=0).fit(df).sample(n, rng=1)
+
+
+class MSTFitSample:
+    params = [20_000, 10**6]
+    param_names = ["n"]
+    timeout = 600
+    number = 1
+    repeat = (1, 3, 120.0)
+
+    def setup_cache(self):
+        return {n: wide_table(n) for n in self.params}
+
+    def time_fit_sample(self, data, n):
+        df, attrs = data[n]
+        MSTSynthesizer(attrs, epsilon=1.0, rng=0).fit(df).sample(n, rng=1)
+
+    def peakmem_fit_sample(self, data, n):
+        df, attrs = data[n]
+        MSTSynthesizer(attrs, epsilon=1.0, rng=0).fit(df).sample(n, rng=1)
 
 
 class ColumnwiseFitSample:
