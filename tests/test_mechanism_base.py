@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from privacy_check import discrete_worst_log_ratio, worst_log_ratio
 
+from dpknn.accounting import zcdp_rho
 from dpknn.mechanisms import base as mechanisms
-from dpknn.mechanisms.additive import Gaussian, Geometric, Laplace
+from dpknn.mechanisms.additive import DiscreteGaussian, Gaussian, Geometric, Laplace
 from dpknn.mechanisms.base import Mechanism
 from dpknn.mechanisms.randomized_response import RandomizedResponse
 from dpknn.mechanisms.randomness import as_source
@@ -49,6 +50,8 @@ CASES = {
     "geometric_vector": (lambda e: Geometric(epsilon=e), _vector, np.array([5, 3]), np.array([6, 3]),
                          fractions.Fraction(1, 2), True),
     "gaussian": (lambda e: Gaussian(epsilon=e, delta=1e-6, sensitivity=1.0), _scalar, 0.0, 1.0, 1.0, False),
+    # ρ chosen so that the stand-alone guarantee is (ε, 1e-6): the log ratios seen stay below ε.
+    "discrete_gaussian": (lambda e: DiscreteGaussian(rho=zcdp_rho(e, 1e-6), delta=1e-6), _scalar, 10, 11, 1.0, True),
     # Worst neighbours of a smooth release: the value moves by S(D) and S doubles (ln 2-smooth).
     "smooth_cauchy": (lambda e: SmoothCauchy(epsilon=e, smooth_bound=1.0, grid=2.0**-10), _smooth,
                       (0.0, 1.0), (1.0, 2.0), 2 * LN2 + 0.05, False),
