@@ -92,16 +92,23 @@ def zcdp_rho(epsilon, delta):
     """
     epsilon = EPSILON.check(epsilon, "epsilon")
     delta = POSITIVE_DELTA.check(delta, "delta")
-    lo, hi = 0.0, max(epsilon, 1.0)
-    while zcdp_delta(hi, epsilon) <= delta:
+    # δ grows with ρ: the largest ρ that passes is the lower end of the boundary.
+    return _boundary(lambda rho: zcdp_delta(rho, epsilon) <= delta, max(epsilon, 1.0))[0]
+
+
+def _boundary(passes, hi):
+    """(lo, hi) within 1e-12·hi of the point where the monotone test ``passes`` flips, with
+    passes(0) true for ρ and false for ε: ``hi`` is doubled until it is on the other side."""
+    lo, first = 0.0, passes(0.0)
+    while passes(hi) == first:
         lo, hi = hi, 2 * hi
     while hi - lo > 1e-12 * hi:
         mid = (lo + hi) / 2
-        if zcdp_delta(mid, epsilon) <= delta:
+        if passes(mid) == first:
             lo = mid
         else:
             hi = mid
-    return lo
+    return lo, hi
 
 
 def zcdp_epsilon(rho, delta):
@@ -110,16 +117,10 @@ def zcdp_epsilon(rho, delta):
     delta = POSITIVE_DELTA.check(delta, "delta")
     if rho == 0:
         return 0.0
-    lo, hi = 0.0, rho + 2 * math.sqrt(rho * math.log(1 / delta)) + 1.0
-    while zcdp_delta(rho, hi) > delta:
-        lo, hi = hi, 2 * hi
-    while hi - lo > 1e-12 * hi:
-        mid = (lo + hi) / 2
-        if zcdp_delta(rho, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    if zcdp_delta(rho, 0.0) <= delta:
+        return 0.0
+    # δ falls as ε grows: the smallest ε that passes is the upper end of the boundary.
+    return _boundary(lambda eps: zcdp_delta(rho, eps) <= delta, rho + 2 * math.sqrt(rho * math.log(1 / delta)) + 1.0)[1]
 
 
 def exponential_rho(epsilon):

@@ -55,6 +55,11 @@ def scheduler_client(args):
     return Client(args.scheduler)
 
 
+def comma_list(text):
+    """The non-empty, stripped items of a comma-separated option (``"a, b,"`` -> ``["a", "b"]``)."""
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
 def add_seed(p):
     p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
 

@@ -10,6 +10,7 @@ from dpknn.cli.common import (
     CLIError,
     add_diagnostics,
     add_seed,
+    comma_list,
 )
 
 logger = logging.getLogger(__name__)
@@ -30,7 +31,7 @@ def _cmd_experiment(args):
             raise CLIError(f"{flag} must be at least 1, got {value}.")
     if args.jobs == 0:
         raise CLIError("--jobs must be a number of workers >= 1, or -1 for all cores; got 0.")
-    queries = None if args.queries is None else [q.strip() for q in args.queries.split(",") if q.strip()]
+    queries = None if args.queries is None else comma_list(args.queries)
     return run_census_experiment(runs=args.runs, n=args.n, population=args.population, k=args.k,
                                  epsilon=args.epsilon, count_epsilon=args.count_epsilon, queries=queries,
                                  jobs=args.jobs, seed=args.seed, out=args.out, progress=not args.quiet)
@@ -39,7 +40,7 @@ def _cmd_experiment(args):
 def _cmd_amplification(args):
     from dpknn.experiments.amplification import run_amplification_experiment
 
-    rates = [float(r) for r in args.rates.split(",") if r.strip()]
+    rates = [float(r) for r in comma_list(args.rates)]
     for r in rates:
         if not 0 <= r < 1:
             raise CLIError(f"--rates must be missing rates in [0, 1), got {r!r}.")
@@ -49,11 +50,11 @@ def _cmd_amplification(args):
 def _cmd_synthesis_experiment(args):
     from dpknn.experiments.synthesis import run_synthesis_experiment
 
-    rates = [float(r) for r in args.rates.split(",") if r.strip()]
+    rates = [float(r) for r in comma_list(args.rates)]
     for r in rates:
         if not 0 < r < 0.7:
             raise CLIError(f"--rates must be missing rates in (0, 0.7), got {r!r}.")
-    mechs = [m.strip() for m in args.mechanisms.split(",") if m.strip()]
+    mechs = comma_list(args.mechanisms)
     bad = [m for m in mechs if m not in ("mcar", "mar", "mnar")]
     if bad or not mechs:
         raise CLIError(f"--mechanisms must list mcar, mar and/or mnar, got {args.mechanisms!r}.")

@@ -10,6 +10,7 @@ from dpknn.cli.common import (
     add_scheduler,
     add_seed,
     column_names,
+    comma_list,
     scheduler_client,
 )
 from dpknn.impute.flags import flag_columns
@@ -35,7 +36,7 @@ def _cmd_rwn(args):
         raise CLIError(f"--method {args.method} needs --m ({what}).")
     if args.method == "partitioned" and args.partitions is None and not Path(args.input).is_dir():
         raise CLIError("--method partitioned needs --partitions (the number of partitions of the records).")
-    names = [c.strip() for c in (args.columns or args.keep).split(",") if c.strip()]
+    names = comma_list(args.columns or args.keep)
     if args.keep is None:
         columns = names
     else:

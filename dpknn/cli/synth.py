@@ -9,6 +9,7 @@ from pathlib import Path
 from dpknn.cli.common import (
     CLIError,
     add_seed,
+    comma_list,
     file_content,
 )
 from dpknn.impute.flags import check_path_not_imputed
@@ -67,7 +68,7 @@ def _cmd_synth(args):
                          progress=args.progress, rng=args.seed, **given)
         sample_options["missing"] = args.gaps
     elif args.method == "mst":
-        never = [] if args.never_missing is None else [c.strip() for c in args.never_missing.split(",") if c.strip()]
+        never = [] if args.never_missing is None else comma_list(args.never_missing)
         model = MSTSynthesizer(attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta,
                                bins=args.bins, never_missing=never, progress=args.progress, rng=args.seed)
     elif args.method == "columnwise":
@@ -101,7 +102,7 @@ def _cmd_evaluate(args):
     check_outputs([args.out / n for n in names], [args.real, args.released, args.attributes])
     with file_content(args.attributes):
         attrs = read_attributes(args.attributes)
-    keys = None if args.keys is None else [k.strip() for k in args.keys.split(",") if k.strip()]
+    keys = None if args.keys is None else comma_list(args.keys)
     real, released = read_table(args.real), read_table(args.released)
     report = evaluate(real, released, attrs, label=args.label, same_order=args.same_order,
                       regressions=args.regression or (), keys=keys,

@@ -32,7 +32,7 @@ from dpknn.mechanisms.base import (
 )
 from dpknn.utils.validation import EPSILON, POSITIVE, POSITIVE_DELTA, Interval
 
-__all__ = ["DiscreteGaussian", "Gaussian", "Geometric", "Laplace"]
+__all__ = ["DiscreteGaussian", "Gaussian", "Geometric", "IntegerNoise", "Laplace"]
 
 
 class Laplace(Mechanism):
@@ -113,7 +113,29 @@ class Laplace(Mechanism):
         return (m + z) * self.grid
 
 
-class Geometric(Mechanism):
+class IntegerNoise(Mechanism):
+    """Base of the mechanisms that add integer noise (:meth:`noise`) to integer queries: the
+    value and every coordinate of an array are released exactly, with no grid. A subclass states
+    its theorem and sets ``noun`` (its name in errors)."""
+
+    noun = None
+
+    def release(self, value, *, rng=None):
+        if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+            raise TypeError(f"the {self.noun} mechanism releases integers, got {value!r}.")
+        return Release(value=int(value) + int(self.noise(rng=rng)), epsilon=self.epsilon, delta=self.delta,
+                       mechanism=self.name, params=self.public_params())
+
+    def release_array(self, values, *, rng=None):
+        """Noisy copy (int64, same shape) of an integer array of the subclass's sensitivity."""
+        values = np.asarray(values)
+        if values.dtype.kind not in "iu":
+            raise TypeError(f"the {self.noun} mechanism releases integers, got an array of {values.dtype}.")
+        z = np.asarray(self.noise(values.size, rng=rng), dtype=np.int64)
+        return values.astype(np.int64) + z.reshape(values.shape)
+
+
+class Geometric(IntegerNoise):
     """Geometric (discrete Laplace) mechanism for integer queries: value + Z, P(Z=z) ∝ exp(-ε|z|/Δ).
 
     ε-DP under add/remove one record for an integer query of sensitivity Δ (Ghosh,
@@ -132,6 +154,7 @@ class Geometric(Mechanism):
     """
 
     name = "geometric"
+    noun = "geometric"
     delta = 0.0
 
     parameter_constraints: typing.ClassVar[dict] = {"epsilon": EPSILON,
@@ -159,23 +182,9 @@ class Geometric(Mechanism):
     def noise(self, size=None, *, rng=None):
         return noise.discrete_laplace(self._scale, size, rng=rng)
 
-    def release(self, value, *, rng=None):
-        if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-            raise TypeError(f"the geometric mechanism releases integers, got {value!r}.")
-        out = int(value) + noise.discrete_laplace(self._scale, rng=rng)
-        return Release(value=out, epsilon=self.epsilon, delta=0.0, mechanism=self.name,
-                       params=self.public_params())
-
     def public_params(self):
         return {"grid": 1, "sensitivity": self.sensitivity}
 
-    def release_array(self, values, *, rng=None):
-        """Noisy copy (int64, same shape) of an integer array of L1 sensitivity Δ."""
-        values = np.asarray(values)
-        if values.dtype.kind not in "iu":
-            raise TypeError(f"the geometric mechanism releases integers, got an array of {values.dtype}.")
-        z = np.asarray(noise.discrete_laplace(self._scale, values.size, rng=rng), dtype=np.int64)
-        return values.astype(np.int64) + z.reshape(values.shape)
 
 
 class Gaussian(Mechanism):
@@ -239,7 +248,7 @@ class Gaussian(Mechanism):
         return {"grid": self.grid, "sensitivity": self.sensitivity, "sigma": self.sigma}
 
 
-class DiscreteGaussian(Mechanism):
+class DiscreteGaussian(IntegerNoise):
     """Discrete Gaussian mechanism for integer vectors, accounted in zero-concentrated DP.
 
     Adds Z ~ N_Z(0, σ²) (P(Z = z) ∝ exp(−z²/(2σ²)), exact sampler) to each coordinate of an
@@ -262,6 +271,7 @@ class DiscreteGaussian(Mechanism):
     """
 
     name = "discrete_gaussian"
+    noun = "discrete Gaussian"
     parameter_constraints: typing.ClassVar[dict] = {"rho": POSITIVE,
                                                     "sensitivity": Interval("int", 1, None, closed="left"),
                                                     "delta": POSITIVE_DELTA}
@@ -287,21 +297,6 @@ class DiscreteGaussian(Mechanism):
 
     def noise(self, size=None, *, rng=None):
         return noise.discrete_gaussian(self.sigma2, size, rng=rng)
-
-    def release(self, value, *, rng=None):
-        if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-            raise TypeError(f"the discrete Gaussian mechanism releases integers, got {value!r}.")
-        out = int(value) + noise.discrete_gaussian(self.sigma2, rng=rng)
-        return Release(value=out, epsilon=self.epsilon, delta=self.delta, mechanism=self.name,
-                       params=self.public_params())
-
-    def release_array(self, values, *, rng=None):
-        """Noisy copy (int64, same shape) of an integer array of L2 sensitivity Δ."""
-        values = np.asarray(values)
-        if values.dtype.kind not in "iu":
-            raise TypeError(f"the discrete Gaussian mechanism releases integers, got an array of {values.dtype}.")
-        z = np.asarray(noise.discrete_gaussian(self.sigma2, values.size, rng=rng), dtype=np.int64)
-        return values.astype(np.int64) + z.reshape(values.shape)
 
     def public_params(self):
         return {"grid": 1, "sensitivity": self.sensitivity, "rho": float(self.rho), "sigma": self.sigma}

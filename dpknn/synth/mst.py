@@ -70,7 +70,7 @@ from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes
 from dpknn.synth.base import Synthesizer
-from dpknn.synth.tree_model import Measurement, fit_tree, project_simplex
+from dpknn.synth.tree_model import Measurement, estimate_total, fit_tree, project_simplex
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
     EPSILON,
@@ -145,16 +145,12 @@ def universe_edges(attributes):
     return edges
 
 
-def independence_total(one_way):
-    """n̂ of the independence model: the mean of the one-way tables' noisy sums, at least 1."""
-    return max(float(np.mean([m.counts.sum() for m in one_way])), 1.0)
-
-
 def edge_scores(pair_counts, one_way):
     """Step 2's scores: ‖x_ab − round(n̂ μ_a ⊗ μ_b)‖₁ for every pair, μ_a the projection of the
-    released one-way table a onto the simplex. The model is post-processing of releases and is
-    rounded to integers, so every score is an exact integer whose add/remove sensitivity is 1."""
-    total = independence_total(one_way)
+    released one-way table a onto the simplex and n̂ their total (the estimator's
+    :func:`~dpknn.synth.tree_model.estimate_total`). The model is post-processing of releases and
+    is rounded to integers, so every score is an exact integer whose add/remove sensitivity is 1."""
+    total = estimate_total(one_way)
     mu = [project_simplex(m.counts / total) for m in one_way]
     return {(a, b): float(np.abs(x - np.rint(total * np.outer(mu[a], mu[b])).astype(np.int64)).sum())
             for (a, b), x in pair_counts.items()}

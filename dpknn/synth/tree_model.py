@@ -38,7 +38,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import logsumexp
 
-__all__ = ["Measurement", "TreeModel", "fit_tree", "project_simplex", "round_counts", "tree_order"]
+__all__ = ["Measurement", "TreeModel", "estimate_total", "fit_tree", "project_simplex", "round_counts", "tree_order"]
 
 logger = logging.getLogger(__name__)
 
