@@ -103,14 +103,25 @@ def dpknn_methods(attrs, complete):
     return {
         "dpknn mst": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, rng=s),
         "dpknn mst never_missing": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, never_missing=complete, rng=s),
+        "dpknn mst bins=10": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, bins=10, rng=s),
+        "dpknn mst bins=quantiles": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, bins="quantiles", rng=s),
         "dpknn privbayese k=2 (old default)": lambda eps, s: PrivBayes(attrs, epsilon=eps, rng=s),
         "dpknn privbayes-value k=1": lambda eps, s: PrivBayes(attrs, epsilon=eps, degree=1, missing="value", rng=s),
     }
 
 
-def score(real, test, synthetic, attrs, target, seed):
+AMOUNT = {"slid": "wages", "chile": "income"}
+
+
+def score(real, test, synthetic, attrs, target, seed, amount):
+    """(2-way TVD, F1, relative error of the amount's median)."""
     f1 = ml_efficacy(synthetic, test, attrs, targets=[target], models=("decision_tree",), rng=seed).f1
-    return tvd(real, synthetic, attrs), f1
+    med = float(pd.to_numeric(real[amount]).median())
+    return tvd(real, synthetic, attrs), f1, float(pd.to_numeric(synthetic[amount]).median()) / med - 1.0
+
+
+def scores(train, test, synthetic, attrs, target, seed, amount):
+    return dict(zip(("tvd2", "f1", "median_err"), score(train, test, synthetic, attrs, target, seed, amount)))
 
 
 def main():
@@ -118,7 +129,8 @@ def main():
     ap.add_argument("--tables", default="slid,chile,cps-mcar,cps-mar,cps-mnar")
     ap.add_argument("--epsilons", default="0.5,1,2,4")
     ap.add_argument("--seeds", default="0")
-    ap.add_argument("--bins", type=int, default=10)
+    ap.add_argument("--bins", type=int, default=10, help="public equal bins of the scoring and of the peers")
+    ap.add_argument("--methods", default=None, help="comma-separated dpknn methods to run (default: all)")
     ap.add_argument("--peer-python", default=None, help="python with mbi (private-pgm) installed")
     ap.add_argument("--pgm-dir", default=None, help="the mechanisms folder of a private-pgm checkout")
     ap.add_argument("--peers", default="mst", help="comma-separated: mst, aim")
@@ -132,7 +144,9 @@ def main():
         df = df[[a.name for a in attrs]]
         cut = np.random.default_rng(0).random(len(df)) < 0.8
         train, test = df[cut].reset_index(drop=True), df[~cut].dropna(subset=[target]).reset_index(drop=True)
-        methods = dpknn_methods(attrs, complete)
+        methods = {k: v for k, v in dpknn_methods(attrs, complete).items()
+                   if args.methods is None or k in args.methods.split(",")}
+        amount = AMOUNT.get(name, "wage")
         peers = [p for p in args.peers.split(",") if p] if args.peer_python else []
         for eps in [float(e) for e in args.epsilons.split(",")]:
             for seed in [int(s) for s in args.seeds.split(",")]:
@@ -141,18 +155,18 @@ def main():
                     syn = make(eps, seed).fit(train).sample(len(train), rng=seed + 1)
                     seconds = time.perf_counter() - t
                     rows.append({"table": name, "epsilon": eps, "seed": seed, "method": label, "seconds": seconds,
-                                 **dict(zip(("tvd2", "f1"), score(train, test, syn, attrs, target, seed)))})
+                                 **scores(train, test, syn, attrs, target, seed, amount)})
                     print(json.dumps(rows[-1]), flush=True)
                 for peer in peers:
                     syn, seconds = run_peer(args, peer, train, attrs, eps, seed)
                     rows.append({"table": name, "epsilon": eps, "seed": seed, "method": f"private-pgm {peer.upper()}",
                                  "seconds": seconds,
-                                 **dict(zip(("tvd2", "f1"), score(train, test, syn, attrs, target, seed)))})
+                                 **scores(train, test, syn, attrs, target, seed, amount)})
                     print(json.dumps(rows[-1]), flush=True)
     res = pd.DataFrame(rows)
     if args.out:
         res.to_csv(args.out, index=False)
-    summary = res.groupby(["table", "epsilon", "method"])[["tvd2", "f1", "seconds"]].mean().round(4)
+    summary = res.groupby(["table", "epsilon", "method"])[["tvd2", "f1", "median_err", "seconds"]].mean().round(4)
     print(summary.to_string())
     if args.peer_python:
         best = res[res.method.str.startswith("private-pgm")].groupby(["table", "epsilon"]).tvd2.mean()

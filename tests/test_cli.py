@@ -407,6 +407,7 @@ def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
     assert "3000" not in json.dumps(side)
     if method == "mst":
         assert len(side["tree"]) == 2 and side["rho"] < 1
+        assert side["bins"] == "auto" and set(side["released_bin_edges"]) == {"AGE", "INCWAGE"}
     elif method != "columnwise":
         assert side["max_rows_is"].startswith("released") and side["max_rows"] > 3000
 
@@ -425,6 +426,10 @@ def test_synth_refuses_bad_input(tmp_path):
     assert res.returncode == 2 and "--delta applies to --method mst and dpmisgan only" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "columnwise", "--never-missing", "SEX", cwd=tmp_path)
     assert res.returncode == 2 and "--never-missing applies to --method mst only" in res.stderr
+    res = run(*common, "--output", "o.csv", "--method", "privbayes", "--bins", "auto", cwd=tmp_path)
+    assert res.returncode == 2 and "--bins auto applies to --method mst only" in res.stderr
+    res = run(*common, "--output", "o.csv", "--bins", "deciles", cwd=tmp_path)
+    assert res.returncode == 2 and "'auto' or 'quantiles'" in res.stderr
     pd.DataFrame({"AGE": [1, 2], "SEX": [1, None], "INCWAGE": [0, 1]}).to_csv(tmp_path / "gap.csv", index=False)
     res = run(*common[:4], "gap.csv", *common[5:], "--output", "o.csv", "--never-missing", "SEX", cwd=tmp_path)
     assert res.returncode == 2 and "never_missing have gaps: ['SEX']" in res.stderr

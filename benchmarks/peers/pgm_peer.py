@@ -36,8 +36,8 @@ else:
     import itertools
 
     from aim import AIM
-    workload = list(itertools.combinations(data.domain, 2))
-    synth = AIM(float(eps), 1e-9, max_model_size=float(sys.argv[8]) if len(sys.argv) > 8 else 80).run(
-        data, workload, num_synth_rows=len(df))
+    workload = [(cl, 1.0) for cl in itertools.combinations(data.domain, 2)]  # AIM takes (clique, weight) pairs
+    _, synth = AIM(float(eps), 1e-9, max_model_size=float(sys.argv[8]) if len(sys.argv) > 8 else 80).run(
+        data, workload, num_synth_rows=len(df))  # run returns (model, synthetic data)
 print(time.perf_counter() - t)
 synth.df.to_csv(out_path, index=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 from pathlib import Path
@@ -35,6 +36,16 @@ SYNTH_METHODS = {
 }
 
 
+def _bins(text):
+    """``--bins``: a positive integer, ``auto`` or ``quantiles``."""
+    if text in ("auto", "quantiles"):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of bins, 'auto' or 'quantiles', got {text!r}") from None
+
+
 def _cmd_synth(args):
     from dpknn.schema.discretization import read_attributes
     from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, MSTSynthesizer, PrivBayes
@@ -57,6 +68,9 @@ def _cmd_synth(args):
         raise CLIError("--never-missing applies to --method mst only.")
     if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree != 2):
         raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
+    if isinstance(args.bins, str) and args.method != "mst":
+        raise CLIError(f"--bins {args.bins} applies to --method mst only; give a number of equal bins.")
+    bins = args.bins if args.bins is not None else ("auto" if args.method == "mst" else 10)
     sample_options = {}
     if args.method == "dpmisgan":
         if args.input_rows is None:
@@ -70,12 +84,12 @@ def _cmd_synth(args):
     elif args.method == "mst":
         never = [] if args.never_missing is None else comma_list(args.never_missing)
         model = MSTSynthesizer(attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta,
-                               bins=args.bins, never_missing=never, progress=args.progress, rng=args.seed)
+                               bins=bins, never_missing=never, progress=args.progress, rng=args.seed)
     elif args.method == "columnwise":
-        model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=args.bins, progress=args.progress,
+        model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=bins, progress=args.progress,
                                       rng=args.seed)
     else:
-        model = PrivBayes(attrs, epsilon=args.epsilon, degree=args.degree, missing=missing, bins=args.bins,
+        model = PrivBayes(attrs, epsilon=args.epsilon, degree=args.degree, missing=missing, bins=bins,
                           max_rows=args.max_rows, progress=args.progress, rng=args.seed)
     df = read_table(args.input)
     model.fit(df)
@@ -142,7 +156,10 @@ def add_synth_parser(sub):
     p.add_argument("--method", default="mst", choices=list(SYNTH_METHODS), help="default mst")
     p.add_argument("--rows", type=int, required=True, help="synthetic rows to write (a public number)")
     p.add_argument("--degree", type=int, default=2, help="parents per attribute for PrivBayes (1-3, default 2)")
-    p.add_argument("--bins", type=int, default=10, help="public bins of wide numeric attributes (default 10)")
+    p.add_argument("--bins", type=_bins, default=None, metavar="{N,auto,quantiles}",
+                   help="bins of wide numeric attributes: N equal public bins (default 10, the only choice besides "
+                        "mst); mst: auto (default; 10 equal bins, values inside drawn from DP quantiles' shape) or "
+                        "quantiles (bins cut at DP quantiles); see docs/synthesis.md")
     p.add_argument("--max-rows", type=int, default=None,
                    help="public bound on the input's rows (PrivBayes); without it a bound is released with 1%% of "
                         "epsilon and delta=1e-9")

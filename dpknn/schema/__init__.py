@@ -17,7 +17,7 @@ from dpknn.schema.conditions import (
     describe_conditions,
     public_conditions,
 )
-from dpknn.schema.discretization import Discretization, check_attributes, read_attributes
+from dpknn.schema.discretization import Discretization, check_attributes, geometric_edges, read_attributes
 from dpknn.schema.draft import SchemaDraft, draft_schema
 from dpknn.schema.geometry import (
     diameter,
@@ -50,6 +50,7 @@ __all__ = [
     "draft_schema",
     "embed",
     "extended_codes",
+    "geometric_edges",
     "observed_block",
     "one_hot",
     "public_conditions",

@@ -27,8 +27,12 @@ and synthetic values there are blanked.
 step reads the data only through the mechanism named):
 
 - Budget: ρ = :func:`~dpknn.accounting.zcdp_rho` (ε, δ), the largest ρ whose exact conversion
-  (Canonne, Kamath, Steinke 2020, Corollary 13) gives (ε, δ)-DP. ρ₁ = ``one_way_share``·ρ,
-  ρ₂ = ``selection_share``·ρ, ρ₃ = ρ − ρ₁ − ρ₂, as exact fractions.
+  (Canonne, Kamath, Steinke 2020, Corollary 13) gives (ε, δ)-DP. With ``bins`` "auto" or
+  "quantiles", ρ_q = ``quantile_share``·ρ first, else ρ_q = 0; of the rest ρ' = ρ − ρ_q,
+  ρ₁ = ``one_way_share``·ρ', ρ₂ = ``selection_share``·ρ', ρ₃ = ρ' − ρ₁ − ρ₂, as exact fractions.
+- Step 0 (``bins`` "auto" or "quantiles"): DP approximate quantiles of every binned numeric
+  attribute, ρ_q in all (:mod:`dpknn.synth.bins`, which states the theorems). "auto" uses them as
+  the shape of the values inside the public bins, "quantiles" as the bins themselves.
 - Step 1: d tables of L2 sensitivity 1, each :class:`~dpknn.mechanisms.DiscreteGaussian` with
   ρ₁/d (σ² = d/(2ρ₁); CKS 2020, Theorem 4).
 - Step 2: r choices, r = d − 1 − (universe edges), each
@@ -37,8 +41,8 @@ step reads the data only through the mechanism named):
 - Step 3: d − 1 tables, each with ρ₃/(d − 1).
 - Step 4 and sampling are post-processing.
 
-Adaptive composition adds ρ (Bun and Steinke 2016, Lemma 2.3): ρ₁ + r·ε_s²/8 + ρ₃ ≤ ρ, so the
-fit is (ε, δ)-DP. The sizes of the tables, the universes and the bins are public inputs; the
+Adaptive composition adds ρ (Bun and Steinke 2016, Lemma 2.3): ρ_q + ρ₁ + r·ε_s²/8 + ρ₃ ≤ ρ, so
+the fit is (ε, δ)-DP. The sizes of the tables, the universes and the bins are public inputs; the
 number of rows is not needed (the model's total is estimated from the noisy tables).
 
 References
@@ -67,9 +71,11 @@ from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import DiscreteGaussian
 from dpknn.mechanisms.randomness import as_source
 from dpknn.mechanisms.selection import ExponentialMechanism
-from dpknn.schema.discretization import Discretization
+from dpknn.schema.attributes import Continuous, Ordinal
+from dpknn.schema.discretization import Discretization, check_attributes
 from dpknn.schema.marginals import count_tables, extended_codes
 from dpknn.synth.base import Synthesizer
+from dpknn.synth.bins import quantile_edges, quantile_epsilon
 from dpknn.synth.tree_model import Measurement, estimate_total, fit_tree, project_simplex
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
@@ -81,34 +87,72 @@ from dpknn.utils.validation import (
     check_unit_interval,
 )
 
-__all__ = ["MSTSynthesizer", "ZcdpBudget", "edge_scores", "measure_edges", "measure_one_way", "select_tree",
-           "selection_epsilon", "universe_edges"]
+__all__ = [
+    "MSTSynthesizer",
+    "ZcdpBudget",
+    "binned_attributes",
+    "edge_scores",
+    "measure_edges",
+    "measure_one_way",
+    "measure_quantiles",
+    "select_tree",
+    "selection_epsilon",
+    "universe_edges",
+]
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class ZcdpBudget:
-    """ρ and its three parts (exact fractions), and the (ε, δ) they were converted from."""
+    """ρ and its parts (exact fractions), and the (ε, δ) they were converted from."""
 
     epsilon: float
     delta: float
     rho: Fraction
+    quantiles: Fraction
     one_way: Fraction
     selection: Fraction
     two_way: Fraction
 
 
-def _budget(epsilon, delta, one_way_share, selection_share):
+def _budget(epsilon, delta, one_way_share, selection_share, quantile_share):
     eps = EPSILON.check(epsilon, "epsilon")
     delta = POSITIVE_DELTA.check(delta, "delta")
     s1 = Fraction(check_unit_interval(one_way_share, "one_way_share"))
     s2 = Fraction(check_unit_interval(selection_share, "selection_share"))
+    sq = Fraction(check_unit_interval(quantile_share, "quantile_share", closed=True))
     if s1 <= 0 or s2 <= 0 or s1 + s2 >= 1:
         raise ValueError(f"one_way_share ({one_way_share}) and selection_share ({selection_share}) must be > 0 "
                          "with a sum below 1 (the rest measures the tree's edges).")
+    if sq >= 1:
+        raise ValueError(f"quantile_share must be below 1 (the rest fits the model), got {quantile_share}.")
     rho = Fraction(zcdp_rho(eps, delta))
-    return ZcdpBudget(eps, delta, rho, s1 * rho, s2 * rho, rho - s1 * rho - s2 * rho)
+    rest = rho - sq * rho
+    return ZcdpBudget(eps, delta, rho, sq * rho, s1 * rest, s2 * rest, rest - s1 * rest - s2 * rest)
+
+
+def binned_attributes(disc):
+    """The numeric attributes whose codes are bins of several values in ``disc`` (every Continuous,
+    and every Ordinal wider than one value per bin) and that have no given edges: those whose
+    quantiles ``bins="auto"`` and ``"quantiles"`` release. A public choice."""
+    given = {name for name, _ in disc.edges}
+    return [a for a in disc.attributes if a.name not in given and
+            (isinstance(a, Continuous) or (isinstance(a, Ordinal) and disc.ordinal_width(a) > 1))]
+
+
+def measure_quantiles(X, attributes, levels, rho, src):
+    """Step 0: DP quantile edges (:func:`~dpknn.synth.bins.quantile_edges`) of each of
+    ``attributes``, ρ in all; the counted values are the observed ones inside the attribute's universe."""
+    if not attributes:
+        return []
+    eps = quantile_epsilon(rho, levels * len(attributes))
+    out = []
+    for a in attributes:
+        values, missing = a.read_column(X)
+        keep = ~missing if a.universe is None else ~missing & a.universe.mask(X)
+        out.append(quantile_edges(np.asarray(values, dtype=np.float64)[keep], a, levels=levels, epsilon=eps, src=src))
+    return out
 
 
 def selection_epsilon(rho, rounds):
@@ -201,6 +245,10 @@ def measure_edges(pair_counts, edges, rho, src):
     return out
 
 
+def _public_edges(bin_edges, attributes):
+    return Discretization(check_attributes(attributes), 10, bin_edges).edges
+
+
 class MSTSynthesizer(Synthesizer):
     """Differentially private synthetic data by MST on incomplete data (the ``dpknn synth`` default).
 
@@ -215,7 +263,21 @@ class MSTSynthesizer(Synthesizer):
     epsilon : float
         Total ε of :meth:`fit`.
     delta : float in (0, 1), default 1e-9
-    bins : int, default 10
+    bins : int, "auto" or "quantiles", default "auto"
+        An int: that many equal public bins of each wide numeric attribute, values drawn inside a
+        bin from the fitted model's shape (``docs/synthesis.md`` says when to prefer which).
+        ``"auto"``: 10 equal public bins, values drawn inside a bin from the shape of
+        2^``quantile_levels`` DP quantiles of the attribute's observed values
+        (:mod:`dpknn.synth.bins`, ``quantile_share`` of ρ), so a skewed amount keeps its median.
+        ``"quantiles"``: the bins are cut at those quantiles (an Ordinal with at most
+        2^``quantile_levels`` values keeps one code per value).
+    bin_edges : dict or None
+        Public inner edges of some numeric attributes, ``{name: edges}`` (for money, say
+        :func:`~dpknn.schema.geometric_edges`); they take precedence over ``bins``.
+    quantile_share : float, default 0.1
+        Share of ρ for the quantiles when ``bins`` is "auto" or "quantiles".
+    quantile_levels : int, default 4
+        Levels of the quantile recursion: up to 2^levels bins.
     never_missing : sequence of str, default ()
         Attributes that have no gaps by design (public): they get no missing code.
     one_way_share, selection_share : float, default 0.2 and 0.1
@@ -232,6 +294,9 @@ class MSTSynthesizer(Synthesizer):
 
     Attributes
     ----------
+    bin_edges_ : dict
+        The inner edges released by the DP quantiles (``bins`` "auto" or "quantiles"), by
+        attribute: the shape inside the bins ("auto") or the bins ("quantiles").
     tree_ : tuple of (str, str)
         The released edges, universe edges first.
     measurements_ : list of Measurement
@@ -253,12 +318,16 @@ class MSTSynthesizer(Synthesizer):
     (3, 3)
     """
 
-    def __init__(self, attributes, *, epsilon, delta=1e-9, bins=10, never_missing=(), one_way_share=0.2,
-                 selection_share=0.1, iterations=2000, n_jobs=2, progress=False, rng=None):
+    def __init__(self, attributes, *, epsilon, delta=1e-9, bins="auto", bin_edges=None, quantile_share=0.1,
+                 quantile_levels=4, never_missing=(), one_way_share=0.2, selection_share=0.1, iterations=2000,
+                 n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.delta = delta
         self.bins = bins
+        self.bin_edges = bin_edges
+        self.quantile_share = quantile_share
+        self.quantile_levels = quantile_levels
         self.never_missing = never_missing
         self.one_way_share = one_way_share
         self.selection_share = selection_share
@@ -268,7 +337,14 @@ class MSTSynthesizer(Synthesizer):
         self.rng = rng
 
     def _validate(self):
-        disc = Discretization(self.attributes, self.bins)
+        mode = self.bins if isinstance(self.bins, str) else "equal"
+        if mode not in ("auto", "quantiles", "equal"):
+            raise ValueError(f"bins must be a positive int, 'auto' or 'quantiles', got {self.bins!r}.")
+        levels = check_positive_int(self.quantile_levels, "quantile_levels")
+        if levels > 8:
+            raise ValueError(f"quantile_levels must be at most 8 (256 bins), got {levels}.")
+        width = {"auto": 10, "quantiles": 2**levels}.get(mode, self.bins)
+        disc = Discretization(self.attributes, width, self.bin_edges)
         never = tuple(self.never_missing)
         unknown = [c for c in never if c not in disc.names]
         if unknown:
@@ -276,8 +352,13 @@ class MSTSynthesizer(Synthesizer):
                              f"{disc.names}.")
         check_positive_int(self.iterations, "iterations")
         check_positive_int(self.n_jobs, "n_jobs")
-        budget = _budget(self.epsilon, self.delta, self.one_way_share, self.selection_share)
-        return disc, np.array([n in never for n in disc.names]), budget
+        budget = _budget(self.epsilon, self.delta, self.one_way_share, self.selection_share,
+                         0 if mode == "equal" else self.quantile_share)
+        wide = [] if mode == "equal" else binned_attributes(disc)
+        if wide and budget.quantiles <= 0:
+            raise ValueError(f"bins={mode!r} needs quantile_share > 0 to release the quantiles of "
+                             f"{[a.name for a in wide]}; give an int bins or public bin_edges instead.")
+        return disc, np.array([n in never for n in disc.names]), budget, mode, wide
 
     def fit(self, X, y=None, *, accountant=None):
         """Measure, select, measure, estimate (module docstring) on ``X``, a DataFrame holding the
@@ -296,15 +377,23 @@ class MSTSynthesizer(Synthesizer):
             When an attribute declared ``never_missing`` has a gap (one bit, ``docs/privacy.md``).
         """
         check_not_imputed(X, "X")
-        disc, never, budget = self._validate()
+        disc, never, budget, mode, wide = self._validate()
         if accountant is not None:
             accountant.spend(budget.epsilon, budget.delta, label="MST (zCDP)")
         src = as_source(self.rng)
-        codes = disc.encode(X)
+        codes = disc.encode(X)  # domain errors and the never_missing refusal before anything is released
         gaps = [n for n, nv, row in zip(disc.names, never, codes) if nv and (row < 0).any()]
         if gaps:
             raise ValueError(f"attributes declared never_missing have gaps: {gaps}. Remove them from never_missing "
                              "(their gaps then become a code of their own) or impute them first.")
+        quantiles = measure_quantiles(X, wide, self.quantile_levels, budget.quantiles, src)
+        self.bin_edges_ = {q.name: [int(e) if isinstance(a, Ordinal) else e for e in q.edges]
+                           for q, a in zip(quantiles, wide)}
+        if mode == "quantiles" and quantiles:
+            disc = Discretization(disc.attributes, disc.bins, {**dict(disc.edges), **self.bin_edges_})
+            codes = disc.encode(X)
+        by_name = {q.name: q for q in quantiles} if mode == "auto" else {}
+        self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
         sizes = disc.sizes
         ext_sizes = sizes + ~never
         ext = extended_codes(codes, sizes)
@@ -335,10 +424,14 @@ class MSTSynthesizer(Synthesizer):
         return self
 
     def released_params(self):
-        """Public bins, never-missing attributes, budget split, the released tree and the noise."""
+        """Public bins, released bin edges, never-missing attributes, budget split, the released
+        tree and the noise."""
         one = self.measurements_[0].sigma
         two = self.measurements_[-1].sigma if len(self.measurements_) > self.n_features_in_ else None
-        return {"bins": self.bins, "never_missing": list(self.never_missing), "rho": self.rho_,
+        public = {name: list(e) for name, e in _public_edges(self.bin_edges, self.attributes)}
+        return {"bins": self.bins, "bin_edges": public, "released_bin_edges": self.bin_edges_,
+                "quantile_share": self.quantile_share if isinstance(self.bins, str) else 0.0,
+                "never_missing": list(self.never_missing), "rho": self.rho_,
                 "one_way_share": self.one_way_share, "selection_share": self.selection_share,
                 "tree": [list(e) for e in self.tree_], "sigma_one_way": one, "sigma_two_way": two}
 
@@ -355,4 +448,5 @@ class MSTSynthesizer(Synthesizer):
         codes = self.model_.sample_codes(n, gen)
         sizes = self.discretization_.sizes
         codes[codes >= sizes[:, None]] = -1
-        return self.discretization_.decode(codes, rng=gen)
+        nodes, _, _ = self.model_.marginals()
+        return self.discretization_.decode(codes, rng=gen, masses=nodes, shapes=self.shapes_)

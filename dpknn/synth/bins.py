@@ -1,0 +1,130 @@
+"""Bin edges that fit amounts, released by DP approximate quantiles (``bins="auto"``).
+
+Equal bins of a public range put a skewed amount (a wage whose public range is 25 times its
+median) mostly in the lowest bin, and the synthetic values spread uniformly over it. Bins at the
+amount's quantiles hold equal shares of the records wherever the records are. The quantiles are
+data, so they are released:
+
+**Mechanism** (Kaplan, Ligett, Stemmer 2022, "Differentially private approximate quantiles",
+ICML, Algorithm 1, with 2^L bins): on a public grid G of candidate edges, release the median of
+the observed values by the exponential mechanism, split the values at it, and release the median
+of each half inside its part of the grid, down to L levels. A candidate g for the median of m
+values scores −|2·#{x < g} − m|, an integer. Adding or removing one value moves #{x < g} by at
+most 1 and m by exactly 1, so the score by at most 1: sensitivity 1, exact.
+
+**Privacy** (add/remove one record): at each level the parts are disjoint intervals fixed by the
+edges already released, so one record's value is in at most one part, and the level's medians
+together are one ε_q-DP exponential mechanism run on disjoint data (parallel composition,
+McSherry 2009, Theorem 4). An ε_q-DP exponential mechanism is ε_q-bounded-range, hence
+ε_q²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2). L levels on each of the k attributes compose to
+k·L·ε_q²/8 ≤ ρ_q (Bun and Steinke 2016, Lemma 2.3); :func:`quantile_epsilon` takes the largest ε_q
+that fits, checked in exact fractions. A missing value and a value outside its universe are not
+counted: that is a function of the record alone, so the bound holds.
+
+The grid is public: an Ordinal's integers (at most :data:`GRID` evenly spread ones) and
+:data:`GRID` evenly spaced points inside a Continuous range. The edges released are grid points,
+sampled exactly (:class:`~dpknn.mechanisms.ExponentialMechanism`); a part whose grid is empty
+releases nothing (so an attribute can get fewer than 2^L bins, a fact about the public grid).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from dpknn.accounting.zcdp import exponential_rho
+from dpknn.mechanisms.selection import ExponentialMechanism
+from dpknn.schema.attributes import Categorical, Ordinal
+from dpknn.schema.discretization import ValueShape
+
+__all__ = ["GRID", "QuantileEdges", "candidate_grid", "median_scores", "quantile_edges", "quantile_epsilon"]
+
+GRID = 4096
+
+
+@dataclass(frozen=True)
+class QuantileEdges:
+    """The released inner edges of one attribute, the rank each edge aims at (k/2^levels, public
+    given the recursion's released path), the levels run and the ε_q of each level."""
+
+    name: str
+    edges: tuple
+    ranks: tuple
+    levels: int
+    epsilon: float
+
+    def shape(self, attribute):
+        """The :class:`~dpknn.schema.discretization.ValueShape` of ``attribute`` whose bins are cut at
+        the edges and hold the ranks' differences (an Ordinal's values v span [v, v + 1))."""
+        top = attribute.upper + 1 if isinstance(attribute, Ordinal) else attribute.upper
+        ends = np.r_[attribute.lower, self.edges, top].astype(np.float64)
+        return ValueShape(ends[:-1], ends[1:], np.diff(np.r_[0.0, self.ranks, 1.0]))
+
+
+def candidate_grid(attribute, size=GRID):
+    """The public candidate edges of a numeric attribute: strictly inside (lower, upper]."""
+    a = attribute
+    if isinstance(a, Categorical):
+        raise TypeError(f"attribute {a.name!r} is categorical; quantile edges are for numeric attributes.")
+    if isinstance(a, Ordinal):
+        span = a.upper - a.lower
+        if span <= size:
+            return np.arange(a.lower + 1, a.upper + 1, dtype=np.float64)
+        return np.unique(np.rint(np.linspace(a.lower, a.upper, size + 2)[1:-1]))
+    return np.linspace(a.lower, a.upper, size + 2)[1:-1]
+
+
+def median_scores(sorted_values, grid):
+    """−|2·#{x < g} − m| for each candidate g (integers; sensitivity 1, module docstring)."""
+    below = np.searchsorted(sorted_values, grid, side="left")
+    return -np.abs(2 * below - sorted_values.size).astype(np.float64)
+
+
+def quantile_epsilon(rho, steps):
+    """The largest float ε_q with steps·ε_q²/8 ≤ ρ (checked exactly)."""
+    eps = math.sqrt(8 * float(rho) / steps)
+    while steps * Fraction(exponential_rho(eps)) > rho:
+        eps = math.nextafter(eps, 0.0)
+    return eps
+
+
+def quantile_edges(values, attribute, *, levels, epsilon, src, grid=None):
+    """Up to 2^levels − 1 edges near the quantiles k/2^levels of ``values``, each level
+    ``epsilon``-DP (module docstring).
+
+    Parameters
+    ----------
+    values : ndarray of float
+        The attribute's counted values (observed and inside the universe): data, never released.
+    attribute : Ordinal or Continuous
+    levels : int
+    epsilon : float
+        ε_q of each level.
+    src : RandomSource
+    grid : ndarray or None
+        The public candidates (default :func:`candidate_grid`).
+
+    Returns
+    -------
+    QuantileEdges
+    """
+    g = candidate_grid(attribute) if grid is None else np.asarray(grid, dtype=np.float64)
+    mech = ExponentialMechanism(epsilon=epsilon, sensitivity=1.0)
+    parts = [(np.sort(np.asarray(values, dtype=np.float64)), g, Fraction(0), Fraction(1))]
+    found = []
+    for _ in range(levels):
+        nxt = []
+        for x, cand, r0, r1 in parts:
+            if cand.size == 0:
+                continue
+            e = float(cand[mech.select(median_scores(x, cand), rng=src)])
+            mid = (r0 + r1) / 2
+            found.append((e, float(mid)))
+            cut = np.searchsorted(x, e, side="left")
+            nxt += [(x[:cut], cand[cand < e], r0, mid), (x[cut:], cand[cand > e], mid, r1)]
+        parts = nxt
+    found.sort()
+    return QuantileEdges(attribute.name, tuple(e for e, _ in found), tuple(r for _, r in found), levels, epsilon)
