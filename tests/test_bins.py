@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from dpknn import Categorical, Continuous, Ordinal
-from dpknn.accounting import exponential_rho
+from dpknn.accounting import exponential_epsilon, exponential_rho
 from dpknn.mechanisms import ExponentialMechanism
 from dpknn.mechanisms.randomness import as_source
 from dpknn.schema import geometric_edges
 from dpknn.schema.discretization import Discretization, tail_rate, within_bin, within_tail
 from dpknn.synth import MSTSynthesizer
-from dpknn.synth.bins import candidate_grid, median_scores, quantile_edges, quantile_epsilon
+from dpknn.synth.bins import candidate_grid, median_scores, quantile_edges
 from dpknn.synth.mst import binned_attributes
 
 
@@ -86,9 +86,9 @@ def test_quantile_certificate_can_fail():
     assert _worst_log_ratio([2, 2, 3, 5, 7], grid, levels, eps, sensitivity=0.5) > levels * eps + 0.05
 
 
-def test_quantile_epsilon_fits_the_budget_exactly():
+def test_exponential_epsilon_fits_the_budget_exactly():
     for rho, steps in [(Fraction(1, 1000), 8), (Fraction(3, 7), 3), (Fraction(1, 10**6), 64)]:
-        eps = quantile_epsilon(rho, steps)
+        eps = exponential_epsilon(rho, steps)
         assert steps * Fraction(exponential_rho(eps)) <= rho
         assert steps * Fraction(exponential_rho(np.nextafter(eps, 1.0) * (1 + 1e-9))) > rho
 

@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 from dpknn import Categorical, Continuous, Ordinal
-from dpknn.accounting import BudgetAccountant, exponential_rho, zcdp_rho
+from dpknn.accounting import BudgetAccountant, exponential_epsilon, exponential_rho, zcdp_rho
 from dpknn.exceptions import BudgetExceededError
 from dpknn.metrics.fidelity import tvd
 from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes
 from dpknn.synth import MSTSynthesizer
-from dpknn.synth.mst import edge_scores, selection_epsilon
+from dpknn.synth.mst import edge_scores
 from dpknn.synth.tree_model import Measurement, TreeModel, fit_tree, project_simplex, round_counts, tree_order
 
 
@@ -184,7 +184,7 @@ def test_budget_composes_to_rho():
     for eps in (0.5, 1.0, 4.0):
         rho = Fraction(zcdp_rho(eps, 1e-9))
         for rounds in (1, 4, 9):
-            e = selection_epsilon(rho / 3, rounds)
+            e = exponential_epsilon(rho / 3, rounds)
             assert rounds * Fraction(exponential_rho(e)) <= rho / 3
             assert rounds * exponential_rho(e * (1 + 1e-9)) > float(rho / 3) * (1 - 1e-6)
 

@@ -27,42 +27,41 @@ class PrivBayesFitSample:
         PrivBayes(attrs, epsilon=1.0, degree=degree, missing=missing, rng=0).fit(df).sample(n, rng=1)
 
 
-class MSTFitSample:
+class _FitSample:
+    """Fit + sample of one synthesiser at ``params`` rows (asv skips names starting with "_")."""
+
+    param_names = ["n"]
+    timeout = 600
+    number = 1
+    repeat = (1, 3, 120.0)
+
+    def setup_cache(self):
+        return {n: wide_table(n) for n in self.params}
+
+    def make(self, attrs):
+        raise NotImplementedError
+
+    def time_fit_sample(self, data, n):
+        df, attrs = data[n]
+        self.make(attrs).fit(df).sample(n, rng=1)
+
+    def peakmem_fit_sample(self, data, n):
+        df, attrs = data[n]
+        self.make(attrs).fit(df).sample(n, rng=1)
+
+
+class MSTFitSample(_FitSample):
     params = [20_000, 10**6]
-    param_names = ["n"]
-    timeout = 600
-    number = 1
-    repeat = (1, 3, 120.0)
 
-    def setup_cache(self):
-        return {n: wide_table(n) for n in self.params}
-
-    def time_fit_sample(self, data, n):
-        df, attrs = data[n]
-        MSTSynthesizer(attrs, epsilon=1.0, rng=0).fit(df).sample(n, rng=1)
-
-    def peakmem_fit_sample(self, data, n):
-        df, attrs = data[n]
-        MSTSynthesizer(attrs, epsilon=1.0, rng=0).fit(df).sample(n, rng=1)
+    def make(self, attrs):
+        return MSTSynthesizer(attrs, epsilon=1.0, rng=0)
 
 
-class ColumnwiseFitSample:
+class ColumnwiseFitSample(_FitSample):
     params = [32_561, 10**6]
-    param_names = ["n"]
-    timeout = 600
-    number = 1
-    repeat = (1, 3, 120.0)
 
-    def setup_cache(self):
-        return {n: wide_table(n) for n in self.params}
-
-    def time_fit_sample(self, data, n):
-        df, attrs = data[n]
-        ColumnwiseSynthesizer(attrs, epsilon=1.0, rng=0).fit(df).sample(n, rng=1)
-
-    def peakmem_fit_sample(self, data, n):
-        df, attrs = data[n]
-        ColumnwiseSynthesizer(attrs, epsilon=1.0, rng=0).fit(df).sample(n, rng=1)
+    def make(self, attrs):
+        return ColumnwiseSynthesizer(attrs, epsilon=1.0, rng=0)
 
 
 class CountTables:

@@ -3,14 +3,15 @@
 - :mod:`.budget`: :class:`BudgetAccountant` (sequential composition, amplified spends, an RDP
   part for sampled-Gaussian steps).
 - :mod:`.rdp`: :func:`rdp_epsilon`, :func:`sgm_sigma`.
-- :mod:`.zcdp`: :func:`zcdp_rho`, :func:`zcdp_delta`, :func:`zcdp_epsilon`, :func:`exponential_rho`.
+- :mod:`.zcdp`: :func:`zcdp_rho`, :func:`zcdp_delta`, :func:`zcdp_epsilon`, :func:`exponential_rho`,
+  :func:`exponential_epsilon`.
 - :mod:`.mcar`: :func:`amplify_mcar`, :func:`mcar_cost`, :func:`child_bound`.
 """
 
 from dpknn.accounting.budget import BudgetAccountant, LedgerEntry
 from dpknn.accounting.mcar import McarCost, amplify_mcar, child_bound, mcar_cost, observed_probability
 from dpknn.accounting.rdp import DEFAULT_ORDERS, RdpResult, rdp_epsilon, sgm_rdp, sgm_sigma
-from dpknn.accounting.zcdp import exponential_rho, zcdp_delta, zcdp_epsilon, zcdp_rho
+from dpknn.accounting.zcdp import exponential_epsilon, exponential_rho, zcdp_delta, zcdp_epsilon, zcdp_rho
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -20,6 +21,7 @@ __all__ = [
     "RdpResult",
     "amplify_mcar",
     "child_bound",
+    "exponential_epsilon",
     "exponential_rho",
     "mcar_cost",
     "observed_probability",

@@ -33,13 +33,14 @@ References
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize
 
 from dpknn.utils.validation import EPSILON, NON_NEGATIVE, POSITIVE_DELTA
 
-__all__ = ["exponential_rho", "zcdp_delta", "zcdp_epsilon", "zcdp_rho"]
+__all__ = ["exponential_epsilon", "exponential_rho", "zcdp_delta", "zcdp_epsilon", "zcdp_rho"]
 
 # Orders α - 1 on a log grid; the refinement below starts from the best of them.
 _ALPHA_MINUS_ONE = np.logspace(-6, 6, 2401)
@@ -127,3 +128,13 @@ def exponential_rho(epsilon):
     """ρ = ε²/8 of the exponential mechanism with P(r) ∝ exp(ε s_r / (2Δ)) (ε-bounded range)."""
     epsilon = NON_NEGATIVE.check(epsilon, "epsilon")
     return epsilon * epsilon / 8
+
+
+def exponential_epsilon(rho, steps):
+    """The largest float ε with steps·ε²/8 ≤ ρ, checked in exact fractions: the ε of each of
+    ``steps`` exponential mechanisms that share the zCDP budget ``rho`` (a Fraction or float)."""
+    rho = Fraction(rho)
+    eps = math.sqrt(8 * float(rho) / steps)
+    while steps * Fraction(exponential_rho(eps)) > rho:
+        eps = math.nextafter(eps, 0.0)
+    return eps

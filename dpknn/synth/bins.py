@@ -17,8 +17,8 @@ edges already released, so one record's value is in at most one part, and the le
 together are one ε_q-DP exponential mechanism run on disjoint data (parallel composition,
 McSherry 2009, Theorem 4). An ε_q-DP exponential mechanism is ε_q-bounded-range, hence
 ε_q²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2). L levels on each of the k attributes compose to
-k·L·ε_q²/8 ≤ ρ_q (Bun and Steinke 2016, Lemma 2.3); :func:`quantile_epsilon` takes the largest ε_q
-that fits, checked in exact fractions. A missing value and a value outside its universe are not
+k·L·ε_q²/8 ≤ ρ_q (Bun and Steinke 2016, Lemma 2.3); :func:`~dpknn.accounting.exponential_epsilon` takes the
+largest ε_q that fits, checked in exact fractions. A missing value and a value outside its universe are not
 counted: that is a function of the record alone, so the bound holds.
 
 The grid is public: an Ordinal's integers (at most :data:`GRID` evenly spread ones) and
@@ -29,26 +29,25 @@ releases nothing (so an attribute can get fewer than 2^L bins, a fact about the 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from dpknn.accounting.zcdp import exponential_rho
 from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.schema.attributes import Categorical, Ordinal
 from dpknn.schema.discretization import ValueShape
 
-__all__ = ["GRID", "QuantileEdges", "candidate_grid", "median_scores", "quantile_edges", "quantile_epsilon"]
+__all__ = ["GRID", "QuantileEdges", "candidate_grid", "median_scores", "quantile_edges"]
 
 GRID = 4096
 
 
 @dataclass(frozen=True)
 class QuantileEdges:
-    """The released inner edges of one attribute, the rank each edge aims at (k/2^levels, public
-    given the recursion's released path), the levels run and the ε_q of each level."""
+    """The released inner edges of one attribute (integers for an Ordinal), the rank each edge aims
+    at (k/2^levels, public given the recursion's released path), the levels run and the ε_q of
+    each level."""
 
     name: str
     edges: tuple
@@ -81,14 +80,6 @@ def median_scores(sorted_values, grid):
     """−|2·#{x < g} − m| for each candidate g (integers; sensitivity 1, module docstring)."""
     below = np.searchsorted(sorted_values, grid, side="left")
     return -np.abs(2 * below - sorted_values.size).astype(np.float64)
-
-
-def quantile_epsilon(rho, steps):
-    """The largest float ε_q with steps·ε_q²/8 ≤ ρ (checked exactly)."""
-    eps = math.sqrt(8 * float(rho) / steps)
-    while steps * Fraction(exponential_rho(eps)) > rho:
-        eps = math.nextafter(eps, 0.0)
-    return eps
 
 
 def quantile_edges(values, attribute, *, levels, epsilon, src, grid=None):
@@ -127,4 +118,6 @@ def quantile_edges(values, attribute, *, levels, epsilon, src, grid=None):
             nxt += [(x[:cut], cand[cand < e], r0, mid), (x[cut:], cand[cand > e], mid, r1)]
         parts = nxt
     found.sort()
-    return QuantileEdges(attribute.name, tuple(e for e, _ in found), tuple(r for _, r in found), levels, epsilon)
+    cast = int if isinstance(attribute, Ordinal) else float
+    return QuantileEdges(attribute.name, tuple(cast(e) for e, _ in found), tuple(r for _, r in found), levels,
+                         epsilon)

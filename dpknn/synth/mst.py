@@ -59,23 +59,22 @@ References
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
-from dpknn.accounting.zcdp import exponential_rho, zcdp_rho
+from dpknn.accounting.zcdp import exponential_epsilon, zcdp_rho
 from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import DiscreteGaussian
 from dpknn.mechanisms.randomness import as_source
 from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.schema.attributes import Continuous, Ordinal
-from dpknn.schema.discretization import Discretization, check_attributes
+from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes
 from dpknn.synth.base import Synthesizer
-from dpknn.synth.bins import quantile_edges, quantile_epsilon
+from dpknn.synth.bins import quantile_edges
 from dpknn.synth.tree_model import Measurement, estimate_total, fit_tree, project_simplex
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
@@ -96,7 +95,6 @@ __all__ = [
     "measure_one_way",
     "measure_quantiles",
     "select_tree",
-    "selection_epsilon",
     "universe_edges",
 ]
 
@@ -146,21 +144,13 @@ def measure_quantiles(X, attributes, levels, rho, src):
     ``attributes``, ρ in all; the counted values are the observed ones inside the attribute's universe."""
     if not attributes:
         return []
-    eps = quantile_epsilon(rho, levels * len(attributes))
+    eps = exponential_epsilon(rho, levels * len(attributes))
     out = []
     for a in attributes:
         values, missing = a.read_column(X)
         keep = ~missing if a.universe is None else ~missing & a.universe.mask(X)
         out.append(quantile_edges(np.asarray(values, dtype=np.float64)[keep], a, levels=levels, epsilon=eps, src=src))
     return out
-
-
-def selection_epsilon(rho, rounds):
-    """The largest float ε_s with rounds·ε_s²/8 ≤ ρ (checked exactly)."""
-    eps = math.sqrt(8 * float(rho) / rounds)
-    while rounds * Fraction(exponential_rho(eps)) > rho:
-        eps = math.nextafter(eps, 0.0)
-    return eps
 
 
 def measure_one_way(ext, ext_sizes, rho, src):
@@ -225,7 +215,7 @@ def select_tree(pair_counts, one_way, fixed, rho, src, *, progress=False):
     rounds = d - 1 - len(edges)
     if rounds <= 0:
         return edges
-    mech = ExponentialMechanism(epsilon=selection_epsilon(rho, rounds), sensitivity=1.0)
+    mech = ExponentialMechanism(epsilon=exponential_epsilon(rho, rounds), sensitivity=1.0)
     scores = edge_scores(pair_counts, one_way)
     for _ in progress_bar(range(rounds), progress=progress, desc="MST tree", unit="edge"):
         cands = [e for e in sorted(scores) if not ds.connected(*e)]
@@ -243,10 +233,6 @@ def measure_edges(pair_counts, edges, rho, src):
         x = pair_counts[(a, b)] if a < b else pair_counts[(b, a)].T
         out.append(Measurement((a, b), mech.release_array(x, rng=src), mech.sigma))
     return out
-
-
-def _public_edges(bin_edges, attributes):
-    return Discretization(check_attributes(attributes), 10, bin_edges).edges
 
 
 class MSTSynthesizer(Synthesizer):
@@ -294,6 +280,8 @@ class MSTSynthesizer(Synthesizer):
 
     Attributes
     ----------
+    public_edges_ : dict
+        The public inner edges given in ``bin_edges``, checked, by attribute.
     bin_edges_ : dict
         The inner edges released by the DP quantiles (``bins`` "auto" or "quantiles"), by
         attribute: the shape inside the bins ("auto") or the bins ("quantiles").
@@ -387,8 +375,8 @@ class MSTSynthesizer(Synthesizer):
             raise ValueError(f"attributes declared never_missing have gaps: {gaps}. Remove them from never_missing "
                              "(their gaps then become a code of their own) or impute them first.")
         quantiles = measure_quantiles(X, wide, self.quantile_levels, budget.quantiles, src)
-        self.bin_edges_ = {q.name: [int(e) if isinstance(a, Ordinal) else e for e in q.edges]
-                           for q, a in zip(quantiles, wide)}
+        self.public_edges_ = {name: list(e) for name, e in disc.edges}
+        self.bin_edges_ = {q.name: list(q.edges) for q in quantiles}
         if mode == "quantiles" and quantiles:
             disc = Discretization(disc.attributes, disc.bins, {**dict(disc.edges), **self.bin_edges_})
             codes = disc.encode(X)
@@ -428,8 +416,7 @@ class MSTSynthesizer(Synthesizer):
         tree and the noise."""
         one = self.measurements_[0].sigma
         two = self.measurements_[-1].sigma if len(self.measurements_) > self.n_features_in_ else None
-        public = {name: list(e) for name, e in _public_edges(self.bin_edges, self.attributes)}
-        return {"bins": self.bins, "bin_edges": public, "released_bin_edges": self.bin_edges_,
+        return {"bins": self.bins, "bin_edges": self.public_edges_, "released_bin_edges": self.bin_edges_,
                 "quantile_share": self.quantile_share if isinstance(self.bins, str) else 0.0,
                 "never_missing": list(self.never_missing), "rho": self.rho_,
                 "one_way_share": self.one_way_share, "selection_share": self.selection_share,
@@ -445,8 +432,9 @@ class MSTSynthesizer(Synthesizer):
         check_is_fitted(self, "model_")
         n = check_positive_int(n, "n", minimum=0)
         gen = check_rng(rng)
-        codes = self.model_.sample_codes(n, gen)
+        marginals = self.model_.marginals()
+        codes = self.model_.sample_codes(n, gen, marginals=marginals)
         sizes = self.discretization_.sizes
         codes[codes >= sizes[:, None]] = -1
-        nodes, _, _ = self.model_.marginals()
+        nodes, _, _ = marginals
         return self.discretization_.decode(codes, rng=gen, masses=nodes, shapes=self.shapes_)

@@ -144,9 +144,10 @@ class TreeModel:
                  np.exp(outside[v][:, None] + self.edge_log[v] + below[v][None, :] - log_z) for v in range(d)]
         return nodes, edges, log_z
 
-    def sample_codes(self, n, rng):
-        """Codes of shape (d, n) by controlled rounding down the tree (module docstring)."""
-        nodes, edges, _ = self.marginals()
+    def sample_codes(self, n, rng, *, marginals=None):
+        """Codes of shape (d, n) by controlled rounding down the tree (module docstring);
+        ``marginals``: :meth:`marginals`'s result when the caller has it already."""
+        nodes, edges, _ = self.marginals() if marginals is None else marginals
         codes = np.empty((len(self.sizes), n), dtype=np.int64)
         root = self.order[0]
         codes[root] = rng.permutation(np.repeat(np.arange(self.sizes[root]), round_counts(nodes[root], n, rng)))
