@@ -40,7 +40,7 @@ from dpknn import Categorical, Continuous, Ordinal
 from dpknn.datasets import make_missing
 from dpknn.metrics import ml_efficacy, tvd
 from dpknn.schema.discretization import Discretization
-from dpknn.synth import MSTSynthesizer, PrivBayes
+from dpknn.synth import AIMSynthesizer, MSTSynthesizer, PrivBayes
 
 PEER = Path(__file__).resolve().parent / "peers" / "pgm_peer.py"
 
@@ -101,6 +101,8 @@ def run_peer(args, which, train, attrs, eps, seed):
 
 def dpknn_methods(attrs, complete):
     return {
+        "dpknn aim": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, rng=s),
+        "dpknn aim never_missing": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, never_missing=complete, rng=s),
         "dpknn mst": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, rng=s),
         "dpknn mst never_missing": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, never_missing=complete, rng=s),
         "dpknn mst bins=10": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, bins=10, rng=s),

@@ -388,7 +388,7 @@ upper = 5001
 """
 
 
-@pytest.mark.parametrize("method", ["mst", "privbayes", "privbayese", "privbayes-value", "columnwise"])
+@pytest.mark.parametrize("method", ["aim", "mst", "privbayes", "privbayese", "privbayes-value", "columnwise"])
 def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
     from dpknn.datasets.census import make_census
 
@@ -400,13 +400,16 @@ def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
     out = pd.read_csv(tmp_path / "out.csv")
     assert list(out.columns) == ["AGE", "SEX", "INCWAGE"] and len(out) == 500
     assert out["AGE"].dropna().between(0, 99).all() and out["INCWAGE"].dropna().between(0, 5001).all()
-    assert out.isna().any().any() == (method in ("privbayes-value", "mst"))   # those two reproduce the gaps
+    assert out.isna().any().any() == (method in ("privbayes-value", "mst", "aim"))   # those reproduce the gaps
     side = json.loads((tmp_path / "out.csv.json").read_text())
     assert side["epsilon"] == 1.0 and side["rows"] == 500 and side["method"] == method
     # Only public parameters and released values: no true counts, scores or the data's size.
     assert "3000" not in json.dumps(side)
     if method == "mst":
         assert len(side["tree"]) == 2 and side["rho"] < 1
+        assert side["bins"] == "auto" and set(side["released_bin_edges"]) == {"AGE", "INCWAGE"}
+    elif method == "aim":
+        assert side["workload"] == 2 and len(side["rounds"]) == len(side["measured"]) > 3 and side["rho"] < 1
         assert side["bins"] == "auto" and set(side["released_bin_edges"]) == {"AGE", "INCWAGE"}
     elif method != "columnwise":
         assert side["max_rows_is"].startswith("released") and side["max_rows"] > 3000
@@ -423,11 +426,11 @@ def test_synth_refuses_bad_input(tmp_path):
     res = run(*common, "--output", "o.csv", "--method", "columnwise", "--max-rows", "10", cwd=tmp_path)
     assert res.returncode == 2 and "PrivBayes methods only" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "privbayese", "--delta", "1e-6", cwd=tmp_path)
-    assert res.returncode == 2 and "--delta applies to --method mst and dpmisgan only" in res.stderr
+    assert res.returncode == 2 and "--delta applies to --method aim, mst and dpmisgan only" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "columnwise", "--never-missing", "SEX", cwd=tmp_path)
-    assert res.returncode == 2 and "--never-missing applies to --method mst only" in res.stderr
+    assert res.returncode == 2 and "--never-missing applies to --method aim and mst only" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "privbayes", "--bins", "auto", cwd=tmp_path)
-    assert res.returncode == 2 and "--bins auto applies to --method mst only" in res.stderr
+    assert res.returncode == 2 and "--bins auto applies to --method aim and mst only" in res.stderr
     res = run(*common, "--output", "o.csv", "--bins", "deciles", cwd=tmp_path)
     assert res.returncode == 2 and "'auto' or 'quantiles'" in res.stderr
     pd.DataFrame({"AGE": [1, 2], "SEX": [1, None], "INCWAGE": [0, 1]}).to_csv(tmp_path / "gap.csv", index=False)

@@ -1,9 +1,9 @@
-"""MST, PrivBayes(E) and the column-wise synthesiser on 10^6 x 15 (domains 2-16, 20% MCAR); the counting kernel."""
+"""AIM, MST, PrivBayes(E) and the column-wise synthesiser on 10^6 x 15 (domains 2-16, 20% MCAR); the counting kernel."""
 
 import itertools
 
 from dpknn.schema import Discretization, count_tables, extended_codes
-from dpknn.synth import ColumnwiseSynthesizer, MSTSynthesizer, PrivBayes
+from dpknn.synth import AIMSynthesizer, ColumnwiseSynthesizer, MSTSynthesizer, PrivBayes
 
 from .wide_table import wide_table
 
@@ -48,6 +48,13 @@ class _FitSample:
     def peakmem_fit_sample(self, data, n):
         df, attrs = data[n]
         self.make(attrs).fit(df).sample(n, rng=1)
+
+
+class AIMFitSample(_FitSample):
+    params = [20_000, 10**6]
+
+    def make(self, attrs):
+        return AIMSynthesizer(attrs, epsilon=1.0, rng=0)
 
 
 class MSTFitSample(_FitSample):

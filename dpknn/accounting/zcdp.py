@@ -135,6 +135,6 @@ def exponential_epsilon(rho, steps):
     ``steps`` exponential mechanisms that share the zCDP budget ``rho`` (a Fraction or float)."""
     rho = Fraction(rho)
     eps = math.sqrt(8 * float(rho) / steps)
-    while steps * Fraction(exponential_rho(eps)) > rho:
+    while steps * Fraction(eps) ** 2 / 8 > rho:   # exact: the float ε²/8 may round down
         eps = math.nextafter(eps, 0.0)
     return eps

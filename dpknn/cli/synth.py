@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 
 
 SYNTH_METHODS = {
+    "aim": ("AIM: noisy marginals chosen adaptively for all two-way marginals, one fitted model; missingness as "
+            "a category", None),
     "mst": ("MST: noisy marginals on a private maximum spanning tree, one fitted model; missingness as a category",
             None),
     "privbayes": ("PrivBayes on complete rows", "complete_rows"),
@@ -48,7 +50,7 @@ def _bins(text):
 
 def _cmd_synth(args):
     from dpknn.schema.discretization import read_attributes
-    from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, MSTSynthesizer, PrivBayes
+    from dpknn.synth import AIMSynthesizer, ColumnwiseSynthesizer, DPMisGAN, MSTSynthesizer, PrivBayes
 
     check_outputs([args.output, _sidecar(args.output)], [args.input, args.attributes])
     table_writer(None, args.output)
@@ -62,15 +64,16 @@ def _cmd_synth(args):
                 "--gaps": args.gaps or None}
     if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
         raise CLIError(f"{', '.join(k for k, v in gan_only.items() if v is not None)} apply to --method dpmisgan only.")
-    if args.method not in ("dpmisgan", "mst") and args.delta is not None:
-        raise CLIError("--delta applies to --method mst and dpmisgan only.")
-    if args.method != "mst" and args.never_missing is not None:
-        raise CLIError("--never-missing applies to --method mst only.")
+    marginal = args.method in ("aim", "mst")
+    if not marginal and args.method != "dpmisgan" and args.delta is not None:
+        raise CLIError("--delta applies to --method aim, mst and dpmisgan only.")
+    if not marginal and args.never_missing is not None:
+        raise CLIError("--never-missing applies to --method aim and mst only.")
     if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree != 2):
         raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
-    if isinstance(args.bins, str) and args.method != "mst":
-        raise CLIError(f"--bins {args.bins} applies to --method mst only; give a number of equal bins.")
-    bins = args.bins if args.bins is not None else ("auto" if args.method == "mst" else 10)
+    if isinstance(args.bins, str) and not marginal:
+        raise CLIError(f"--bins {args.bins} applies to --method aim and mst only; give a number of equal bins.")
+    bins = args.bins if args.bins is not None else ("auto" if marginal else 10)
     sample_options = {}
     if args.method == "dpmisgan":
         if args.input_rows is None:
@@ -81,10 +84,11 @@ def _cmd_synth(args):
         model = DPMisGAN(attrs, epsilon=args.epsilon, delta=args.delta, n_rows=args.input_rows,
                          progress=args.progress, rng=args.seed, **given)
         sample_options["missing"] = args.gaps
-    elif args.method == "mst":
+    elif marginal:
         never = [] if args.never_missing is None else comma_list(args.never_missing)
-        model = MSTSynthesizer(attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta,
-                               bins=bins, never_missing=never, progress=args.progress, rng=args.seed)
+        model = {"aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
+            attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
+            never_missing=never, progress=args.progress, rng=args.seed)
     elif args.method == "columnwise":
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=bins, progress=args.progress,
                                       rng=args.seed)
@@ -139,35 +143,37 @@ def _sidecar(path):
 def add_synth_parser(sub):
     """Add the ``synth`` command to the subparsers ``sub``."""
     p = sub.add_parser("synth",
-                       help="DP synthetic data from a table with missing values (MST, PrivBayes, columnwise, "
+                       help="DP synthetic data from a table with missing values (AIM, MST, PrivBayes, columnwise, "
                             "DP-MisGAN)",
                        description="Fit a differentially private synthesiser on --input and write --rows synthetic "
                        "rows to --output (CSV or Parquet) and OUTPUT.json with the public parameters and what was "
-                       "released (the tree or network, the row bound). Methods: mst (default; MST with missingness as "
-                       "a category and one model fitted to all noisy tables), privbayes (complete rows), privbayese "
-                       "(each table on the rows observed on its attributes), privbayes-value (missingness as a value), "
-                       "columnwise (KaminoI), dpmisgan (MisGAN with DP-SGD on its critics; needs torch). See "
-                       "docs/synthesis.md.")
+                       "released (the tables measured, the tree or network, the row bound). Methods: aim (default; "
+                       "AIM with missingness as a category: tables chosen adaptively for every two-way marginal and "
+                       "one model fitted to all of them), mst (MST: the tables of a private maximum spanning tree), "
+                       "privbayes (complete rows), privbayese (each table on the rows observed on its attributes), "
+                       "privbayes-value (missingness as a value), columnwise (KaminoI), dpmisgan (MisGAN with DP-SGD "
+                       "on its critics; needs torch). See docs/synthesis.md.")
     p.add_argument("--attributes", type=Path, required=True,
                    help="TOML file of [[attribute]] tables (or a schema file): the public domains")
     p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
     p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon")
-    p.add_argument("--method", default="mst", choices=list(SYNTH_METHODS), help="default mst")
+    p.add_argument("--method", default="aim", choices=list(SYNTH_METHODS), help="default aim")
     p.add_argument("--rows", type=int, required=True, help="synthetic rows to write (a public number)")
     p.add_argument("--degree", type=int, default=2, help="parents per attribute for PrivBayes (1-3, default 2)")
     p.add_argument("--bins", type=_bins, default=None, metavar="{N,auto,quantiles}",
                    help="bins of wide numeric attributes: N equal public bins (default 10, the only choice besides "
-                        "mst); mst: auto (default; 10 equal bins, values inside drawn from DP quantiles' shape) or "
-                        "quantiles (bins cut at DP quantiles); see docs/synthesis.md")
+                        "aim and mst); aim and mst: auto (default; 10 equal bins, values inside drawn from DP "
+                        "quantiles' shape) or quantiles (bins cut at DP quantiles); see docs/synthesis.md")
     p.add_argument("--max-rows", type=int, default=None,
                    help="public bound on the input's rows (PrivBayes); without it a bound is released with 1%% of "
                         "epsilon and delta=1e-9")
     p.add_argument("--delta", type=float, default=None,
-                   help="delta of mst (default 1e-9) and dpmisgan (default 10^-(digits of --input-rows + 1))")
+                   help="delta of aim and mst (default 1e-9) and dpmisgan (default 10^-(digits of --input-rows "
+                        "+ 1))")
     p.add_argument("--never-missing", default=None, metavar="A,B",
-                   help="mst: comma-separated attributes with no gaps by design (public); no gaps are invented in "
-                        "them, and a gap there is refused")
+                   help="aim and mst: comma-separated attributes with no gaps by design (public); no gaps are "
+                        "invented in them, and a gap there is refused")
     gan = p.add_argument_group("dpmisgan")
     gan.add_argument("--input-rows", type=int, default=None,
                      help="public number of input rows: sets the sampling rate and the step count (required)")

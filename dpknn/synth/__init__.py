@@ -1,5 +1,7 @@
 """DP synthetic data from incomplete data.
 
+- :class:`AIMSynthesizer`: AIM (noisy tables chosen adaptively for a workload of marginals, one
+  consistent model fitted to them; zCDP), missingness as a category.
 - :class:`MSTSynthesizer`: MST (noisy one- and two-way tables on a private maximum spanning
   tree, one consistent model fitted to them; zCDP), missingness as a category; the default.
 - :class:`PrivBayes`: PrivBayes and PrivBayesE (a noisy Bayesian network; missing cells
@@ -16,6 +18,7 @@
 """
 
 from dpknn.schema.discretization import Discretization
+from dpknn.synth.aim import AIMSynthesizer
 from dpknn.synth.base import Synthesizer
 from dpknn.synth.columnwise import ColumnwiseSynthesizer
 from dpknn.synth.misgan import DPMisGAN
@@ -24,5 +27,5 @@ from dpknn.synth.privbayes import PrivBayes
 from dpknn.synth.scores import mutual_information_score, score_sensitivity
 from dpknn.synth.tabular import TabularEncoding
 
-__all__ = ["ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "MSTSynthesizer", "PrivBayes", "Synthesizer",
-           "TabularEncoding", "mutual_information_score", "score_sensitivity"]
+__all__ = ["AIMSynthesizer", "ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "MSTSynthesizer", "PrivBayes",
+           "Synthesizer", "TabularEncoding", "mutual_information_score", "score_sensitivity"]

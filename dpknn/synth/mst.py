@@ -12,16 +12,13 @@ challenge, made aware of missing values and of public universes:
    an exact integer, has sensitivity 1.
 3. **Measure** the two-way table of every tree edge with discrete Gaussian noise.
 4. **Estimate** one distribution that factorises over the tree from all the noisy tables
-   (:mod:`dpknn.synth.tree_model`) and sample from it by controlled rounding.
+   (:mod:`dpknn.synth.graphical_model`; on a tree its junction tree is the tree's edges) and
+   sample from it by controlled rounding.
 
 **Missing values.** A missing cell is one more code of its attribute (the last), so the tables
 hold the missingness pattern along with the values and the synthetic data reproduce it, the
-way MST and AIM are run on incomplete data with missingness as a category. An attribute named
-in ``never_missing`` (a public fact of the survey design, such as an item with no
-non-response) gets no such code, so the synthesiser never invents gaps in it; :meth:`fit`
-refuses data with a gap there (a refusal that reveals one bit, ``docs/privacy.md``). Outside
-its universe an attribute has its "not applicable" code (:class:`~dpknn.schema.Discretization`),
-and synthetic values there are blanked.
+way MST and AIM are run on incomplete data with missingness as a category; ``never_missing``,
+universes, bins and the quantiles are shared with AIM (:mod:`dpknn.synth.marginal`).
 
 **Privacy** (zero-concentrated DP, add/remove one record with its missingness pattern; every
 step reads the data only through the mechanism named):
@@ -59,130 +56,37 @@ References
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
-from dpknn.accounting.zcdp import exponential_epsilon, zcdp_rho
-from dpknn.impute.flags import check_not_imputed
-from dpknn.mechanisms.additive import DiscreteGaussian
-from dpknn.mechanisms.randomness import as_source
+from dpknn.accounting.zcdp import exponential_epsilon
 from dpknn.mechanisms.selection import ExponentialMechanism
-from dpknn.schema.attributes import Continuous, Ordinal
-from dpknn.schema.discretization import Discretization
-from dpknn.schema.marginals import count_tables, extended_codes
-from dpknn.synth.base import Synthesizer
-from dpknn.synth.bins import quantile_edges
-from dpknn.synth.tree_model import Measurement, estimate_total, fit_tree, project_simplex
+from dpknn.synth.graphical_model import estimate_total, fit_model, project_simplex
+from dpknn.synth.marginal import MarginalSynthesizer, measure, universe_edges
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.validation import (
-    EPSILON,
-    POSITIVE_DELTA,
-    check_is_fitted,
-    check_positive_int,
-    check_rng,
-    check_unit_interval,
-)
+from dpknn.utils.validation import check_unit_interval
 
-__all__ = [
-    "MSTSynthesizer",
-    "ZcdpBudget",
-    "binned_attributes",
-    "edge_scores",
-    "measure_edges",
-    "measure_one_way",
-    "measure_quantiles",
-    "select_tree",
-    "universe_edges",
-]
+__all__ = ["MSTSynthesizer", "edge_scores", "mst_budget", "select_tree"]
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class ZcdpBudget:
-    """ρ and its parts (exact fractions), and the (ε, δ) they were converted from."""
-
-    epsilon: float
-    delta: float
-    rho: Fraction
-    quantiles: Fraction
-    one_way: Fraction
-    selection: Fraction
-    two_way: Fraction
-
-
-def _budget(epsilon, delta, one_way_share, selection_share, quantile_share):
-    eps = EPSILON.check(epsilon, "epsilon")
-    delta = POSITIVE_DELTA.check(delta, "delta")
+def mst_budget(rho, one_way_share, selection_share):
+    """(ρ₁, ρ₂, ρ₃): ρ (a Fraction) split into the one-way tables, the tree and the edges, exactly."""
     s1 = Fraction(check_unit_interval(one_way_share, "one_way_share"))
     s2 = Fraction(check_unit_interval(selection_share, "selection_share"))
-    sq = Fraction(check_unit_interval(quantile_share, "quantile_share", closed=True))
     if s1 <= 0 or s2 <= 0 or s1 + s2 >= 1:
         raise ValueError(f"one_way_share ({one_way_share}) and selection_share ({selection_share}) must be > 0 "
                          "with a sum below 1 (the rest measures the tree's edges).")
-    if sq >= 1:
-        raise ValueError(f"quantile_share must be below 1 (the rest fits the model), got {quantile_share}.")
-    rho = Fraction(zcdp_rho(eps, delta))
-    rest = rho - sq * rho
-    return ZcdpBudget(eps, delta, rho, sq * rho, s1 * rest, s2 * rest, rest - s1 * rest - s2 * rest)
-
-
-def binned_attributes(disc):
-    """The numeric attributes whose codes are bins of several values in ``disc`` (every Continuous,
-    and every Ordinal wider than one value per bin) and that have no given edges: those whose
-    quantiles ``bins="auto"`` and ``"quantiles"`` release. A public choice."""
-    given = {name for name, _ in disc.edges}
-    return [a for a in disc.attributes if a.name not in given and
-            (isinstance(a, Continuous) or (isinstance(a, Ordinal) and disc.ordinal_width(a) > 1))]
-
-
-def measure_quantiles(X, attributes, levels, rho, src):
-    """Step 0: DP quantile edges (:func:`~dpknn.synth.bins.quantile_edges`) of each of
-    ``attributes``, ρ in all; the counted values are the observed ones inside the attribute's universe."""
-    if not attributes:
-        return []
-    eps = exponential_epsilon(rho, levels * len(attributes))
-    out = []
-    for a in attributes:
-        values, missing = a.read_column(X)
-        keep = ~missing if a.universe is None else ~missing & a.universe.mask(X)
-        out.append(quantile_edges(np.asarray(values, dtype=np.float64)[keep], a, levels=levels, epsilon=eps, src=src))
-    return out
-
-
-def measure_one_way(ext, ext_sizes, rho, src):
-    """Step 1: one noisy table per attribute, each ρ/d-zCDP. ``ext`` holds extended codes
-    (missing = last code); ``ext_sizes`` the table sizes."""
-    d = ext.shape[0]
-    mech = DiscreteGaussian(rho=rho / d)
-    out = []
-    for a in range(d):
-        counts = np.bincount(ext[a].astype(np.int64), minlength=int(ext_sizes[a]))[: int(ext_sizes[a])]
-        out.append(Measurement((a,), mech.release_array(counts, rng=src), mech.sigma))
-    return out
-
-
-def universe_edges(attributes):
-    """The public edges (a, b): attribute a's universe is stated on attribute b (without cycles)."""
-    names = [a.name for a in attributes]
-    ds = DisjointSet(range(len(names)))
-    edges = []
-    for i, a in enumerate(attributes):
-        for col, *_ in () if a.universe is None else a.universe.conditions:
-            j = names.index(col)
-            if j != i and not ds.connected(i, j):
-                ds.merge(i, j)
-                edges.append((j, i))
-    return edges
+    return s1 * rho, s2 * rho, rho - s1 * rho - s2 * rho
 
 
 def edge_scores(pair_counts, one_way):
     """Step 2's scores: ‖x_ab − round(n̂ μ_a ⊗ μ_b)‖₁ for every pair, μ_a the projection of the
     released one-way table a onto the simplex and n̂ their total (the estimator's
-    :func:`~dpknn.synth.tree_model.estimate_total`). The model is post-processing of releases and
+    :func:`~dpknn.synth.graphical_model.estimate_total`). The model is post-processing of releases and
     is rounded to integers, so every score is an exact integer whose add/remove sensitivity is 1."""
     total = estimate_total(one_way)
     mu = [project_simplex(m.counts / total) for m in one_way]
@@ -225,17 +129,9 @@ def select_tree(pair_counts, one_way, fixed, rho, src, *, progress=False):
     return edges
 
 
-def measure_edges(pair_counts, edges, rho, src):
-    """Step 3: one noisy two-way table per tree edge, each ρ/(d − 1)-zCDP."""
-    mech = DiscreteGaussian(rho=rho / len(edges))
-    out = []
-    for a, b in edges:
-        x = pair_counts[(a, b)] if a < b else pair_counts[(b, a)].T
-        out.append(Measurement((a, b), mech.release_array(x, rng=src), mech.sigma))
-    return out
 
 
-class MSTSynthesizer(Synthesizer):
+class MSTSynthesizer(MarginalSynthesizer):
     """Differentially private synthetic data by MST on incomplete data (the ``dpknn synth`` default).
 
     (ε, δ)-DP under add/remove one record (with its missingness pattern), through ρ-zCDP with
@@ -289,7 +185,7 @@ class MSTSynthesizer(Synthesizer):
         The released edges, universe edges first.
     measurements_ : list of Measurement
         The released noisy tables (one-way, then the edges).
-    model_ : TreeModel
+    model_ : GraphicalModel
         The fitted distribution (post-processing of ``measurements_``).
     rho_ : float
         The zCDP budget spent.
@@ -324,117 +220,35 @@ class MSTSynthesizer(Synthesizer):
         self.progress = progress
         self.rng = rng
 
-    def _validate(self):
-        mode = self.bins if isinstance(self.bins, str) else "equal"
-        if mode not in ("auto", "quantiles", "equal"):
-            raise ValueError(f"bins must be a positive int, 'auto' or 'quantiles', got {self.bins!r}.")
-        levels = check_positive_int(self.quantile_levels, "quantile_levels")
-        if levels > 8:
-            raise ValueError(f"quantile_levels must be at most 8 (256 bins), got {levels}.")
-        width = {"auto": 10, "quantiles": 2**levels}.get(mode, self.bins)
-        disc = Discretization(self.attributes, width, self.bin_edges)
-        never = tuple(self.never_missing)
-        unknown = [c for c in never if c not in disc.names]
-        if unknown:
-            raise ValueError(f"never_missing names {unknown}, which are not attributes; the attributes are "
-                             f"{disc.names}.")
-        check_positive_int(self.iterations, "iterations")
-        check_positive_int(self.n_jobs, "n_jobs")
-        budget = _budget(self.epsilon, self.delta, self.one_way_share, self.selection_share,
-                         0 if mode == "equal" else self.quantile_share)
-        wide = [] if mode == "equal" else binned_attributes(disc)
-        if wide and budget.quantiles <= 0:
-            raise ValueError(f"bins={mode!r} needs quantile_share > 0 to release the quantiles of "
-                             f"{[a.name for a in wide]}; give an int bins or public bin_edges instead.")
-        return disc, np.array([n in never for n in disc.names]), budget, mode, wide
+    def _validate_method(self, disc):
+        mst_budget(Fraction(1), self.one_way_share, self.selection_share)
 
-    def fit(self, X, y=None, *, accountant=None):
-        """Measure, select, measure, estimate (module docstring) on ``X``, a DataFrame holding the
-        attribute columns (missing cells as NaN/None; not modified).
-
-        Parameters
-        ----------
-        X : pandas.DataFrame
-        y : ignored
-        accountant : BudgetAccountant or None
-            Charged (ε, δ) before the data are read; refused when it does not fit.
-
-        Raises
-        ------
-        ValueError
-            When an attribute declared ``never_missing`` has a gap (one bit, ``docs/privacy.md``).
-        """
-        check_not_imputed(X, "X")
-        disc, never, budget, mode, wide = self._validate()
-        if accountant is not None:
-            accountant.spend(budget.epsilon, budget.delta, label="MST (zCDP)")
-        src = as_source(self.rng)
-        codes = disc.encode(X)  # domain errors and the never_missing refusal before anything is released
-        gaps = [n for n, nv, row in zip(disc.names, never, codes) if nv and (row < 0).any()]
-        if gaps:
-            raise ValueError(f"attributes declared never_missing have gaps: {gaps}. Remove them from never_missing "
-                             "(their gaps then become a code of their own) or impute them first.")
-        quantiles = measure_quantiles(X, wide, self.quantile_levels, budget.quantiles, src)
-        self.public_edges_ = {name: list(e) for name, e in disc.edges}
-        self.bin_edges_ = {q.name: list(q.edges) for q in quantiles}
-        if mode == "quantiles" and quantiles:
-            disc = Discretization(disc.attributes, disc.bins, {**dict(disc.edges), **self.bin_edges_})
-            codes = disc.encode(X)
-        by_name = {q.name: q for q in quantiles} if mode == "auto" else {}
-        self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
-        sizes = disc.sizes
-        ext_sizes = sizes + ~never
-        ext = extended_codes(codes, sizes)
-        d = len(sizes)
-        logger.info("MST: %d attributes, rho=%.6g (epsilon=%g, delta=%g)", d, float(budget.rho), budget.epsilon,
-                    budget.delta)
-        one_way = measure_one_way(ext, ext_sizes, budget.one_way, src)
-        edges = []
+    def select_and_fit(self, counts, rho, src, *, disc):
+        """Steps 1-4 (module docstring) with ρ in all."""
+        fixed = universe_edges(disc.attributes)
+        rho1, rho2, rho3 = mst_budget(rho, self.one_way_share, self.selection_share)
+        d = len(counts.sizes)
+        one_way = [measure(counts, (a,), rho1 / d, src) for a in range(d)]
+        edges, two_way = [], []
         if d > 1:
             pairs = [(a, b) for a in range(d) for b in range(a + 1, d)]
-            cut = [t[: ext_sizes[a], : ext_sizes[b]].astype(np.int64)
-                   for (a, b), t in zip(pairs, count_tables(ext, sizes, pairs, n_jobs=self.n_jobs))]
-            pair_counts = dict(zip(pairs, cut))
-            fixed = universe_edges(disc.attributes)
-            edges = select_tree(pair_counts, one_way, fixed, budget.selection, src, progress=self.progress)
-            two_way = measure_edges(pair_counts, edges, budget.two_way, src)
-        else:
-            two_way = []
-        self.measurements_ = one_way + two_way
-        self.model_ = fit_tree(ext_sizes, edges, self.measurements_, iterations=self.iterations)
-        self.discretization_ = disc
-        self.never_missing_ = tuple(bool(v) for v in never)
-        self.tree_ = tuple((disc.names[a], disc.names[b]) for a, b in edges)
-        self.rho_ = float(budget.rho)
-        self.epsilon_ = float(budget.epsilon)
-        self.delta_ = float(budget.delta)
-        self.n_features_in_ = d
-        return self
+            pair_counts = dict(zip(pairs, counts.tables(pairs)))
+            edges = select_tree(pair_counts, one_way, fixed, rho2, src, progress=self.progress)
+            two_way = [measure(counts, e, rho3 / len(edges), src) for e in edges]
+        model = fit_model(counts.ext_sizes, edges or [(0,)], one_way + two_way, iterations=self.iterations)
+        return one_way + two_way, model, edges
+
+    @property
+    def tree_(self):
+        """The released edges (names), universe edges first."""
+        return self.structure_
 
     def released_params(self):
         """Public bins, released bin edges, never-missing attributes, budget split, the released
         tree and the noise."""
         one = self.measurements_[0].sigma
         two = self.measurements_[-1].sigma if len(self.measurements_) > self.n_features_in_ else None
-        return {"bins": self.bins, "bin_edges": self.public_edges_, "released_bin_edges": self.bin_edges_,
-                "quantile_share": self.quantile_share if isinstance(self.bins, str) else 0.0,
-                "never_missing": list(self.never_missing), "rho": self.rho_,
-                "one_way_share": self.one_way_share, "selection_share": self.selection_share,
+        base = super().released_params()
+        del base["measured"]
+        return {**base, "one_way_share": self.one_way_share, "selection_share": self.selection_share,
                 "tree": [list(e) for e in self.tree_], "sigma_one_way": one, "sigma_two_way": two}
-
-    def sample(self, n, *, rng=None):
-        """``n`` synthetic rows: a DataFrame with the attribute columns in declared order.
-
-        Domain-valid; gaps where the model puts them (never in a ``never_missing`` attribute),
-        every attribute missing outside its universe. Post-processing of the released tables;
-        ``rng`` (Generator, int or None) drives it.
-        """
-        check_is_fitted(self, "model_")
-        n = check_positive_int(n, "n", minimum=0)
-        gen = check_rng(rng)
-        marginals = self.model_.marginals()
-        codes = self.model_.sample_codes(n, gen, marginals=marginals)
-        sizes = self.discretization_.sizes
-        codes[codes >= sizes[:, None]] = -1
-        nodes, _, _ = marginals
-        return self.discretization_.decode(codes, rng=gen, masses=nodes, shapes=self.shapes_)

@@ -1,0 +1,136 @@
+"""AIM on incomplete data: the workload's candidates, the score's sensitivity on neighbours (with a
+negative control), the size filter, the exact budget, universes, never_missing and the public record."""
+
+import itertools
+import json
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from people import ATTRS, people
+
+from dpknn.accounting import BudgetAccountant, zcdp_rho
+from dpknn.exceptions import BudgetExceededError
+from dpknn.metrics.fidelity import tvd
+from dpknn.schema.discretization import Discretization
+from dpknn.schema.marginals import extended_codes
+from dpknn.synth import AIMSynthesizer
+from dpknn.synth.aim import affordable, candidate_scores, workload_candidates
+from dpknn.synth.graphical_model import Measurement, fit_model, junction_tree
+from dpknn.synth.marginal import Counts
+
+
+def test_candidates_are_the_downward_closure_weighted_by_overlap():
+    workload = [(0, 1), (1, 2), (0, 2, 3)]
+    got = workload_candidates(workload)
+    closure = {r for w in workload for k in range(1, len(w) + 1) for r in itertools.combinations(w, k)}
+    assert set(got) == closure
+    for r, w in got.items():
+        assert w == sum(len(set(r) & set(x)) for x in workload)
+    assert got[(0,)] == 2 and got[(0, 2, 3)] == 1 + 1 + 3
+
+
+def _counts(frame, disc):
+    ext_sizes = disc.sizes + 1
+    return Counts(extended_codes(disc.encode(frame), disc.sizes), disc.sizes, ext_sizes, n_jobs=1)
+
+
+def _scores(frame, disc, model, candidates, sigma):
+    return candidate_scores(candidates, _counts(frame, disc), model, sigma)
+
+
+def test_scores_move_by_at_most_the_weight_on_neighbours_and_the_control_fails():
+    disc = Discretization(ATTRS, 10)
+    sizes = tuple(int(s) for s in disc.sizes + 1)
+    rng = np.random.default_rng(1)
+    model = fit_model(sizes, [(0, 3), (1, 2)], [Measurement((0, 3), rng.integers(0, 30, (sizes[0], sizes[3])), 4.0),
+                                                Measurement((1, 2), rng.integers(0, 90, (sizes[1], sizes[2])), 4.0)])
+    candidates = workload_candidates(list(itertools.combinations(range(4), 2)))
+    df = people(300, seed=2)
+    base = _scores(df, disc, model, candidates, sigma=3.0)
+    weights = np.array(list(candidates.values()), dtype=float)
+    worst = 0.0
+    for i in range(0, 300, 23):
+        for neighbour in (df.drop(index=i), pd.concat([df, df.iloc[[i]]], ignore_index=True)):
+            moved = np.abs(_scores(neighbour, disc, model, candidates, sigma=3.0) - base) / weights
+            worst = max(worst, moved.max())
+    assert worst <= 1 + 1e-9
+    assert worst == pytest.approx(1.0)     # attained: the bound is tight, not loose
+    # Negative control: a score of sensitivity 2 (the counts doubled) fails the same check.
+    doubled = candidate_scores(candidates, _DoubledCounts(_counts(df, disc)), model, 3.0)
+    neighbour = candidate_scores(candidates, _DoubledCounts(_counts(df.drop(index=0), disc)), model, 3.0)
+    assert (np.abs(neighbour - doubled) / weights).max() > 1
+
+
+class _DoubledCounts:
+    def __init__(self, counts):
+        self.counts = counts
+
+    def tables(self, sets):
+        return [2 * t for t in self.counts.tables(sets)]
+
+
+def test_size_filter_keeps_free_candidates_and_refuses_large_ones():
+    sizes = (10, 10, 10, 3)
+    candidates = workload_candidates(list(itertools.combinations(range(4), 2)))
+    cliques = [(0, 1), (2,), (3,)]
+    allowed = affordable(candidates, cliques, sizes, limit=130)
+    assert (0, 1) in allowed and (0,) in allowed          # inside a clique: free
+    assert (1, 2) not in allowed                          # 100 + 100 cells > 130
+    assert (2, 3) in allowed                              # 100 + 30 cells
+    for r in allowed:
+        assert junction_tree(sizes, [*cliques, r]).size(sizes) <= 130 or r in [(0, 1), (0,), (1,), (2,), (3,)]
+
+
+def test_fit_spends_exactly_the_budget_and_keeps_universes_and_gaps():
+    df = people(4000)
+    before = df.copy()
+    model = AIMSynthesizer(ATTRS, epsilon=1.0, never_missing=["AGE", "SEX", "WORK"], rng=0).fit(df)
+    pd.testing.assert_frame_equal(df, before)
+    rho = Fraction(zcdp_rho(1.0, 1e-9))
+    spent = sum(r.rho_select + r.rho_measure for r in model.rounds_)
+    # quantile_share 0.1 of rho goes to the quantiles first; AIM spends the rest, never more.
+    assert rho * 9 / 10 * Fraction(999, 1000) < spent <= rho * 9 / 10
+    # The universe's edge is measured first, with the one-way tables.
+    assert model.rounds_[4].attributes == (0, 3) and model.rounds_[4].rho_select == 0
+    out = model.sample(3000, rng=1)
+    assert list(out.columns) == [a.name for a in ATTRS] and len(out) == 3000
+    assert out[["AGE", "SEX", "WORK"]].notna().all().all()
+    assert out.loc[out["AGE"] < 15, "INCOME"].isna().all()
+    assert 0.1 < out.loc[out["AGE"] >= 15, "INCOME"].isna().mean() < 0.3
+    pub = model.public_params()
+    assert pub["workload"] == 2 and pub["never_missing"] == ["AGE", "SEX", "WORK"]
+    assert len(pub["rounds"]) == len(model.rounds_) == len(pub["measured"])
+    assert "4000" not in json.dumps({k: v for k, v in pub.items() if k != "released_bin_edges"})
+    json.dumps(pub)
+
+
+def test_accuracy_with_a_large_budget_and_a_named_workload():
+    df = people(5000, seed=2)
+    model = AIMSynthesizer(ATTRS, epsilon=1000.0, workload=[("AGE", "INCOME"), ("WORK", "INCOME", "AGE")],
+                           rng=0).fit(df)
+    out = model.sample(5000, rng=0)
+    assert tvd(df, out, ATTRS) < 0.03
+    assert all(set(r.attributes) <= {0, 2, 3} for r in model.rounds_[4:])   # only the workload's sets
+
+
+def test_refusals():
+    df = people(300)
+    with pytest.raises(ValueError, match=r"unknown: \['age'\]"):
+        AIMSynthesizer(ATTRS, epsilon=1.0, workload=[("age", "SEX")]).fit(df)
+    with pytest.raises(ValueError, match="at most 4"):
+        AIMSynthesizer(ATTRS, epsilon=1.0, workload=5).fit(df)
+    with pytest.raises(ValueError, match="must exceed the 5 first tables"):
+        AIMSynthesizer(ATTRS, epsilon=1.0, rounds=5, rng=0).fit(df)
+    with pytest.raises(ValueError, match="max_model_size"):
+        AIMSynthesizer(ATTRS, epsilon=1.0, max_model_size=0).fit(df)
+    acc = BudgetAccountant(epsilon=0.5, delta=1e-6)
+    with pytest.raises(BudgetExceededError):
+        AIMSynthesizer(ATTRS, epsilon=1.0, rng=0).fit(df.drop(columns="AGE"), accountant=acc)   # refused first
+
+
+def test_seeds_reproduce():
+    a = AIMSynthesizer(ATTRS, epsilon=1.0, rng=5).fit(people(500)).sample(50, rng=1)
+    b = AIMSynthesizer(ATTRS, epsilon=1.0, rng=5).fit(people(500)).sample(50, rng=1)
+    pd.testing.assert_frame_equal(a, b)

@@ -1,0 +1,193 @@
+"""The estimator of MST and AIM against brute force: junction trees, marginals by elimination,
+the exact gradient, the fit's recovery of consistent tables, warm starts and controlled rounding."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import optimize
+
+from dpknn.synth.graphical_model import (
+    GraphicalModel,
+    Measurement,
+    fit_model,
+    junction_tree,
+    marginal_table,
+    project_simplex,
+    round_counts,
+)
+
+
+def _random_model(rng, sizes, cliques, scale=2.0):
+    tree = junction_tree(sizes, cliques)
+    conds = []
+    for c, s in zip(tree.cliques, tree.separator):
+        r, k = math.prod(sizes[v] for v in c[:s]), math.prod(sizes[v] for v in c[s:])
+        z = scale * rng.normal(size=(r, k))
+        conds.append(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True))
+    return GraphicalModel(tuple(sizes), tree, tuple(conds), 1.0)
+
+
+def _brute_joint(model):
+    """The product of the root marginal and the conditionals, cell by cell."""
+    sizes, tree = model.sizes, model.tree
+    joint = np.zeros(sizes)
+    for x in itertools.product(*[range(s) for s in sizes]):
+        p = 1.0
+        for c, s, cond in zip(tree.cliques, tree.separator, model.conditionals):
+            row = np.ravel_multi_index([x[v] for v in c[:s]], [sizes[v] for v in c[:s]]) if s else 0
+            p *= cond[row, np.ravel_multi_index([x[v] for v in c[s:]], [sizes[v] for v in c[s:]])]
+        joint[x] = p
+    return joint
+
+
+def _random_cliques(rng, d):
+    return [tuple(int(v) for v in rng.choice(d, size=int(rng.integers(1, min(d, 3) + 1)), replace=False))
+            for _ in range(int(rng.integers(1, 5)))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 6))
+def test_junction_tree_covers_the_cliques_and_has_the_running_intersection(seed, d):
+    rng = np.random.default_rng(seed)
+    sizes = tuple(int(s) for s in rng.integers(1, 4, d))
+    cliques = _random_cliques(rng, d)
+    tree = junction_tree(sizes, cliques)
+    assert all(tree.covering(c) is not None for c in cliques)
+    assert sorted(v for c, s in zip(tree.cliques, tree.separator) for v in c[s:]) == list(range(d))
+    for i, p in enumerate(tree.parent):
+        sep = set(tree.cliques[i][:tree.separator[i]])
+        assert sep == (set() if p < 0 else set(tree.cliques[i]) & set(tree.cliques[p]))
+    for v in range(d):   # the cliques holding v form a connected subtree
+        holding = {i for i, c in enumerate(tree.cliques) if v in c}
+        tops = [i for i in holding if tree.parent[i] not in holding]
+        assert len(tops) == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 5))
+def test_marginals_equal_brute_force(seed, d):
+    rng = np.random.default_rng(seed)
+    sizes = tuple(int(s) for s in rng.integers(1, 4, d))
+    model = _random_model(rng, sizes, _random_cliques(rng, d))
+    joint = _brute_joint(model)
+    assert joint.sum() == pytest.approx(1.0, abs=1e-12)
+    cliques = model.clique_marginals()
+    for k in range(1, min(d, 3) + 1):
+        for attrs in itertools.permutations(range(d), k):
+            np.testing.assert_allclose(model.marginal(attrs, cliques), marginal_table(joint, tuple(range(d)), attrs),
+                                       atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 5))
+def test_gradient_is_exact(seed, d):
+    from dpknn.synth.graphical_model import _objective, _shapes  # the private pieces under test
+
+    rng = np.random.default_rng(seed)
+    sizes = tuple(int(s) for s in rng.integers(1, 4, d))
+    tree = junction_tree(sizes, _random_cliques(rng, d))
+    shapes = _shapes(tree, sizes)
+    ms = [Measurement(c, rng.normal(10, 3, [sizes[v] for v in c]), 1.0) for c in tree.cliques]
+    ms += [Measurement((v,), rng.normal(5, 1, sizes[v]), 2.0) for v in range(d)]
+    measured = [(tree.covering(m.attributes), m.attributes, m.counts, 1 / m.sigma**2) for m in ms]
+    theta = rng.normal(size=sum(r * k for r, k in shapes))
+    f = lambda t: _objective(t, tree, sizes, shapes, measured, 7.0)   # noqa: E731
+    grad = f(theta)[1]
+    for _ in range(5):   # central differences along random directions
+        u = rng.normal(size=theta.size)
+        h = 1e-5
+        numeric = (f(theta + h * u)[0] - f(theta - h * u)[0]) / (2 * h)
+        assert numeric == pytest.approx(grad @ u, rel=1e-6, abs=1e-6 * np.abs(grad).sum())
+
+
+def test_estimator_recovers_consistent_marginals_and_pools_noisy_ones():
+    rng = np.random.default_rng(3)
+    sizes, cliques = (3, 4, 2, 3, 5), [(0, 1, 2), (1, 2, 3), (3, 4)]
+    # Logits of scale 1: no cell so small that its softmax gradient vanishes before it is fitted.
+    truth = _random_model(rng, sizes, cliques, scale=1.0)
+    n = 5000
+    exact = [Measurement(c, n * truth.marginal(c), 1.0) for c in cliques]
+    exact += [Measurement((v,), n * truth.marginal((v,)), 1.0) for v in range(5)]
+    fitted = fit_model(sizes, cliques, exact)
+    for attrs in [*cliques, (0, 4), (4, 0, 2)]:
+        np.testing.assert_allclose(fitted.marginal(attrs), truth.marginal(attrs), atol=1e-4)
+    # A table given with its axes in another order is the same evidence.
+    flipped = [Measurement(m.attributes[::-1], m.counts.T, 1.0) if len(m.attributes) == 2 else m for m in exact]
+    np.testing.assert_allclose(fit_model(sizes, cliques, flipped).marginal((3, 4)), truth.marginal((3, 4)),
+                               atol=1e-4)
+    # Noisy tables: the fit's one-way marginal pools the node table and the clique tables, so
+    # it is closer to the truth than the node table alone (averaged over draws).
+    err_fit, err_raw = [], []
+    for _ in range(20):
+        noisy = [Measurement(m.attributes, m.counts + rng.normal(0, 40, m.counts.shape), 40.0) for m in exact]
+        err_fit.append(np.abs(fit_model(sizes, cliques, noisy).marginal((1,)) - truth.marginal((1,))).sum())
+        err_raw.append(np.abs(project_simplex(noisy[4].counts / n) - truth.marginal((1,))).sum())
+    assert np.mean(err_fit) < np.mean(err_raw)
+
+
+def test_warm_start_from_a_smaller_model_reaches_the_same_fit():
+    rng = np.random.default_rng(4)
+    sizes = (3, 4, 2, 3)
+    truth = _random_model(rng, sizes, [(0, 1, 2), (2, 3)], scale=1.0)
+    ms = [Measurement((v,), 3000 * truth.marginal((v,)) + rng.normal(0, 5, sizes[v]), 5.0) for v in range(4)]
+    small = fit_model(sizes, [(0, 1)], [*ms, Measurement((0, 1), 3000 * truth.marginal((0, 1)), 5.0)])
+    ms += [Measurement((0, 1), 3000 * truth.marginal((0, 1)), 5.0),
+           Measurement((1, 2, 3), 3000 * truth.marginal((1, 2, 3)), 5.0)]
+    cold = fit_model(sizes, [], ms)
+    warm = fit_model(sizes, [], ms, start=small)
+    np.testing.assert_allclose(warm.marginal((0, 1, 3)), cold.marginal((0, 1, 3)), atol=1e-4)   # 0.3 rows
+
+
+def test_sample_codes_follow_the_model():
+    rng = np.random.default_rng(0)
+    sizes = (2, 3, 2)
+    model = _random_model(rng, sizes, [(0, 1), (1, 2)])
+    joint = _brute_joint(model)
+    codes = model.sample_codes(2000, np.random.default_rng(1))
+    counts = np.zeros(sizes)
+    np.add.at(counts, tuple(codes), 1)
+    # controlled rounding: each clique's table within a few rows of its expectation
+    np.testing.assert_allclose(counts.sum(axis=2) / 2000, joint.sum(axis=2), atol=0.003)
+    np.testing.assert_allclose(counts.sum(axis=0) / 2000, joint.sum(axis=0), atol=0.003)
+    # a structural zero is never drawn
+    cond = list(model.conditionals)
+    cond[model.tree.order[0]] = np.array([[0.5, 0.0, 0.0, 0.2, 0.2, 0.1]])
+    zeroed = GraphicalModel(sizes, model.tree, tuple(cond), 1.0)
+    codes = zeroed.sample_codes(1000, np.random.default_rng(2))
+    root = model.tree.cliques[model.tree.order[0]]
+    cells = np.ravel_multi_index(codes[list(root)], [sizes[v] for v in root])
+    assert not np.isin(cells, [1, 2]).any()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 6))
+def test_simplex_projection_is_the_euclidean_projection(seed, k):
+    v = np.random.default_rng(seed).normal(size=k) * 2
+    p = project_simplex(v)
+    assert p.min() >= 0 and p.sum() == pytest.approx(1.0)
+    ref = optimize.minimize(lambda x: ((x - v) ** 2).sum(), np.full(k, 1 / k), method="SLSQP",
+                            bounds=[(0, 1)] * k, constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1}],
+                            options={"ftol": 1e-14, "maxiter": 500})
+    assert ((p - v) ** 2).sum() <= ((ref.x - v) ** 2).sum() + 1e-9
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(0, 500), k=st.integers(1, 8))
+def test_controlled_rounding_keeps_the_total_and_stays_between_floor_and_ceiling(seed, m, k):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k))
+    c = round_counts(p, m, rng)
+    assert c.sum() == m
+    e = m * p / p.sum()
+    assert (c >= np.floor(e) - 1e-9).all() and (c <= np.ceil(e) + 1e-9).all()
+
+
+def test_controlled_rounding_is_unbiased():
+    rng = np.random.default_rng(0)
+    p = np.array([0.13, 0.37, 0.05, 0.45])
+    mean = np.mean([round_counts(p, 7, rng) for _ in range(20_000)], axis=0)
+    np.testing.assert_allclose(mean, 7 * p, atol=0.03)
