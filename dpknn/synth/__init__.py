@@ -1,9 +1,9 @@
 """DP synthetic data from incomplete data.
 
 - :class:`AIMSynthesizer`: AIM (noisy tables chosen adaptively for a workload of marginals, one
-  consistent model fitted to them; zCDP), missingness as a category.
+  consistent model fitted to them; zCDP), missingness as a category; the default.
 - :class:`MSTSynthesizer`: MST (noisy one- and two-way tables on a private maximum spanning
-  tree, one consistent model fitted to them; zCDP), missingness as a category; the default.
+  tree, one consistent model fitted to them; zCDP), missingness as a category.
 - :class:`PrivBayes`: PrivBayes and PrivBayesE (a noisy Bayesian network; missing cells
   dropped per table, dropped with their rows, or kept as a value).
 - :class:`ColumnwiseSynthesizer`: column-by-column synthesis with DP naive-Bayes models that

@@ -132,7 +132,7 @@ def select_tree(pair_counts, one_way, fixed, rho, src, *, progress=False):
 
 
 class MSTSynthesizer(MarginalSynthesizer):
-    """Differentially private synthetic data by MST on incomplete data (the ``dpknn synth`` default).
+    """Differentially private synthetic data by MST on incomplete data (``dpknn synth --method mst``).
 
     (ε, δ)-DP under add/remove one record (with its missingness pattern), through ρ-zCDP with
     the exact conversion: see the module docstring for the theorem each step relies on.
