@@ -106,10 +106,10 @@ def affordable(candidates, cliques, sizes, limit):
     return out
 
 
-def candidate_scores(candidates, counts, model, sigma):
+def candidate_scores(candidates, counts, model, sigma, *, cliques=None):
     """Step 2a's scores (module docstring), in the order of ``candidates``; ``counts`` gives the
-    true tables (data, never released)."""
-    cliques = model.clique_marginals()
+    true tables (data, never released), ``cliques`` the model's clique marginals if computed."""
+    cliques = model.clique_marginals() if cliques is None else cliques
     tables = counts.tables(list(candidates))
     scores = []
     for (r, w), x in zip(candidates.items(), tables):
@@ -234,6 +234,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         measurements = [measure(counts, r, rho_m, src) for r in first]
         used = len(first) * rho_m
         model = fit_model(sizes, first, measurements, iterations=self.iterations)
+        marginals = model.clique_marginals()
         self.rounds_ = [Round(r, Fraction(0), rho_m) for r in first]
         bar = progress_bar(progress=self.progress, total=100, desc="AIM", unit="% of rho")
         last = False
@@ -247,15 +248,16 @@ class AIMSynthesizer(MarginalSynthesizer):
             allowed = affordable(candidates, [m.attributes for m in measurements], sizes,
                                  self.max_model_size * float(used / rho))
             keys = list(allowed)
-            scores = candidate_scores(allowed, counts, model, sigma)
+            scores = candidate_scores(allowed, counts, model, sigma, cliques=marginals)
             r = keys[ExponentialMechanism(epsilon=eps, sensitivity=sensitivity).select(scores, rng=src)]
             measurements.append(measure(counts, r, rho_m, src))
             self.rounds_.append(Round(r, Fraction(eps) ** 2 / 8, rho_m))
-            before = model.total * model.marginal(r)
+            before = model.total * model.marginal(r, marginals)
             model = fit_model(sizes, [m.attributes for m in measurements], measurements, start=model,
                               **({"iterations": self.iterations} if last else
                                  {"iterations": max(self.iterations // 10, 1), "tol": ROUND_TOL}))
-            moved = np.abs(model.total * model.marginal(r) - before).sum()
+            marginals = model.clique_marginals()   # one forward pass per model: here and the next scores
+            moved = np.abs(model.total * model.marginal(r, marginals) - before).sum()
             logger.debug("AIM round %d: %s, sigma %.4g, %.1f%% of rho", len(self.rounds_), r, sigma,
                          100 * float(used / rho))
             bar.update(100 * float(cost / rho))
@@ -267,9 +269,12 @@ class AIMSynthesizer(MarginalSynthesizer):
         return measurements, model, [m.attributes for m in measurements[d:]]
 
     def released_params(self):
-        """Public bins, released bin edges, never-missing attributes, ρ, the workload and every
-        round's released choice with its noise."""
-        return {**super().released_params(), "workload": self.workload if isinstance(self.workload, int)
+        """Public bins, released bin edges, never-missing attributes, ρ, the workload, the tables
+        measured with their noise and every round's released choice with its costs."""
+        names = self.discretization_.names
+        return {**super().released_params(),
+                "measured": [[[names[v] for v in m.attributes], m.sigma] for m in self.measurements_],
+                "workload": self.workload if isinstance(self.workload, int)
                 else [list(w) for w in self.workload], "max_model_size": self.max_model_size,
                 "rounds": [[list(self.discretization_.names[v] for v in r.attributes), float(r.rho_select),
                             float(r.rho_measure)] for r in self.rounds_]}

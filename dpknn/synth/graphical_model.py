@@ -227,10 +227,7 @@ class GraphicalModel:
 
     def clique_marginals(self):
         """The marginal of every clique, axes in the clique's order (a forward pass)."""
-        out = [None] * len(self.tree.cliques)
-        for c in self.tree.order:
-            out[c] = _forward(self.tree, self.sizes, self.conditionals, out, c)
-        return out
+        return _forward(self.tree, self.sizes, self.conditionals)[0]
 
     def marginal(self, attributes, cliques=None):
         """The marginal of ``attributes`` (axes in that order); ``cliques``: :meth:`clique_marginals`."""
@@ -252,7 +249,10 @@ class GraphicalModel:
         tree = self.tree
         paths = []
         for v in attributes:
-            i, path = next(i for i, c in enumerate(tree.cliques) if v in c), []
+            # The cliques holding v form a subtree; its top gives the shortest path up.
+            i = next(i for i, c in enumerate(tree.cliques)
+                     if v in c and (tree.parent[i] < 0 or v not in tree.cliques[tree.parent[i]]))
+            path = []
             while i >= 0:
                 path.append(i)
                 i = tree.parent[i]
@@ -300,12 +300,14 @@ class GraphicalModel:
         return codes
 
 
-def _forward(tree, sizes, conditionals, marginals, c):
-    """μ_C = μ_S · μ(C∖S | S) from the parent's marginal."""
-    clique, s = tree.cliques[c], tree.separator[c]
-    p = tree.parent[c]
-    sep = np.ones(1) if p < 0 else marginal_table(marginals[p], tree.cliques[p], clique[:s]).ravel()
-    return (sep[:, None] * conditionals[c]).reshape([sizes[v] for v in clique])
+def _forward(tree, sizes, conditionals):
+    """(clique marginals, separator marginals): μ_C = μ_S · μ(C∖S | S) down the tree, μ_S flat."""
+    mu, sep = [None] * len(tree.cliques), [None] * len(tree.cliques)
+    for c in tree.order:
+        p, clique = tree.parent[c], tree.cliques[c]
+        sep[c] = np.ones(1) if p < 0 else marginal_table(mu[p], tree.cliques[p], clique[:tree.separator[c]]).ravel()
+        mu[c] = (sep[c][:, None] * conditionals[c]).reshape([sizes[v] for v in clique])
+    return mu, sep
 
 
 def _shapes(tree, sizes):
@@ -327,11 +329,7 @@ def _objective(theta, tree, sizes, shapes, measured, total):
     """L and its gradient in the free parameters: forward down the junction tree, backward up it."""
     cond = _softmax_rows(theta, shapes)
     k = len(tree.cliques)
-    mu, sep = [None] * k, [None] * k
-    for c in tree.order:
-        p, clique = tree.parent[c], tree.cliques[c]
-        sep[c] = np.ones(1) if p < 0 else marginal_table(mu[p], tree.cliques[p], clique[:tree.separator[c]]).ravel()
-        mu[c] = (sep[c][:, None] * cond[c]).reshape([sizes[v] for v in clique])
+    mu, sep = _forward(tree, sizes, cond)
     g_mu = [np.zeros(m.shape) for m in mu]
     loss = 0.0
     for c, attrs, y, w in measured:
@@ -380,8 +378,8 @@ def fit_model(sizes, cliques, measurements, *, start=None, iterations=2000, tol=
     ----------
     sizes : sequence of int
     cliques : sequence of tuple of int
-        The model's cliques (it is Markov with respect to a triangulation of them); every
-        measurement's attributes must lie in one of them.
+        Attribute sets the model must join beyond the measurements' own (it is Markov with
+        respect to a triangulation of both); may be empty.
     measurements : sequence of Measurement
     start : GraphicalModel or None
         A model to start from (warm start), such as the previous fit of an adaptive loop.

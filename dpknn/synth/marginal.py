@@ -240,12 +240,10 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         return self
 
     def released_params(self):
-        """Public bins, released bin edges, never-missing attributes, ρ and the released tables' sets and noise."""
+        """Public bins, released bin edges, never-missing attributes and ρ (a subclass adds what it measured)."""
         return {"bins": self.bins, "bin_edges": self.public_edges_, "released_bin_edges": self.bin_edges_,
                 "quantile_share": self.quantile_share if isinstance(self.bins, str) else 0.0,
-                "never_missing": list(self.never_missing), "rho": self.rho_,
-                "measured": [[list(self.discretization_.names[v] for v in m.attributes), m.sigma]
-                             for m in self.measurements_]}
+                "never_missing": list(self.never_missing), "rho": self.rho_}
 
     def sample(self, n, *, rng=None):
         """``n`` synthetic rows: a DataFrame with the attribute columns in declared order.

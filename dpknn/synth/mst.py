@@ -248,7 +248,6 @@ class MSTSynthesizer(MarginalSynthesizer):
         tree and the noise."""
         one = self.measurements_[0].sigma
         two = self.measurements_[-1].sigma if len(self.measurements_) > self.n_features_in_ else None
-        base = super().released_params()
-        del base["measured"]
-        return {**base, "one_way_share": self.one_way_share, "selection_share": self.selection_share,
-                "tree": [list(e) for e in self.tree_], "sigma_one_way": one, "sigma_two_way": two}
+        return {**super().released_params(), "one_way_share": self.one_way_share,
+                "selection_share": self.selection_share, "tree": [list(e) for e in self.tree_],
+                "sigma_one_way": one, "sigma_two_way": two}
