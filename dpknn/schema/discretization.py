@@ -379,7 +379,7 @@ class Discretization:
                 out[j][~a.universe.mask(df)] = self.value_codes(a)
         return out
 
-    def decode(self, codes, *, rng, masses=None, shapes=None):
+    def decode(self, codes, *, rng, masses=None, shapes=None, positions=None):
         """A DataFrame of domain-valid values from codes of shape (d, n), every attribute missing
         outside its universe (:func:`blank_outside_universes`).
 
@@ -389,8 +389,11 @@ class Discretization:
         from the piecewise-linear density through them (:func:`bin_positions`),
         one without uniformly inside its bin. ``shapes``: None, or for each attribute None or a
         :class:`ValueShape` (say from DP quantiles), which then gives the law inside every bin and
-        takes precedence over ``masses``. Code −1 and the "not applicable" code decode to a
-        missing value: NaN, ``<NA>`` for an Ordinal (``Int64``) and NaN in a categorical column.
+        takes precedence over ``masses``. ``positions``: None, or for each attribute None or the
+        n positions in [0, 1] of the values inside their bins (a generator's output), which take
+        precedence over both (an Ordinal's bin of w values is cut into w equal slots). Code −1 and
+        the "not applicable" code decode to a missing value: NaN, ``<NA>`` for an Ordinal
+        (``Int64``) and NaN in a categorical column.
         """
         codes = np.asarray(codes)
         n = codes.shape[1]
@@ -406,10 +409,15 @@ class Discretization:
             lo, hi = self.bounds(a)
             m = None if masses is None else masses[j]
             shape = None if shapes is None else shapes[j]
-            u = rng.random(n)
-            if shape is not None:
+            given = None if positions is None else positions[j]
+            if given is not None:
+                t = np.clip(np.asarray(given, dtype=np.float64), 0.0, 1.0)
+                v = lo[c] + t * (hi[c] - lo[c])
+            elif shape is not None:
+                u = rng.random(n)
                 v = shape.draw_between(lo[c], hi[c], u)
             else:
+                u = rng.random(n)
                 t = u if m is None else bin_positions(lo, hi, m, c, u)
                 v = lo[c] + t * (hi[c] - lo[c])
             if isinstance(a, Ordinal):

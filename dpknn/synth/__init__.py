@@ -11,7 +11,7 @@
 - :class:`DPMisGAN`: MisGAN trained with DP-SGD on its critics (needs torch, the ``gan`` extra;
   importing this package does not).
 - :class:`Discretization`: the public bins PrivBayes and the column-wise synthesiser use;
-  :class:`TabularEncoding`: the public one-hot and scaled columns of the GAN.
+  :class:`TabularEncoding`: the public one-hot codes and in-bin positions of the GAN.
 - :class:`Synthesizer`: their base; ``public_params()`` is what a fitted model publishes
   beside its rows (the ``dpknn synth`` sidecar).
 - :mod:`dpknn.synth.scores`: the score of PrivBayes's structure search and its sensitivity.

@@ -3,8 +3,23 @@
 MisGAN (Li, Jiang, Marlin 2019) learns a table with gaps by two generator-critic pairs: a mask
 generator G_m and its critic D_m learn where values are observed; a data generator G_x and its
 critic D_x learn the values, D_x seeing only the observed part, x ⊙ m (here with m appended, so
-that a scaled numeric 0 is not confused with a gap). Both critics are Wasserstein critics with
-the one-sided gradient penalty λ·max(0, ‖∇D‖ − 1)² (Petzka et al. 2018).
+that a zero column is not confused with a gap). Both critics are Wasserstein critics with the
+one-sided gradient penalty λ·max(0, ‖∇D‖ − 1)² (Petzka et al. 2018).
+
+What makes it learn a table (each measured on SLID, 5,924 rows, without privacy; 2-way TVD):
+
+- **Public bins, not scaled amounts.** Every attribute is a one-hot block over its public codes,
+  a numeric one with its position inside the bin (:class:`~dpknn.synth.TabularEncoding`). With
+  one sigmoid per amount the generator collapsed onto a band (77 % of ages in one tenth of the
+  range): 0.54 → 0.12.
+- **Many generator steps, one critic step each, and averaged generators.** With 5 critic steps
+  per generator step at a learning rate of 2·10⁻⁴ the generator learnt the marginals but no
+  dependence (two attributes equal in 92 % of rows came out equal in 21 %, as if independent);
+  one critic step per generator step at 10⁻³ learns it, but oscillates, so the released
+  generators are exponential moving averages of the trained ones (decay 0.999; free: they are
+  post-processing like the generators): 0.12 → 0.06.
+- **One latent for both generators**, so that missingness may depend on the values (MAR, MNAR);
+  MisGAN's independent latents can only produce masks independent of the data.
 
 Privacy (add/remove one record together with its mask):
 
@@ -18,7 +33,7 @@ Privacy (add/remove one record together with its mask):
   Adding or removing a record changes the sum by at most C in L2, so the step is the SGM with
   noise multiplier σ and rate q.
 - **The generators are post-processing**: they are trained only through the critics, which
-  are the output of the noisy steps, and on fake data.
+  are the output of the noisy steps, and on fake data; so are their moving averages.
 - **Composition**: T = epochs · ⌊n/B⌋ critic steps compose in Rényi DP (Mironov 2017,
   Proposition 1) and convert to (ε, δ) (:func:`dpknn.accounting.rdp_epsilon`). σ is the
   smallest with ε(q, σ, T, δ) <= ε (:func:`dpknn.accounting.sgm_sigma`).
@@ -122,19 +137,24 @@ class DPMisGAN(Synthesizer):
     Parameters
     ----------
     attributes : sequence of Ordinal, Categorical or Continuous
-        Public domains: categoricals become one-hot blocks, numerics are scaled to [0, 1] by
-        their public bounds (:class:`~dpknn.synth.TabularEncoding`).
+        Public domains: every attribute becomes a one-hot block over its public codes, a numeric
+        one with its position inside its bin (:class:`~dpknn.synth.TabularEncoding`).
     epsilon : float
         Target ε of :meth:`fit`.
     delta : float or None
         δ of :meth:`fit`; None: 10^-(digits(n) + 1).
-    epochs : int, default 20
+    bins : int, default 20
+        Public equal bins of a numeric attribute with a wide domain.
+    bin_edges : dict or None
+        Public inner bin edges of some numeric attributes, ``{name: increasing values}``
+        (:func:`~dpknn.schema.discretization.geometric_edges` suits money).
+    epochs : int, default 40
         Passes over the data in expectation: T = epochs · ⌊n/B⌋ critic steps.
     batch_size : int, default 64
         Expected batch size B; the sampling rate is q = B/n.
     clip : float, default 1.0
         L2 bound C on each record's joint gradient of the two critics.
-    n_critic : int, default 5
+    n_critic : int, default 1
         Critic steps per generator step.
     gp_weight : float, default 10.0
         λ of the gradient penalty.
@@ -142,8 +162,11 @@ class DPMisGAN(Synthesizer):
         α: weight of the data critic's loss in the mask generator's loss (MisGAN).
     latent_dim, hidden : int, default 64, 128
         Noise dimension of the generators; width of the two hidden layers of every network.
-    lr : float, default 2e-4
+    lr : float, default 1e-3
         Adam learning rate of all four networks (β = (0.5, 0.9)).
+    ema_decay : float, default 0.999
+        Decay of the moving averages of the generators' weights that are released (0: the last
+        weights).
     n_rows : int or None
         Public row count for q and T (and the default δ). None: the data's n
         (:class:`~dpknn.exceptions.PrivacyLeakWarning`).
@@ -166,7 +189,7 @@ class DPMisGAN(Synthesizer):
     epsilon_, delta_ : float
         The (ε, δ) this run has: ε = ``rdp_epsilon(q, σ, T, δ)``.
     data_generator_, mask_generator_ : torch.nn.Module
-        The released generators (the critics are discarded).
+        The released generators: moving averages of the trained ones (the critics are discarded).
     generator_losses_ : list of (float, float)
         Generator losses at the end of each epoch (computed on fake data against the private
         critics, so released values).
@@ -191,10 +214,12 @@ class DPMisGAN(Synthesizer):
     (3, 2)
     """
 
-    def __init__(self, attributes, *, epsilon, delta=None, epochs=20, batch_size=64, clip=1.0, n_critic=5,
-                 gp_weight=10.0, mask_weight=0.2, latent_dim=64, hidden=128, lr=2e-4, n_rows=None,
-                 accounting="valid", progress=False, rng=None):
+    def __init__(self, attributes, *, epsilon, delta=None, bins=20, bin_edges=None, epochs=40, batch_size=64,
+                 clip=1.0, n_critic=1, gp_weight=10.0, mask_weight=0.2, latent_dim=64, hidden=128, lr=1e-3,
+                 ema_decay=0.999, n_rows=None, accounting="valid", progress=False, rng=None):
         self.attributes = attributes
+        self.bins = bins
+        self.bin_edges = bin_edges
         self.epsilon = epsilon
         self.delta = delta
         self.epochs = epochs
@@ -206,19 +231,22 @@ class DPMisGAN(Synthesizer):
         self.latent_dim = latent_dim
         self.hidden = hidden
         self.lr = lr
+        self.ema_decay = ema_decay
         self.n_rows = n_rows
         self.accounting = accounting
         self.progress = progress
         self.rng = rng
 
     def _validate(self):
-        enc = TabularEncoding(self.attributes)
+        enc = TabularEncoding(self.attributes, bins=self.bins, edges=self.bin_edges)
         eps = check_positive_real(self.epsilon, "epsilon")
-        for name in ("epochs", "batch_size", "n_critic", "latent_dim", "hidden"):
+        for name in ("bins", "epochs", "batch_size", "n_critic", "latent_dim", "hidden"):
             check_positive_int(getattr(self, name), name)
         for name in ("clip", "gp_weight", "lr"):
             check_positive_real(getattr(self, name), name)
         check_positive_real(self.mask_weight, "mask_weight", allow_zero=True)
+        if not 0.0 <= self.ema_decay < 1.0:
+            raise ValueError(f"ema_decay must be in [0, 1), got {self.ema_decay!r}; 0 releases the last weights.")
         if self.accounting not in ACCOUNTING:
             raise ValueError(f"accounting must be one of {ACCOUNTING}, got {self.accounting!r}.")
         if self.n_rows is not None:
@@ -288,7 +316,8 @@ class DPMisGAN(Synthesizer):
         gen = torch.Generator().manual_seed(int(src.randbelow(2**63)))
         B = int(self.batch_size)
         trainer = mt.Trainer(enc, latent=int(self.latent_dim), hidden=int(self.hidden), lr=float(self.lr),
-                             gp_weight=float(self.gp_weight), mask_weight=float(self.mask_weight), generator=gen)
+                             gp_weight=float(self.gp_weight), mask_weight=float(self.mask_weight),
+                             ema_decay=float(self.ema_decay), generator=gen)
         logger.info("DP-MisGAN: %d rows, %d columns, q=%.4g, %d critic steps, sigma=%.4f, epsilon=%.4g, delta=%.3g",
                     x.shape[0], x.shape[1], q, steps, sigma, run_eps, delta)
         diag = mt.train(trainer, x, m, q=q, steps=steps, steps_per_epoch=n // B,
@@ -296,8 +325,7 @@ class DPMisGAN(Synthesizer):
                         np_gen=np_gen, progress=self.progress)
 
         self.encoding_ = enc
-        self.data_generator_ = trainer.data_generator.eval()
-        self.mask_generator_ = trainer.mask_generator.eval()
+        self.data_generator_, self.mask_generator_ = (g.eval() for g in trainer.released())
         self.noise_multiplier_ = float(sigma)
         self.sampling_rate_ = float(q)
         self.steps_ = int(steps)
@@ -312,7 +340,8 @@ class DPMisGAN(Synthesizer):
 
     def released_params(self):
         """The public number of input rows, the DP-SGD parameters and the accounting used."""
-        return {"input_rows": self.n_rows, "input_rows_is": "public input", "epochs": self.epochs,
+        return {"input_rows": self.n_rows, "input_rows_is": "public input", "bins": self.bins,
+                "bin_edges": self.bin_edges, "epochs": self.epochs,
                 "batch_size": self.batch_size, "clip": self.clip, "sampling_rate": self.sampling_rate_,
                 "critic_steps": self.steps_, "noise_multiplier": self.noise_multiplier_,
                 "accounting": "RDP of the sampled Gaussian mechanism, improved conversion"}

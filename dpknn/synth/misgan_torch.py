@@ -16,6 +16,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
+from dpknn.synth.tabular import CODES
 from dpknn.utils.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -40,25 +41,29 @@ def mlp(sizes, *, generator, leaky=False):
 
 
 class DataGenerator(nn.Module):
-    """z -> encoded row: a softmax per one-hot block (Gumbel-softmax in training), a sigmoid per numeric."""
+    """z -> encoded row: a softmax per codes block (a straight-through Gumbel-softmax sample in
+    training), a sigmoid per position."""
 
-    def __init__(self, latent, hidden, spans, categorical, *, generator, tau=0.2):
+    def __init__(self, latent, hidden, segments, *, generator, tau=0.2):
         super().__init__()
-        p = spans[-1][1]
-        self.net = mlp([latent, hidden, hidden, p], generator=generator)
-        self.spans = tuple(spans)
-        self.categorical = tuple(categorical)
+        self.net = mlp([latent, hidden, hidden, segments[-1].stop], generator=generator)
+        self.segments = tuple((s.start, s.stop, s.kind == CODES) for s in segments)
         self.tau = tau
 
     def forward(self, z, *, generator=None):
         h = self.net(z)
         parts = []
-        for (lo, hi), cat in zip(self.spans, self.categorical):
-            if cat:
+        for lo, hi, codes in self.segments:
+            if codes:
                 logits = h[:, lo:hi]
                 if generator is not None:
                     u = torch.rand(logits.shape, generator=generator).clamp_(1e-10, 1 - 1e-7)
-                    logits = (logits - torch.log(-torch.log(u))) / self.tau
+                    soft = torch.softmax((logits - torch.log(-torch.log(u))) / self.tau, dim=1)
+                    # Straight-through: the critic sees an exact one-hot, as in the real rows, so it
+                    # cannot tell fakes by their softness; the gradient is the soft sample's.
+                    hard = torch.nn.functional.one_hot(soft.argmax(dim=1), hi - lo).to(soft.dtype)
+                    parts.append(hard + soft - soft.detach())
+                    continue
                 parts.append(torch.softmax(logits, dim=1))
             else:
                 parts.append(torch.sigmoid(h[:, lo:hi]))
@@ -142,15 +147,14 @@ def poisson_batch(gen, n, q):
 class Trainer:
     """MisGAN with DP-SGD on both critics; the state of one :meth:`DPMisGAN.fit`."""
 
-    def __init__(self, enc, *, latent, hidden, lr, gp_weight, mask_weight, generator):
-        spans, cats = enc.spans, enc.categorical
-        p, d = enc.n_columns, len(spans)
+    def __init__(self, enc, *, latent, hidden, lr, gp_weight, mask_weight, generator, ema_decay=0.999):
+        p, d = enc.n_columns, len(enc.attributes)
         self.column_attribute = torch.as_tensor(enc.column_attribute, dtype=torch.long)
         self.latent = latent
         self.gp_weight = gp_weight
         self.mask_weight = mask_weight
         self.gen = generator
-        self.data_generator = DataGenerator(latent, hidden, spans, cats, generator=generator)
+        self.data_generator = DataGenerator(latent, hidden, enc.segments, generator=generator)
         self.mask_generator = MaskGenerator(latent, hidden, d, generator=generator)
         self.critic_x = mlp([p + d, hidden, hidden, 1], generator=generator, leaky=True)
         self.critic_m = mlp([d, hidden, hidden, 1], generator=generator, leaky=True)
@@ -158,12 +162,25 @@ class Trainer:
         self.opt_c = torch.optim.Adam([*self.critic_x.parameters(), *self.critic_m.parameters()], lr=lr, betas=betas)
         self.opt_gx = torch.optim.Adam(self.data_generator.parameters(), lr=lr, betas=betas)
         self.opt_gm = torch.optim.Adam(self.mask_generator.parameters(), lr=lr, betas=betas)
+        # Released generators: exponential moving averages of the trained ones (post-processing).
+        def ema(average, current, count):
+            # The decay warms up as (1 + t)/(10 + t), so that a short run is not an average that is
+            # mostly the untrained initial weights (TensorFlow's ExponentialMovingAverage does the same).
+            decay = min(ema_decay, (1.0 + float(count)) / (10.0 + float(count)))
+            return decay * average + (1.0 - decay) * current
+
+        self.data_average = torch.optim.swa_utils.AveragedModel(self.data_generator, avg_fn=ema)
+        self.mask_average = torch.optim.swa_utils.AveragedModel(self.mask_generator, avg_fn=ema)
+
+    def released(self):
+        """The generators to release: the moving averages of the trained ones."""
+        return self.data_average.module, self.mask_average.module
 
     def fakes(self, b):
         """b fake (critic input, mask) pairs, with the graph to the generators."""
+        # One latent for both generators, so that a mask may depend on the values (MAR, MNAR).
         z = torch.randn((b, self.latent), generator=self.gen)
-        zm = torch.randn((b, self.latent), generator=self.gen)
-        m = self.mask_generator(zm)
+        m = self.mask_generator(z)
         x = self.data_generator(z, generator=self.gen)
         return critic_input(x, m, self.column_attribute), m
 
@@ -205,6 +222,8 @@ class Trainer:
             p.grad = g
         self.opt_gx.step()
         self.opt_gm.step()
+        self.data_average.update_parameters(self.data_generator)
+        self.mask_average.update_parameters(self.mask_generator)
         return float(loss_x.detach()), float(loss_m.detach())
 
 
@@ -239,5 +258,4 @@ def train(trainer, x, m, *, q, steps, steps_per_epoch, n_critic, clip, sigma, ex
 def generate(data_generator, mask_generator, n, *, latent, generator):
     """n encoded rows (softmax scores for one-hot blocks) and their masks in (0, 1)."""
     z = torch.randn((n, latent), generator=generator)
-    zm = torch.randn((n, latent), generator=generator)
-    return data_generator(z).numpy(), mask_generator(zm).numpy()
+    return data_generator(z).numpy(), mask_generator(z).numpy()

@@ -1,15 +1,25 @@
-"""Public numeric encoding of attributes for neural synthesisers: one-hot and scaled columns.
+"""Public numeric encoding of attributes for neural synthesisers: one-hot codes and positions in bins.
 
-Every column is a function of the declared attributes only, never of the data:
+Every column is a function of the declared attributes and the public bins only, never of the data.
+Each attribute is encoded through its public codes (:class:`~dpknn.schema.Discretization`):
 
-- :class:`~dpknn.schema.Categorical`: one column per declared category (one-hot);
-- :class:`~dpknn.schema.Ordinal` and :class:`~dpknn.schema.Continuous`: one column,
-  (value − lower) / (upper − lower) in [0, 1], from the public bounds.
+- a **codes** block, one-hot over the attribute's codes: a Categorical's categories, a numeric
+  attribute's public bins, and "not applicable" (outside the attribute's universe) when it has one;
+- for a numeric attribute whose bins hold several values, one **position** column: where the
+  value lies inside its bin, in [0, 1] (an Ordinal's bin of w values is cut into w equal slots and
+  a value sits in the middle of its slot).
+
+Why not one column scaled by the public range: a generator with one sigmoid per amount collapses
+onto a narrow band (measured on SLID: 77 % of synthetic ages in one tenth of the range against
+14 % real), and a public range may be 25 times the median, so the data sit in a sliver of it. A
+softmax over public bins is learnt as well as a category, and the position only has to be learnt
+inside one bin.
 
 A missing cell encodes as zeros in its attribute's columns and 0 in the mask (MisGAN's
-convention: the mask is 1 where a value is observed). Decoding maps generator outputs back
-into the declared domains: a category by its largest score or by a draw from the scores, a
-numeric value clipped to [0, 1] and scaled (an Ordinal rounded to the nearest integer).
+convention: the mask is 1 where a value is observed). "Not applicable" is a known structural
+value, not a gap: its mask is 1. Decoding draws a code from a block's scores (or takes the largest)
+and places a numeric value at its position inside the code's bin, so every value is inside the
+declared domain and nothing is drawn outside a universe.
 """
 
 from __future__ import annotations
@@ -17,17 +27,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from dpknn.schema.attributes import Categorical, Ordinal
-from dpknn.schema.discretization import check_attributes, check_frame
+from dpknn.schema.discretization import MISSING, Discretization
 
-__all__ = ["TabularEncoding"]
+__all__ = ["CODES", "POSITION", "Segment", "TabularEncoding"]
+
+CODES = "codes"
+POSITION = "position"
 
 
-def _span(a):
-    # A one-point Ordinal range scales to 0.
-    return max(a.upper - a.lower, 1)
+@dataclass(frozen=True)
+class Segment:
+    """Columns [start, stop) of attribute ``attribute`` (its index): a one-hot ``CODES`` block
+    or one ``POSITION`` column."""
+
+    start: int
+    stop: int
+    attribute: int
+    kind: str
+
+
+def _has_position(disc, a):
+    if isinstance(a, Categorical):
+        return False
+    lo, hi = disc.bounds(a)
+    # An Ordinal bin [first, last] spans [first, last + 1): one value per bin needs no position.
+    return not isinstance(a, Ordinal) or bool(np.any(hi - lo > 1))
 
 
 @dataclass(frozen=True)
@@ -37,27 +63,38 @@ class TabularEncoding:
     Parameters
     ----------
     attributes : sequence of Ordinal, Categorical or Continuous
+    bins : int, default 20
+        Number of equal public bins of a numeric attribute with a wide domain
+        (:class:`~dpknn.schema.Discretization`).
+    edges : dict or None
+        Public inner bin edges of some numeric attributes, ``{name: increasing values}`` (say
+        :func:`~dpknn.schema.discretization.geometric_edges` for money).
 
     Attributes
     ----------
-    spans : tuple of (int, int)
-        The [start, stop) columns of each attribute.
-    categorical : tuple of bool
-        Whether each attribute is one-hot.
+    discretization : Discretization
+        The public codes.
+    segments : tuple of Segment
+        The column blocks, in column order; every attribute has a ``CODES`` block, followed by
+        its ``POSITION`` column when its bins hold several values.
     """
 
     attributes: tuple
+    bins: int = 20
+    edges: object = None
 
     def __post_init__(self):
-        attrs = check_attributes(self.attributes)
-        object.__setattr__(self, "attributes", attrs)
-        spans, start = [], 0
-        for a in attrs:
-            width = a.n_codes if isinstance(a, Categorical) else 1
-            spans.append((start, start + width))
-            start += width
-        object.__setattr__(self, "spans", tuple(spans))
-        object.__setattr__(self, "categorical", tuple(isinstance(a, Categorical) for a in attrs))
+        disc = Discretization(self.attributes, self.bins, self.edges)
+        object.__setattr__(self, "attributes", disc.attributes)
+        object.__setattr__(self, "discretization", disc)
+        segments, start = [], 0
+        for j, (a, size) in enumerate(zip(disc.attributes, disc.sizes)):
+            segments.append(Segment(start, start + int(size), j, CODES))
+            start += int(size)
+            if _has_position(disc, a):
+                segments.append(Segment(start, start + 1, j, POSITION))
+                start += 1
+        object.__setattr__(self, "segments", tuple(segments))
 
     @property
     def names(self):
@@ -67,70 +104,71 @@ class TabularEncoding:
     @property
     def n_columns(self):
         """Width p of the encoded data."""
-        return self.spans[-1][1]
+        return self.segments[-1].stop
 
     @property
     def column_attribute(self):
         """For each encoded column, the index of its attribute (to expand a mask to columns)."""
-        return np.repeat(np.arange(len(self.attributes)), [b - a for a, b in self.spans])
+        return np.repeat([s.attribute for s in self.segments], [s.stop - s.start for s in self.segments])
 
     def encode(self, df):
-        """``(x, m)``: x of shape (n, p) float32, zeros where missing; m of shape (n, d), 1 = observed.
+        """``(x, m)``: x of shape (n, p) float32, zeros where missing; m of shape (n, d), 1 = observed
+        (or "not applicable").
 
         Raises :class:`~dpknn.exceptions.DomainError` for a value outside its declared domain and
         ``ValueError`` for an absent column. ``df`` is not modified.
         """
-        check_frame(df, self.names)
-        n = len(df)
+        disc = self.discretization
+        codes = disc.encode(df).astype(np.int64)
+        n = codes.shape[1]
         x = np.zeros((n, self.n_columns), dtype=np.float32)
-        m = np.zeros((n, len(self.attributes)), dtype=np.float32)
+        m = (codes != MISSING).astype(np.float32).T
         rows = np.arange(n)
-        for j, (a, (lo, _)) in enumerate(zip(self.attributes, self.spans)):
-            if isinstance(a, Categorical):
-                codes, missing = a.read_column(df)
-                obs = ~missing
-                x[rows[obs], lo + codes[obs].astype(np.int64)] = 1.0
-            else:
-                values, missing = a.read_column(df)
-                obs = ~missing
-                x[obs, lo] = (np.asarray(values, dtype=np.float64)[obs] - a.lower) / _span(a)
-            m[:, j] = ~missing
+        for s in self.segments:
+            a, c = self.attributes[s.attribute], codes[s.attribute]
+            if s.kind == CODES:
+                obs = c != MISSING
+                x[rows[obs], s.start + c[obs]] = 1.0
+                continue
+            values, _ = a.read_column(df)
+            inside = (c != MISSING) & (c < disc.value_codes(a))  # observed and applicable
+            lo, hi = disc.bounds(a)
+            v = np.asarray(values, dtype=np.float64)[inside]
+            k = c[inside]
+            offset = 0.5 if isinstance(a, Ordinal) else 0.0
+            x[inside, s.start] = (v + offset - lo[k]) / (hi[k] - lo[k])
         return x, m
 
     def decode(self, x, m=None, *, rng=None):
         """A DataFrame of domain-valid values from encoded rows ``x`` (n, p) and mask ``m`` (n, d).
 
-        A one-hot block holds non-negative scores (probabilities): with ``rng`` (a
-        :class:`numpy.random.Generator`) the category is drawn in proportion to them, without it
-        the largest is taken. ``m`` None: every cell observed; otherwise a cell with m = 0
-        decodes to a missing value (NaN; ``<NA>`` in an Ordinal's ``Int64`` column).
+        A codes block holds non-negative scores (probabilities): with ``rng`` (a
+        :class:`numpy.random.Generator`) the code is drawn in proportion to them, without it the
+        largest is taken. A position is clipped to [0, 1]. ``m`` None: every cell observed;
+        otherwise a cell with m < 1/2 decodes to a missing value (NaN; ``<NA>`` in an Ordinal's
+        ``Int64`` column), as does "not applicable".
         """
         x = np.asarray(x, dtype=np.float64)
-        n = x.shape[0]
         if x.ndim != 2 or x.shape[1] != self.n_columns:
             raise ValueError(f"x must have shape (n, {self.n_columns}), got {x.shape}.")
-        miss = np.zeros((n, len(self.attributes)), dtype=bool) if m is None else np.asarray(m) < 0.5
-        cols = {}
-        for j, (a, (lo, hi)) in enumerate(zip(self.attributes, self.spans)):
-            if isinstance(a, Categorical):
-                p = np.clip(x[:, lo:hi], 0.0, None)
-                if rng is None:
-                    c = p.argmax(axis=1)
-                else:
-                    tot = p.sum(axis=1, keepdims=True)
-                    p = np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), 1.0 / (hi - lo))
-                    c = (p.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1)
-                    c = np.minimum(c, hi - lo - 1)
-                col = pd.Categorical.from_codes(np.where(miss[:, j], -1, c),
-                                                categories=pd.Index(a.categories, dtype=object))
+        n, d = x.shape[0], len(self.attributes)
+        miss = np.zeros((n, d), dtype=bool) if m is None else np.asarray(m) < 0.5
+        codes = np.empty((d, n), dtype=np.int64)
+        positions = [None] * d
+        for s in self.segments:
+            block = x[:, s.start:s.stop]
+            if s.kind == POSITION:
+                positions[s.attribute] = block[:, 0]
+                continue
+            p = np.clip(block, 0.0, None)
+            if rng is None:
+                c = p.argmax(axis=1)
             else:
-                v = a.lower + np.clip(x[:, lo], 0.0, 1.0) * _span(a)
-                if isinstance(a, Ordinal):
-                    v = np.clip(np.rint(v), a.lower, a.upper).astype(np.int64)
-                    col = pd.array(v, dtype="Int64") if miss[:, j].any() else v
-                    if miss[:, j].any():
-                        col[miss[:, j]] = pd.NA
-                else:
-                    col = np.where(miss[:, j], np.nan, v)
-            cols[a.name] = col
-        return pd.DataFrame(cols, columns=self.names)
+                tot = p.sum(axis=1, keepdims=True)
+                p = np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), 1.0 / p.shape[1])
+                c = np.minimum((p.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1), p.shape[1] - 1)
+            codes[s.attribute] = np.where(miss[:, s.attribute], MISSING, c)
+        # A numeric attribute without a position column has one value per bin: position 0 is it.
+        positions = [np.zeros(n) if p is None and not isinstance(a, Categorical) else p
+                     for a, p in zip(self.attributes, positions)]
+        return self.discretization.decode(codes, rng=rng, positions=positions)
