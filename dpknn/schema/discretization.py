@@ -379,6 +379,27 @@ class Discretization:
                 out[j][~a.universe.mask(df)] = self.value_codes(a)
         return out
 
+    def positions(self, df, codes):
+        """Where each value of ``df`` lies inside its bin, in [0, 1]: the inverse of
+        :meth:`decode`'s ``positions``. A list with, for each attribute, None (a Categorical) or
+        n floats, 0 where the cell is missing or not applicable; an Ordinal's value sits in the
+        middle of its slot, so that :meth:`decode` gives it back exactly. ``codes`` are
+        :meth:`encode`'s for ``df``."""
+        out = []
+        for a, c in zip(self.attributes, np.asarray(codes, dtype=np.int64)):
+            if isinstance(a, Categorical):
+                out.append(None)
+                continue
+            values, _ = a.read_column(df)
+            inside = (c != MISSING) & (c < self.value_codes(a))
+            lo, hi = self.bounds(a)
+            k = c[inside]
+            slot = 0.5 if isinstance(a, Ordinal) else 0.0
+            t = np.zeros(len(c))
+            t[inside] = (np.asarray(values, dtype=np.float64)[inside] + slot - lo[k]) / (hi[k] - lo[k])
+            out.append(t)
+        return out
+
     def decode(self, codes, *, rng, masses=None, shapes=None, positions=None):
         """A DataFrame of domain-valid values from codes of shape (d, n), every attribute missing
         outside its universe (:func:`blank_outside_universes`).

@@ -123,20 +123,15 @@ class TabularEncoding:
         n = codes.shape[1]
         x = np.zeros((n, self.n_columns), dtype=np.float32)
         m = (codes != MISSING).astype(np.float32).T
+        positions = disc.positions(df, codes)
         rows = np.arange(n)
         for s in self.segments:
-            a, c = self.attributes[s.attribute], codes[s.attribute]
+            c = codes[s.attribute]
             if s.kind == CODES:
                 obs = c != MISSING
                 x[rows[obs], s.start + c[obs]] = 1.0
-                continue
-            values, _ = a.read_column(df)
-            inside = (c != MISSING) & (c < disc.value_codes(a))  # observed and applicable
-            lo, hi = disc.bounds(a)
-            v = np.asarray(values, dtype=np.float64)[inside]
-            k = c[inside]
-            offset = 0.5 if isinstance(a, Ordinal) else 0.0
-            x[inside, s.start] = (v + offset - lo[k]) / (hi[k] - lo[k])
+            else:
+                x[:, s.start] = positions[s.attribute]
         return x, m
 
     def decode(self, x, m=None, *, rng=None):
