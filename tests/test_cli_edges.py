@@ -196,3 +196,18 @@ def test_a_signal_during_cleanup_waits_for_it(tmp_path):
     finally:
         os.unlink = real
     assert len(calls) == 200 and not folder.exists()
+
+
+def test_a_category_spelt_like_a_missing_value_stays_a_value(tmp_path, capsys):
+    # pandas' default NA strings would read the regions "NA" (North America) and "None" as gaps and
+    # impute them away; only an empty field is a gap unless --na-values says otherwise.
+    (tmp_path / "d.csv").write_text("REGION,AGE\nNA,30\nNone,31\nEU,\n,40\n")
+    (tmp_path / "steps.toml").write_text('[impute.REGION]\ncategories = ["EU"]\n\n[impute.AGE]\ncategories = [50]\n')
+    args = ["process", "--input", str(tmp_path / "d.csv"), "--steps", str(tmp_path / "steps.toml"), "--seed", "0"]
+    assert main([*args, "--output", str(tmp_path / "o.csv")]) == 0
+    out = pd.read_csv(tmp_path / "o.csv", keep_default_na=False)
+    assert out["REGION"].tolist() == ["NA", "None", "EU", "EU"] and out["AGE"].tolist() == [30, 31, 50, 40]
+    # Files written by R spell a gap NA: declared, those are gaps.
+    assert main([*args, "--output", str(tmp_path / "r.csv"), "--na-values", ",NA"]) == 0
+    out = pd.read_csv(tmp_path / "r.csv", keep_default_na=False)
+    assert out["REGION"].tolist() == ["EU", "None", "EU", "EU"]

@@ -64,6 +64,12 @@ def add_seed(p):
     p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
 
 
+def add_na_values(p):
+    p.add_argument("--na-values", type=lambda t: tuple(v.strip() for v in t.split(",")), default=("",),
+                   metavar="S,T", help="CSV input: the fields that mean a missing cell (default: an empty field "
+                   "only; other strings such as NA or None are values). Files written by R: --na-values ,NA")
+
+
 def add_diagnostics(p):
     p.add_argument("--diagnostics", type=Path, default=None,
                    help="also write CONFIDENTIAL curator diagnostics (L1(D), noise scales, row counts) to this "

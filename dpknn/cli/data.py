@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from dpknn.cli.common import (
+    add_na_values,
     add_seed,
     file_content,
     to_json,
@@ -54,7 +55,7 @@ def _cmd_schema(args):
     from dpknn.schema.draft import draft_schema
 
     check_outputs([args.output], [args.input])
-    df = read_table(args.input)
+    df = read_table(args.input, na_values=args.na_values)
     draft = draft_schema(df, label=args.label)   # its PrivacyLeakWarning reaches stderr as one line
     write_files([(args.output, text_writer(draft.to_toml(source=Path(args.input).name)))])
     print(f"drafted {len(draft.schema.known)} known and {len(draft.schema.imputed)} imputed attributes"
@@ -70,7 +71,7 @@ def _cmd_process(args):
     with file_content(args.steps):
         plan = ProcessingPlan.from_file(args.steps)
     table_writer(None, args.output)
-    df = read_table(args.input)
+    df = read_table(args.input, na_values=args.na_values)
     result = run_plan(df, plan, rng=args.seed)
     # An imputed input stays imputed: its flag columns ride with the rows (run_plan), and its marker
     # goes on, so that release refuses the processed file as it refused the input.
@@ -128,6 +129,7 @@ def add_schema_parser(sub):
     p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
     p.add_argument("--output", type=Path, required=True, help="TOML schema to write")
     p.add_argument("--label", default=None, help="column of unique integer record labels")
+    add_na_values(p)
     p.set_defaults(func=_cmd_schema)
 
 
@@ -142,4 +144,5 @@ def add_process_parser(sub):
     p.add_argument("--steps", type=Path, required=True, help="TOML file of [clamp.COLUMN], [impute.COLUMN], [resize]")
     p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
     add_seed(p)
+    add_na_values(p)
     p.set_defaults(func=_cmd_process)

@@ -12,6 +12,7 @@ from dpknn.cli.common import (
     CLIError,
     add_diagnostics,
     add_max_work,
+    add_na_values,
     add_scheduler,
     add_seed,
     file_content,
@@ -74,7 +75,7 @@ def _cmd_impute(args):
     with file_content(args.queries):
         queries = None if args.queries is None else read_queries(args.queries, schema)[0]
     table_writer(None, args.output)  # refuse a bad output name before any work
-    df = read_table(args.input)
+    df = read_table(args.input, na_values=args.na_values)
     imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, max_work=args.max_work, progress=args.progress)
     try:
         out = imp.fit_transform(df)
@@ -181,7 +182,7 @@ def _cmd_release(args):
         else:
             if args.scheduler is not None:
                 raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
-            df = read_table(args.input)
+            df = read_table(args.input, na_values=args.na_values)
             rows = len(df)
             private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed, noise=args.noise,
                                         max_work=args.max_work)
@@ -240,6 +241,7 @@ def add_impute_parser(sub):
                    help="rehearsals per planned release in the report (default 1000)")
     add_scheduler(p)
     add_seed(p)
+    add_na_values(p)
     p.set_defaults(func=_cmd_impute)
 
 
@@ -267,4 +269,5 @@ def add_release_parser(sub):
     add_diagnostics(p)
     add_scheduler(p)
     add_seed(p)
+    add_na_values(p)
     p.set_defaults(func=_cmd_release)

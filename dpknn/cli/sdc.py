@@ -7,6 +7,7 @@ from pathlib import Path
 
 from dpknn.cli.common import (
     CLIError,
+    add_na_values,
     add_scheduler,
     add_seed,
     column_names,
@@ -62,7 +63,7 @@ def _cmd_rwn(args):
     if args.scheduler is not None:
         raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
     table_writer(None, args.output)
-    df = read_table(args.input)
+    df = read_table(args.input, na_values=args.na_values)
     out = rwn.fit_transform(df, columns=columns)
     write_files([(args.output, table_writer(out, args.output))])
     print(f"perturbed {len(df)} records ({args.method}, k={args.k}, radius={args.radius}, q={args.q}); "
@@ -113,4 +114,5 @@ def add_rwn_parser(sub):
     p.add_argument("--progress", action="store_true", help="show progress (sampled_pairs, partitioned)")
     add_scheduler(p)
     add_seed(p)
+    add_na_values(p)
     p.set_defaults(func=_cmd_rwn)

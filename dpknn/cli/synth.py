@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dpknn.cli.common import (
     CLIError,
+    add_na_values,
     add_seed,
     comma_list,
     file_content,
@@ -95,7 +96,7 @@ def _cmd_synth(args):
     else:
         model = PrivBayes(attrs, epsilon=args.epsilon, degree=args.degree, missing=missing, bins=bins,
                           max_rows=args.max_rows, progress=args.progress, rng=args.seed)
-    df = read_table(args.input)
+    df = read_table(args.input, na_values=args.na_values)
     model.fit(df)
     out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1, **sample_options)
     params = model.public_params()
@@ -121,7 +122,7 @@ def _cmd_evaluate(args):
     with file_content(args.attributes):
         attrs = read_attributes(args.attributes)
     keys = None if args.keys is None else comma_list(args.keys)
-    real, released = read_table(args.real), read_table(args.released)
+    real, released = (read_table(path, na_values=args.na_values) for path in (args.real, args.released))
     report = evaluate(real, released, attrs, label=args.label, same_order=args.same_order,
                       regressions=args.regression or (), keys=keys,
                       target=args.target, bins=args.bins, max_rows=args.max_rows, rng=args.seed)
@@ -177,11 +178,12 @@ def add_synth_parser(sub):
     gan = p.add_argument_group("dpmisgan")
     gan.add_argument("--input-rows", type=int, default=None,
                      help="public number of input rows: sets the sampling rate and the step count (required)")
-    gan.add_argument("--epochs", type=int, default=None, help="expected passes over the data (default 20)")
+    gan.add_argument("--epochs", type=int, default=None, help="expected passes over the data (default 40)")
     gan.add_argument("--batch-size", type=int, default=None, help="expected batch size (default 64)")
     gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
     p.add_argument("--progress", action="store_true", help="show progress")
     add_seed(p)
+    add_na_values(p)
     p.set_defaults(func=_cmd_synth)
 
 
@@ -213,4 +215,5 @@ def add_evaluate_parser(sub):
     p.add_argument("--max-rows", type=int, default=100_000,
                    help="rows of each table the pMSE fits use at most (uniform sample; default 100000)")
     add_seed(p)
+    add_na_values(p)
     p.set_defaults(func=_cmd_evaluate)

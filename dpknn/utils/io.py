@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["IMPUTED_MARKER", "check_not_inside", "check_outputs", "figure_writer", "is_marked_imputed",
+__all__ = ["IMPUTED_MARKER", "NA_VALUES", "check_not_inside", "check_outputs", "figure_writer", "is_marked_imputed",
            "markdown_table", "read_table", "read_toml", "table_writer", "text_writer", "write_files",
            "write_with_figures"]
 
@@ -148,8 +148,19 @@ def read_toml(path, what):
             raise ValueError(f"{what} {str(path)!r} is not valid TOML: {exc}") from None
 
 
-def read_table(path):
-    """Read a CSV or Parquet file (by extension)."""
+#: The CSV fields read as a missing cell unless a caller says otherwise: only an empty field. pandas'
+#: defaults would also read "NA", "None", "null", "NaN" and a dozen more as missing, silently turning a
+#: category named "NA" (North America) or "None" into a gap.
+NA_VALUES = ("",)
+
+
+def read_table(path, *, na_values=NA_VALUES):
+    """Read a CSV or Parquet file (by extension).
+
+    In a CSV, exactly the fields in ``na_values`` are missing cells (default: an empty field only,
+    as pandas writes a missing cell); every other string is a value, so a category spelt "NA" or
+    "None" stays a category. Pass ``na_values=("", "NA")`` for files written by R.
+    """
     import pandas as pd
 
     path = Path(path)
@@ -158,7 +169,7 @@ def read_table(path):
     if path.suffix.lower() == ".parquet":
         return pd.read_parquet(path)
     if path.suffix.lower() in (".csv", ".gz"):
-        return pd.read_csv(path)
+        return pd.read_csv(path, keep_default_na=False, na_values=list(na_values))
     raise ValueError(f"input {str(path)!r}: use a .csv or .parquet file.")
 
 
