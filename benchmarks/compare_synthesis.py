@@ -107,8 +107,12 @@ def dpknn_methods(attrs, complete):
         "dpknn mst never_missing": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, never_missing=complete, rng=s),
         "dpknn mst bins=10": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, bins=10, rng=s),
         "dpknn mst bins=quantiles": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, bins="quantiles", rng=s),
-        "dpknn privbayese k=2 (old default)": lambda eps, s: PrivBayes(attrs, epsilon=eps, rng=s),
+        "dpknn privbayese k=auto": lambda eps, s: PrivBayes(attrs, epsilon=eps, rng=s),
+        "dpknn privbayese k=1": lambda eps, s: PrivBayes(attrs, epsilon=eps, degree=1, rng=s),
+        "dpknn privbayese k=2": lambda eps, s: PrivBayes(attrs, epsilon=eps, degree=2, rng=s),
+        "dpknn privbayes-value k=auto": lambda eps, s: PrivBayes(attrs, epsilon=eps, missing="value", rng=s),
         "dpknn privbayes-value k=1": lambda eps, s: PrivBayes(attrs, epsilon=eps, degree=1, missing="value", rng=s),
+        "dpknn privbayes-value k=2": lambda eps, s: PrivBayes(attrs, epsilon=eps, degree=2, missing="value", rng=s),
     }
 
 

@@ -192,7 +192,8 @@ def test_validation_and_budget():
     for kw, match in [({"epsilon": 0}, "epsilon"), ({"epsilon": 1, "degree": 4}, "degree"),
                       ({"epsilon": 1, "missing": "drop"}, "missing"), ({"epsilon": 1, "beta": 1.0}, "beta"),
                       ({"epsilon": 1, "max_rows": 0}, "max_rows"), ({"epsilon": 1, "bins": 0}, "bins"),
-                      ({"epsilon": 1, "max_rows": 1}, "max_rows=1")]:
+                      ({"epsilon": 1, "max_rows": 1}, "max_rows=1"), ({"epsilon": 1, "degree": "best"}, "degree"),
+                      ({"epsilon": 1, "theta": 0}, "theta"), ({"epsilon": 1, "theta": float("inf")}, "theta")]:
         with pytest.raises((ValueError, TypeError), match=match):
             PrivBayes(attrs, **kw).fit(df)
     with pytest.raises(NotFittedError, match="not fitted"):
@@ -219,3 +220,47 @@ def test_max_rows_refusal_is_listed_as_a_one_bit_refusal():
     bullet = readme.split("**Refusals that reveal a bit**", 1)[1].split("\n- ", 1)[0]
     assert "PrivBayes" in bullet and "max_rows" in bullet
     assert "reveals one bit" in " ".join(PrivBayes.__doc__.split())
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.integers(0, 10**7), epsilon=st.floats(0.01, 20), theta=st.floats(0.5, 16),
+       sizes=st.lists(st.integers(2, 40), min_size=2, max_size=7))
+def test_useful_degree_against_every_table(rows, epsilon, theta, sizes):
+    # θ-usefulness stated over the tables themselves: every (k+1)-way table, m_k = max(d − k, 1)
+    # of them at noise scale m_k/ε₂, has an average count ≥ θ × that scale; the largest such k, else 1.
+    import itertools
+
+    d = len(sizes)
+    expected = 1
+    for k in range(1, min(3, d - 1) + 1):
+        ratios = [max(rows, 1) / math.prod(c) / (max(d - k, 1) / epsilon) for c in itertools.combinations(sizes, k + 1)]
+        if min(ratios) >= theta * (1 + 1e-12):
+            expected = k
+        elif min(ratios) >= theta * (1 - 1e-12):
+            return   # on the boundary, where rounding decides
+    assert pbmod.useful_degree(rows, epsilon, sizes, theta) == expected
+
+
+def test_useful_degree_on_binary_attributes_is_the_papers_rule():
+    # Zhang et al. (2017), Lemma 4.7 with its recommended θ = 4: n·ε₂/((d − k)·2^{k+2}) ≥ 4 for
+    # binary attributes; its noise is twice ours (substitution, frequencies), hence our default 8.
+    for n, eps, d in [(1000, 0.5, 10), (50_000, 1.0, 20), (10**6, 0.1, 30), (300, 4.0, 5), (10**7, 2.0, 8)]:
+        paper = max([k for k in range(1, 4) if n * eps / ((d - k) * 2 ** (k + 2)) >= 4.0], default=1)
+        assert pbmod.useful_degree(n, eps, [2] * d, PrivBayes([], epsilon=1).theta) == paper
+
+
+def test_auto_degree_follows_the_budget_and_is_released():
+    attrs = [Ordinal("AGE", 0, 99), Ordinal("SCHOOL", 0, 17), Categorical("SEX", [1, 2]),
+             Categorical("RACE", [1, 2, 3, 4, 5, 6]), Ordinal("INCWAGE", 0, 5001)]
+    df = make_census(20_000, rng=0)[[a.name for a in attrs]]
+    low = PrivBayes(attrs, epsilon=0.2, max_rows=100_000, rng=0).fit(df)
+    high = PrivBayes(attrs, epsilon=50.0, max_rows=100_000, rng=0).fit(df)
+    assert (low.degree_, high.degree_) == (1, 3)
+    for m in (low, high):
+        # Every child after the first degree_ + 1 has degree_ parents; the choice is published.
+        assert {len(p) for _, p in m.network_[m.degree_ + 1:]} == {m.degree_}
+        assert m.released_params()["degree"] == m.degree_ and m.released_params()["degree_rule"] == "auto"
+        # The released count costs rows_share·ε, inside ε; no δ with a public row bound.
+        assert (m.epsilon_, m.delta_) == (pytest.approx(m.epsilon), 0.0)
+    fixed = PrivBayes(attrs, epsilon=50.0, degree=2, max_rows=100_000, rng=0).fit(df)
+    assert fixed.degree_ == 2 and "degree_rule" not in fixed.released_params()

@@ -39,6 +39,10 @@ SYNTH_METHODS = {
 }
 
 
+def _degree(text):
+    return text if text == "auto" else int(text)
+
+
 def _bins(text):
     """``--bins``: a positive integer, ``auto`` or ``quantiles``."""
     if text in ("auto", "quantiles"):
@@ -70,7 +74,7 @@ def _cmd_synth(args):
         raise CLIError("--delta applies to --method aim, mst and dpmisgan only.")
     if not marginal and args.never_missing is not None:
         raise CLIError("--never-missing applies to --method aim and mst only.")
-    if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree != 2):
+    if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree is not None):
         raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
     if isinstance(args.bins, str) and not marginal:
         raise CLIError(f"--bins {args.bins} applies to --method aim and mst only; give a number of equal bins.")
@@ -94,7 +98,7 @@ def _cmd_synth(args):
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=bins, progress=args.progress,
                                       rng=args.seed)
     else:
-        model = PrivBayes(attrs, epsilon=args.epsilon, degree=args.degree, missing=missing, bins=bins,
+        model = PrivBayes(attrs, epsilon=args.epsilon, degree=args.degree or "auto", missing=missing, bins=bins,
                           max_rows=args.max_rows, progress=args.progress, rng=args.seed)
     df = read_table(args.input, na_values=args.na_values)
     model.fit(df)
@@ -161,7 +165,9 @@ def add_synth_parser(sub):
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon")
     p.add_argument("--method", default="aim", choices=list(SYNTH_METHODS), help="default aim")
     p.add_argument("--rows", type=int, required=True, help="synthetic rows to write (a public number)")
-    p.add_argument("--degree", type=int, default=2, help="parents per attribute for PrivBayes (1-3, default 2)")
+    p.add_argument("--degree", type=_degree, default=None, metavar="{1,2,3,auto}",
+                   help="parents per attribute for PrivBayes (default auto: the largest whose noisy tables are "
+                   "theta-useful for the budget, from a released row count)")
     p.add_argument("--bins", type=_bins, default=None, metavar="{N,auto,quantiles}",
                    help="bins of wide numeric attributes: N equal public bins (default 10, the only choice besides "
                         "aim and mst); aim and mst: auto (default; 10 equal bins, values inside drawn from DP "

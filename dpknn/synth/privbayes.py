@@ -18,6 +18,20 @@ Privacy (add/remove one row together with its missingness pattern; substitution 
    computed on. ``max_rows`` is that bound; when None, N is released as
    n + Z + ⌈ln(1/δ)/ε₀⌉ with Z discrete Laplace of scale 1/ε₀, ε₀ = ``rows_share``·ε
    (geometric mechanism), and N ≤ n happens with probability below δ, which is charged.
+   ``degree="auto"`` also needs ñ = n + Z, released the same way (ε₀ is spent even when
+   ``max_rows`` is given; no δ is then charged, since ñ only chooses k).
+1b. **Degree** (``degree="auto"``): θ-usefulness (Zhang et al. 2017, §4.4, Definition 4.6 and
+   Lemma 4.7). A noisy table is θ-useful when its average cell count is at least θ times the
+   noise scale per cell. With k parents, step 3 releases m_k = max(d − k, 1) tables at noise
+   scale m_k/ε₂, and the largest (k+1)-way table the search could choose, over the k + 1
+   largest public domains, has s_(k+1) cells (product of those sizes). k is the largest of
+   1, 2, 3 (and at most d − 1) with ñ·ε₂ / (m_k·s_(k+1)) ≥ θ, and 1 when none is: every table
+   is then θ-useful, not just an average one (the search favours the wide attributes, whose
+   mutual information is largest). The default θ = 8 is the paper's recommended θ = 4 in its
+   convention: it releases frequencies under substitution (noise scale 2(d − k)/(nε₂), twice
+   ours), so for binary attributes (s_(k+1) = 2^{k+1}) the rule is exactly its
+   nε₂/((d − k)·2^{k+2}) ≥ 4. The rule reads ñ, ε₂ and the public domains only, so the choice
+   is post-processing of ñ.
 2. **Structure.** Each selection is permute-and-flip with ε₁/(d − 1), ε₁ = β(ε − ε₀), on scores
    of sensitivity g(N) = (N+1)ln(N+1) − N ln N (:func:`~dpknn.synth.score_sensitivity`),
    which holds for every n_S ≤ N, so PrivBayesE's data-dependent n_S is covered. The official
@@ -76,6 +90,22 @@ __all__ = ["PrivBayes"]
 logger = logging.getLogger(__name__)
 
 MISSING_MODES = ("observe", "complete_rows", "value")
+MAX_DEGREE = 3
+
+
+def useful_degree(rows, epsilon, sizes, theta):
+    """Step 1b (module docstring): the largest k in 1..min(3, d − 1) whose every table is
+    θ-useful with ``rows`` (a released count), ε₂ = ``epsilon`` and public domain ``sizes``; 1
+    if none is."""
+    d = len(sizes)
+    log_sizes = np.sort(np.log(np.asarray(sizes, dtype=np.float64)))[::-1]
+    best = 1
+    for k in range(1, min(MAX_DEGREE, max(d - 1, 1)) + 1):
+        # In logarithms, so that no product of wide domains overflows.
+        if math.log(max(rows, 1)) + math.log(float(epsilon)) - math.log(max(d - k, 1)) \
+                - float(log_sizes[: k + 1].sum()) >= math.log(theta):
+            best = k
+    return best
 
 
 def float_down(x):
@@ -139,8 +169,12 @@ class PrivBayes(Synthesizer):
         :class:`~dpknn.schema.Discretization`).
     epsilon : float
         Total ε of :meth:`fit`.
-    degree : int, default 2
-        Parents per attribute (1 to 3).
+    degree : int or "auto", default "auto"
+        Parents per attribute (1 to 3), or "auto": the largest degree whose noisy tables are
+        θ-useful (module docstring, step 1b), from a released row count and the public domains.
+    theta : float, default 8.0
+        θ of ``degree="auto"``: the least ratio of a table's average cell count to its noise
+        scale. 8 is the paper's recommended 4 in its convention (module docstring).
     missing : {"observe", "complete_rows", "value"}, default "observe"
         How missing cells are treated (module docstring). "observe" is PrivBayesE.
     bins : int, default 10
@@ -169,6 +203,8 @@ class PrivBayes(Synthesizer):
     noisy_counts_ : list of ndarray of int64
         The released tables: the joint of the first ``degree + 1`` attributes (in network
         order), then one table per later child with the child on axis 0 and its parents next.
+    degree_ : int
+        The degree used (``degree``, or the θ-useful one).
     max_rows_ : int
         The row bound used (public, or released).
     epsilon_, delta_ : float
@@ -185,11 +221,12 @@ class PrivBayes(Synthesizer):
     (3, 3)
     """
 
-    def __init__(self, attributes, *, epsilon, degree=2, missing="observe", bins=10, beta=0.5, max_rows=None,
-                 rows_share=0.01, delta=1e-9, n_jobs=2, progress=False, rng=None):
+    def __init__(self, attributes, *, epsilon, degree="auto", theta=8.0, missing="observe", bins=10, beta=0.5,
+                 max_rows=None, rows_share=0.01, delta=1e-9, n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.degree = degree
+        self.theta = theta
         self.missing = missing
         self.bins = bins
         self.beta = beta
@@ -202,16 +239,17 @@ class PrivBayes(Synthesizer):
 
     # --- validation -------------------------------------------------------------------------------
     def _budget(self):
-        """(ε₀, ε₁, ε₂, δ) as exact fractions (δ a float); ε₀ = 0 with a public row bound."""
+        """(ε₀, ε₁, ε₂, δ) as exact fractions (δ a float); ε₀ = 0 with a public row bound and a
+        fixed degree."""
         eps = check_epsilon(self.epsilon)
         beta = Fraction(check_unit_interval(self.beta, "beta"))
+        eps0, delta = Fraction(0), 0.0
+        if self.max_rows is None or self.degree == "auto":
+            eps0 = Fraction(check_unit_interval(self.rows_share, "rows_share")) * eps
         if self.max_rows is None:
-            share = Fraction(check_unit_interval(self.rows_share, "rows_share"))
             delta = check_unit_interval(self.delta, "delta")
-            eps0 = share * eps
         else:
             check_row_bound(self.max_rows)
-            eps0, delta = Fraction(0), 0.0
         eps1 = beta * (eps - eps0)
         return eps0, eps1, eps - eps0 - eps1, delta
 
@@ -219,9 +257,15 @@ class PrivBayes(Synthesizer):
         disc = Discretization(self.attributes, self.bins)
         if self.missing not in MISSING_MODES:
             raise ValueError(f"missing must be one of {MISSING_MODES}, got {self.missing!r}.")
-        degree = check_positive_int(self.degree, "degree")
-        if degree > 3:
-            raise ValueError(f"degree must be 1, 2 or 3, got {degree}.")
+        if isinstance(self.degree, str) and self.degree == "auto":
+            degree = "auto"
+            if isinstance(self.theta, bool) or not isinstance(self.theta, (int, float)) or \
+                    not 0 < self.theta < math.inf:
+                raise ValueError(f"theta must be a positive finite number, got {self.theta!r}.")
+        else:
+            degree = check_positive_int(self.degree, "degree")
+            if degree > MAX_DEGREE:
+                raise ValueError(f"degree must be 1, 2, 3 or 'auto', got {degree}.")
         check_positive_int(self.n_jobs, "n_jobs")
         return disc, degree, self._budget()
 
@@ -248,8 +292,9 @@ class PrivBayes(Synthesizer):
         d, n = codes.shape
         sizes = disc.sizes
 
-        if self.max_rows is None:
+        if eps0 > 0:
             noisy_n = Geometric(epsilon=eps0).release(len(X), rng=src).value
+        if self.max_rows is None:
             N = max(1, noisy_n + row_bound_margin(eps0, delta))
         else:
             N = int(self.max_rows)
@@ -262,6 +307,8 @@ class PrivBayes(Synthesizer):
         # With missingness as a value, the extended domain is the domain.
         block = (lambda t: t.astype(np.int64)) if self.missing == "value" else observed_block
         ext_sizes = sizes + 1 if self.missing == "value" else sizes
+        if k == "auto":
+            k = useful_degree(noisy_n, eps2, ext_sizes, float(self.theta))
         logger.info("PrivBayes: %d attributes, %d rows used, degree %d, missing=%r, N=%d", d, ext.shape[1], k,
                     self.missing, N)
 
@@ -274,6 +321,7 @@ class PrivBayes(Synthesizer):
         self._parents = {v: tuple(p) for v, p in parents.items()}
         self.network_ = tuple((disc.names[v], tuple(disc.names[p] for p in parents[v])) for v in order)
         self.noisy_counts_ = tables
+        self.degree_ = int(k)
         self.max_rows_ = int(N)
         self.epsilon_ = float(eps)
         self.delta_ = float(delta)
@@ -327,7 +375,8 @@ class PrivBayes(Synthesizer):
     def released_params(self):
         """Public bins and degree, the released network and the row bound (a public input, or
         released as a noisy count plus a margin)."""
-        return {"bins": self.bins, "degree": self.degree,
+        return {"bins": self.bins, "degree": self.degree_,
+                **({"degree_rule": "auto", "theta": float(self.theta)} if self.degree == "auto" else {}),
                 "network": [[c, list(p)] for c, p in self.network_], "max_rows": self.max_rows_,
                 "max_rows_is": "public input" if self.max_rows is not None else "released (noisy count + margin)"}
 
@@ -341,7 +390,7 @@ class PrivBayes(Synthesizer):
         n = check_positive_int(n, "n", minimum=0)
         gen = check_rng(rng)
         d = self.n_features_in_
-        k = min(int(self.degree), d - 1)
+        k = min(self.degree_, d - 1)
         codes = np.empty((d, n), dtype=np.int64)
         joint = self.noisy_counts_[0].astype(np.float64).ravel()
         tot = joint.sum()
