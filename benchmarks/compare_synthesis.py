@@ -103,7 +103,9 @@ def dpknn_methods(attrs, complete):
     return {
         "dpknn aim": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, rng=s),
         "dpknn aim never_missing": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, never_missing=complete, rng=s),
+        "dpknn aim laplace": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, noise="laplace", rng=s),
         "dpknn mst": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, rng=s),
+        "dpknn mst laplace": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, noise="laplace", rng=s),
         "dpknn mst never_missing": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, never_missing=complete, rng=s),
         "dpknn mst bins=10": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, bins=10, rng=s),
         "dpknn mst bins=quantiles": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, bins="quantiles", rng=s),

@@ -89,11 +89,11 @@ def test_fit_spends_exactly_the_budget_and_keeps_universes_and_gaps():
     model = AIMSynthesizer(ATTRS, epsilon=1.0, never_missing=["AGE", "SEX", "WORK"], rng=0).fit(df)
     pd.testing.assert_frame_equal(df, before)
     rho = Fraction(zcdp_rho(1.0, 1e-9))
-    spent = sum(r.rho_select + r.rho_measure for r in model.rounds_)
+    spent = sum(r.cost_select + r.cost_measure for r in model.rounds_)
     # quantile_share 0.1 of rho goes to the quantiles first; AIM spends the rest, never more.
     assert rho * 9 / 10 * Fraction(999, 1000) < spent <= rho * 9 / 10
     # The universe's edge is measured first, with the one-way tables.
-    assert model.rounds_[4].attributes == (0, 3) and model.rounds_[4].rho_select == 0
+    assert model.rounds_[4].attributes == (0, 3) and model.rounds_[4].cost_select == 0
     out = model.sample(3000, rng=1)
     assert list(out.columns) == [a.name for a in ATTRS] and len(out) == 3000
     assert out[["AGE", "SEX", "WORK"]].notna().all().all()
@@ -134,3 +134,44 @@ def test_seeds_reproduce():
     a = AIMSynthesizer(ATTRS, epsilon=1.0, rng=5).fit(people(500)).sample(50, rng=1)
     b = AIMSynthesizer(ATTRS, epsilon=1.0, rng=5).fit(people(500)).sample(50, rng=1)
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_pure_dp_spends_exactly_epsilon_with_doubling_rounds():
+    df = people(4000)
+    model = AIMSynthesizer(ATTRS, epsilon=1.0, noise="laplace", rng=0).fit(df)
+    spent = sum(r.cost_select + r.cost_measure for r in model.rounds_)
+    assert Fraction(9, 10) * Fraction(999, 1000) < spent <= Fraction(9, 10)   # ε, after the quantiles' 0.1
+    assert (model.epsilon_, model.delta_, model.public_params()["noise"]) == (1.0, 0.0, "laplace")
+    # A choice costs its ε itself (not ε²/8), and annealing doubles the costs of later rounds.
+    chosen = [r for r in model.rounds_ if r.cost_select > 0]
+    # (ε_s is the float just below ε_m/9)
+    assert all(r.cost_measure / 9 * (1 - Fraction(1, 10**12)) < r.cost_select <= r.cost_measure / 9
+               for r in chosen[:-1])
+    assert all(b.cost_measure / a.cost_measure in (1, 2) for a, b in itertools.pairwise(chosen[:-1]))
+    out = model.sample(2000, rng=1)
+    assert out.loc[out["AGE"] < 15, "INCOME"].isna().all()
+
+
+def test_auto_noise_takes_the_smaller_expected_table_error():
+    from dpknn.accounting import zcdp_rho
+
+    chosen = set()
+    for epsilon, rounds, delta in itertools.product([0.3, 1.0, 4.0], [8, 20, 40, 80], [1e-9, 1e-5]):
+        pick = AIMSynthesizer(ATTRS, epsilon=epsilon, delta=delta, noise="auto", rounds=rounds, bins=10)._prepare()
+        # Each round's table: ρ_m = 0.9ρ/T (σ² = 1/(2ρ_m)) against ε_m = 0.9ε/T (discrete Laplace).
+        sigma = (2 * 0.9 * zcdp_rho(epsilon, delta) / rounds) ** -0.5
+        a = np.exp(-0.9 * epsilon / rounds)
+        gaussian, laplace = np.sqrt(2 / np.pi) * sigma, 2 * a / (1 - a * a)
+        if abs(gaussian / laplace - 1) > 1e-6:
+            assert pick.budget.noise == ("gaussian" if gaussian < laplace else "laplace"), (epsilon, rounds, delta)
+            assert pick.delta == (delta if gaussian < laplace else 0.0)
+        chosen.add(pick.budget.noise)
+    assert chosen == {"gaussian", "laplace"}   # the grid crosses the boundary
+
+
+def test_auto_noise_fits_with_what_it_chose_and_publishes_it():
+    df = people(2000)
+    few = AIMSynthesizer(ATTRS, epsilon=1.0, noise="auto", rounds=8, rng=0).fit(df)
+    many = AIMSynthesizer(ATTRS, epsilon=1.0, noise="auto", rounds=200, rng=0).fit(df)
+    assert (few.noise_, few.delta_, few.public_params()["noise"]) == ("laplace", 0.0, "laplace")
+    assert (many.noise_, many.delta_, many.public_params()["noise"]) == ("gaussian", 1e-9, "gaussian")

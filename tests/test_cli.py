@@ -388,14 +388,16 @@ upper = 5001
 """
 
 
-@pytest.mark.parametrize("method", ["aim", "mst", "privbayes", "privbayese", "privbayes-value", "columnwise"])
+@pytest.mark.parametrize("method", ["aim", "mst", "privbayes", "privbayese", "privbayes-value", "columnwise",
+                                    "aim --noise laplace", "mst --noise laplace"])
 def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
     from dpknn.datasets.census import make_census
 
+    method, *options = method.split()
     make_census(3000, rng=0).to_csv(tmp_path / "in.csv", index=False)
     (tmp_path / "a.toml").write_text(ATTRIBUTES)
     res = run("synth", "--attributes", "a.toml", "--input", "in.csv", "--output", "out.csv", "--epsilon", "1",
-              "--rows", "500", "--method", method, "--seed", "1", cwd=tmp_path)
+              "--rows", "500", "--method", method, "--seed", "1", *options, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     out = pd.read_csv(tmp_path / "out.csv")
     assert list(out.columns) == ["AGE", "SEX", "INCWAGE"] and len(out) == 500
@@ -405,11 +407,15 @@ def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
     assert side["epsilon"] == 1.0 and side["rows"] == 500 and side["method"] == method
     # Only public parameters and released values: no true counts, scores or the data's size.
     assert "3000" not in json.dumps(side)
+    if options or method == "mst":   # pure DP (MST's "auto" picks it here): δ = 0 and no ρ
+        assert (side["noise"], side["delta"], side["rho"]) == ("laplace", 0.0, None)
+    elif method == "aim":
+        assert side["noise"] == "gaussian" and 0 < side["delta"] and side["rho"] < 1
     if method == "mst":
-        assert len(side["tree"]) == 2 and side["rho"] < 1
+        assert len(side["tree"]) == 2
         assert side["bins"] == "auto" and set(side["released_bin_edges"]) == {"AGE", "INCWAGE"}
     elif method == "aim":
-        assert side["workload"] == 2 and len(side["rounds"]) == len(side["measured"]) > 3 and side["rho"] < 1
+        assert side["workload"] == 2 and len(side["rounds"]) == len(side["measured"]) > 3
         assert side["bins"] == "auto" and set(side["released_bin_edges"]) == {"AGE", "INCWAGE"}
     elif method != "columnwise":
         assert side["max_rows_is"].startswith("released") and side["max_rows"] > 3000
@@ -429,6 +435,10 @@ def test_synth_refuses_bad_input(tmp_path):
     assert res.returncode == 2 and "--delta applies to --method aim, mst and dpmisgan only" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "columnwise", "--never-missing", "SEX", cwd=tmp_path)
     assert res.returncode == 2 and "--never-missing applies to --method aim and mst only" in res.stderr
+    res = run(*common, "--output", "o.csv", "--method", "privbayes", "--noise", "laplace", cwd=tmp_path)
+    assert res.returncode == 2 and "--noise applies to --method aim and mst only" in res.stderr
+    res = run(*common, "--output", "o.csv", "--noise", "laplace", "--delta", "1e-6", cwd=tmp_path)
+    assert res.returncode == 2 and "pure epsilon-DP (delta = 0)" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "privbayes", "--bins", "auto", cwd=tmp_path)
     assert res.returncode == 2 and "--bins auto applies to --method aim and mst only" in res.stderr
     res = run(*common, "--output", "o.csv", "--bins", "deciles", cwd=tmp_path)

@@ -55,7 +55,7 @@ def test_budget_composes_to_rho():
 def test_fit_sample_universes_and_public_record():
     df = people(4000)
     before = df.copy()
-    model = MSTSynthesizer(ATTRS, epsilon=1.0, never_missing=["AGE", "SEX", "WORK"], rng=0).fit(df)
+    model = MSTSynthesizer(ATTRS, epsilon=1.0, noise="gaussian", never_missing=["AGE", "SEX", "WORK"], rng=0).fit(df)
     pd.testing.assert_frame_equal(df, before)
     out = model.sample(3000, rng=1)
     assert list(out.columns) == [a.name for a in ATTRS] and len(out) == 3000
@@ -119,3 +119,71 @@ def test_one_attribute_and_seeds():
     a = MSTSynthesizer(ATTRS, epsilon=1.0, rng=5).fit(people(500)).sample(50, rng=1)
     b = MSTSynthesizer(ATTRS, epsilon=1.0, rng=5).fit(people(500)).sample(50, rng=1)
     pd.testing.assert_frame_equal(a, b)
+
+
+def _one_way_noise(noise, fits=40):
+    """Released minus true one-way counts of MST's step 1 over ``fits`` seeds (bins=10: no quantiles)."""
+    df = people(300)
+    disc = Discretization(ATTRS, 10)
+    ext = extended_codes(disc.encode(df), disc.sizes)
+    true = [t.astype(np.int64) for t in count_tables(ext, disc.sizes, [(a,) for a in range(4)])]
+    out = []
+    for seed in range(fits):
+        model = MSTSynthesizer(ATTRS, epsilon=2.0, noise=noise, bins=10, rng=seed).fit(df)
+        out += [m.counts - t for m, t in zip(model.measurements_[:4], true)]
+    return np.concatenate(out)
+
+
+def test_pure_dp_tables_carry_discrete_laplace_noise_of_the_stated_scale_and_the_control_fails():
+    from scipy import stats
+
+    # ε = 2 in pure DP: one-way share 0.2 split over d = 4 tables, ε = 0.1 each: scale 10.
+    a = np.exp(-0.1)
+
+    def pmf(z):
+        return (1 - a) / (1 + a) * a ** np.abs(z)
+
+    edges = [-np.inf, -20, -10, -3, 3, 10, 20, np.inf]   # bins [lo, hi) of integers
+
+    def chi2_p(z):
+        ks = np.arange(-400, 401)
+        expected = [pmf(ks[(ks >= lo) & (ks < hi)]).sum() for lo, hi in itertools.pairwise(edges)]
+        observed = np.histogram(z, bins=np.array(edges, dtype=float) - 0.5)[0]
+        return stats.chisquare(observed, np.array(expected) / sum(expected) * len(z)).pvalue
+
+    assert chi2_p(_one_way_noise("laplace")) > 1e-3
+    # Negative control: the zCDP tables' discrete Gaussian noise fails the same test.
+    assert chi2_p(_one_way_noise("gaussian")) < 1e-3
+
+
+def test_pure_dp_spends_epsilon_with_no_delta_and_says_so():
+    df = people(2000)
+    model = MSTSynthesizer(ATTRS, epsilon=1.0, noise="laplace", rng=0).fit(df)
+    pub = model.public_params()
+    assert (model.epsilon_, model.delta_, model.rho_) == (1.0, 0.0, None) and pub["noise"] == "laplace"
+    # Shares of ε: quantiles 0.1, then one-way 0.2 over d tables and edges 0.7 over d − 1.
+    rest, d = Fraction(1) * 9 / 10, 4
+    from dpknn.mechanisms import Geometric
+
+    assert pub["sigma_one_way"] == pytest.approx(Geometric(epsilon=rest / 5 / d).variance() ** 0.5)
+    assert pub["sigma_two_way"] == pytest.approx(Geometric(epsilon=rest * 7 / 10 / (d - 1)).variance() ** 0.5)
+    acc = BudgetAccountant(epsilon=1.0, delta=0.0)
+    MSTSynthesizer(ATTRS, epsilon=1.0, noise="laplace", rng=0).fit(df, accountant=acc)   # fits a pure budget
+    assert acc.spent() == pytest.approx((1.0, 0.0))
+    with pytest.raises(ValueError, match="noise must be one of"):
+        MSTSynthesizer(ATTRS, epsilon=1.0, noise="normal").fit(df)
+
+
+def test_auto_noise_takes_the_smaller_planned_error_of_mst():
+    from dpknn.synth.marginal import PureBudget, ZCDPBudget, planned_error
+
+    for eps, delta, d in itertools.product([0.2, 1.0, 8.0], [1e-9, 1e-3], [2, 4]):
+        attrs = ATTRS[:d] if d == 4 else [Categorical("SEX", [1, 2]), Categorical("WORK", ["yes", "no"])]
+        pick = MSTSynthesizer(attrs, epsilon=eps, delta=delta, bins=10)._prepare()
+        sizes = pick.disc.sizes + 1
+        # The plan by hand: d one-way tables at 0.2/d, d − 1 edges at 0.7/(d − 1) of the mean pair size.
+        pairs = [sizes[i] * sizes[j] for i, j in itertools.combinations(range(d), 2)]
+        plan = [(Fraction(1, 5) / d, int(c)) for c in sizes] + [(Fraction(7, 10) / (d - 1), np.mean(pairs))] * (d - 1)
+        errors = {b.noise: planned_error(b, 1, plan) for b in (ZCDPBudget(Fraction(zcdp_rho(eps, delta))),
+                                                               PureBudget(Fraction(eps)))}
+        assert pick.budget.noise == min(errors, key=errors.get)

@@ -31,7 +31,13 @@ from dpknn.accounting.mcar import mcar_cost
 from dpknn.exceptions import BudgetExceededError, DetachedAccountantError
 from dpknn.utils.validation import DELTA, EPSILON, NON_NEGATIVE
 
-__all__ = ["BudgetAccountant", "LedgerEntry"]
+__all__ = ["BudgetAccountant", "LedgerEntry", "float_down"]
+
+def float_down(x):
+    """The largest float not above the rational ``x``: a budget share never rounds up."""
+    f = float(x)
+    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
+
 
 # Budgets split into equal parts (ε/3 + ε/3 + ε/3) must fit exactly despite rounding.
 _REL_TOL = 1e-12

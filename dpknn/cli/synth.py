@@ -74,6 +74,10 @@ def _cmd_synth(args):
         raise CLIError("--delta applies to --method aim, mst and dpmisgan only.")
     if not marginal and args.never_missing is not None:
         raise CLIError("--never-missing applies to --method aim and mst only.")
+    if not marginal and args.noise is not None:
+        raise CLIError("--noise applies to --method aim and mst only.")
+    if args.noise == "laplace" and args.delta is not None:
+        raise CLIError("--noise laplace is pure epsilon-DP (delta = 0); drop --delta.")
     if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree is not None):
         raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
     if isinstance(args.bins, str) and not marginal:
@@ -93,7 +97,7 @@ def _cmd_synth(args):
         never = [] if args.never_missing is None else comma_list(args.never_missing)
         model = {"aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
-            never_missing=never, progress=args.progress, rng=args.seed)
+            noise=args.noise or "auto", never_missing=never, progress=args.progress, rng=args.seed)
     elif args.method == "columnwise":
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=bins, progress=args.progress,
                                       rng=args.seed)
@@ -181,6 +185,10 @@ def add_synth_parser(sub):
     p.add_argument("--never-missing", default=None, metavar="A,B",
                    help="aim and mst: comma-separated attributes with no gaps by design (public); no gaps are "
                         "invented in them, and a gap there is refused")
+    p.add_argument("--noise", default=None, choices=["auto", "gaussian", "laplace"],
+                   help="aim and mst: discrete Gaussian noise in zCDP, discrete Laplace noise for pure epsilon-DP "
+                        "(delta = 0), or auto (default): the one with the smaller expected error for the planned "
+                        "tables; the sidecar names the one used")
     gan = p.add_argument_group("dpmisgan")
     gan.add_argument("--input-rows", type=int, default=None,
                      help="public number of input rows: sets the sampling rate and the step count (required)")

@@ -34,6 +34,15 @@ of public universes the way :mod:`dpknn.synth.mst` is (:mod:`dpknn.synth.margina
   costs add, and the loop stops once Σ of the exact costs reaches R (checked in fractions,
   never exceeded), so the fit is ρ-zCDP and (ε, δ)-DP.
 
+**Pure DP** (``noise="laplace"``, δ = 0): the same steps in ε (:mod:`dpknn.synth.marginal`).
+Tables get :class:`~dpknn.mechanisms.Geometric` (discrete Laplace) noise with ε_m = 0.9·ε'/T
+(ε' = ε − ε_q), ε_m-DP on L1 sensitivity 1 (Ghosh, Roughgarden, Sundararajan 2012); a choice is
+the exponential mechanism at ε_s = 0.1·ε'/T, ε_s-DP (McSherry and Talwar 2007, Theorem 6); the
+scores subtract the discrete Laplace noise's expected size 2a/(1 − a²) per cell (a = e^{−ε_m});
+annealing doubles ε_m and ε_s (which halves the noise's scale). Adaptive sequential composition
+(Dwork and Roth 2014, Theorem 3.16) adds the costs, and the same exact stopping rule keeps
+their sum at most ε'.
+
 The workload, T, ``max_model_size`` and the domains are public; the number of rows is not
 needed (the model's total is estimated from the noisy tables).
 
@@ -52,13 +61,11 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from dpknn.accounting.zcdp import exponential_epsilon
 from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.synth.graphical_model import fit_model, junction_tree
 from dpknn.synth.marginal import MarginalSynthesizer, measure, universe_edges
@@ -70,17 +77,16 @@ __all__ = ["AIMSynthesizer", "Round", "affordable", "candidate_scores", "workloa
 logger = logging.getLogger(__name__)
 
 ROUND_TOL = 1e-10   # a round's estimate only scores the next candidates: looser than the final fit's
-EXPECTED_ABS = math.sqrt(2 / math.pi)   # E|Z| of a standard normal: the noise's expected L1 size per cell
 
 
 @dataclass(frozen=True)
 class Round:
-    """One round's public record: the chosen ``attributes`` and the zCDP spent on the choice and
-    on the measurement (exact fractions)."""
+    """One round's public record: the chosen ``attributes`` and the cost of the choice and of the
+    measurement (exact fractions: ρ under zCDP, ε under pure DP)."""
 
     attributes: tuple
-    rho_select: Fraction
-    rho_measure: Fraction
+    cost_select: Fraction
+    cost_measure: Fraction
 
 
 def workload_candidates(workload):
@@ -106,15 +112,16 @@ def affordable(candidates, cliques, sizes, limit):
     return out
 
 
-def candidate_scores(candidates, counts, model, sigma, *, cliques=None):
+def candidate_scores(candidates, counts, model, noise_abs, *, cliques=None):
     """Step 2a's scores (module docstring), in the order of ``candidates``; ``counts`` gives the
-    true tables (data, never released), ``cliques`` the model's clique marginals if computed."""
+    true tables (data, never released), ``noise_abs`` the next measurement's expected noise size
+    per cell (public), ``cliques`` the model's clique marginals if computed."""
     cliques = model.clique_marginals() if cliques is None else cliques
     tables = counts.tables(list(candidates))
     scores = []
     for (r, w), x in zip(candidates.items(), tables):
         fitted = np.rint(model.total * model.marginal(r, cliques)).astype(np.int64)
-        scores.append(w * (float(np.abs(x - fitted).sum()) - EXPECTED_ABS * sigma * x.size))
+        scores.append(w * (float(np.abs(x - fitted).sum()) - noise_abs * x.size))
     return np.array(scores)
 
 
@@ -122,7 +129,8 @@ class AIMSynthesizer(MarginalSynthesizer):
     """Differentially private synthetic data by AIM on incomplete data.
 
     (ε, δ)-DP under add/remove one record (with its missingness pattern), through ρ-zCDP with
-    the exact conversion: see the module docstring for the theorem each step relies on.
+    the exact conversion, or ε-DP with ``noise="laplace"``: see the module docstring for the
+    theorem each step relies on.
 
     Parameters
     ----------
@@ -131,6 +139,11 @@ class AIMSynthesizer(MarginalSynthesizer):
     epsilon : float
         Total ε of :meth:`fit`.
     delta : float in (0, 1), default 1e-9
+        Unused with ``noise="laplace"`` (δ = 0).
+    noise : {"auto", "gaussian", "laplace"}, default "auto"
+        Discrete Gaussian noise accounted in zCDP, discrete Laplace noise for pure ε-DP, or
+        whichever gives the planned tables the smaller expected L1 error
+        (:mod:`dpknn.synth.marginal`): Gaussian for AIM's 16d rounds on the public tables.
     workload : int or sequence of sequences of str, default 2
         The marginals the synthetic data should preserve: an int k for every set of k attributes
         (k ≤ 4), or the sets by name.
@@ -162,7 +175,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         The released noisy tables.
     model_ : GraphicalModel
         The fitted distribution (post-processing of ``measurements_``).
-    bin_edges_, public_edges_, rho_, epsilon_, delta_ :
+    bin_edges_, public_edges_, noise_, rho_, epsilon_, delta_ :
         As :class:`~dpknn.synth.MSTSynthesizer`'s.
 
     Examples
@@ -176,12 +189,13 @@ class AIMSynthesizer(MarginalSynthesizer):
     (3, 3)
     """
 
-    def __init__(self, attributes, *, epsilon, delta=1e-9, workload=2, max_model_size=20_000, rounds=None,
-                 bins="auto", bin_edges=None, quantile_share=0.1, quantile_levels=4, never_missing=(),
+    def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", workload=2, max_model_size=20_000,
+                 rounds=None, bins="auto", bin_edges=None, quantile_share=0.1, quantile_levels=4, never_missing=(),
                  iterations=1000, n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.delta = delta
+        self.noise = noise
         self.workload = workload
         self.max_model_size = max_model_size
         self.rounds = rounds
@@ -218,8 +232,14 @@ class AIMSynthesizer(MarginalSynthesizer):
             check_positive_int(self.rounds, "rounds")
         self._workload_sets(disc.names)
 
-    def select_and_fit(self, counts, rho, src, *, disc):
-        """Steps 1-2 (module docstring) with ρ in all."""
+    def planned_tables(self, sizes):
+        """T tables at 0.9/T of the budget each (their sizes do not matter: all share one noise)."""
+        rounds = 16 * len(sizes) if self.rounds is None else self.rounds
+        return [(Fraction(9, 10 * rounds), 1)] * rounds
+
+    def select_and_fit(self, counts, budget, src, *, disc):
+        """Steps 1-2 (module docstring) with ``budget.total`` (ρ, or ε under pure DP) in all."""
+        rho = budget.total
         sizes = tuple(int(s) for s in counts.ext_sizes)
         d = len(sizes)
         fixed = universe_edges(disc.attributes)
@@ -231,7 +251,7 @@ class AIMSynthesizer(MarginalSynthesizer):
             raise ValueError(f"rounds ({rounds}) must exceed the {len(first)} first tables (one per attribute "
                              "and universe edge).")
         rho_m, rho_s = 9 * rho / (10 * rounds), rho / (10 * rounds)
-        measurements = [measure(counts, r, rho_m, src) for r in first]
+        measurements = [measure(counts, r, rho_m, src, budget=budget) for r in first]
         used = len(first) * rho_m
         model = fit_model(sizes, first, measurements, iterations=self.iterations)
         marginals = model.clique_marginals()
@@ -241,31 +261,31 @@ class AIMSynthesizer(MarginalSynthesizer):
         while not last:
             if rho - used < 2 * (rho_m + rho_s):
                 rho_m, rho_s, last = 9 * (rho - used) / 10, (rho - used) / 10, True
-            eps = exponential_epsilon(rho_s, 1)
-            cost = Fraction(eps) ** 2 / 8 + rho_m
+            eps = budget.choice_epsilon(rho_s)
+            cost = budget.choice_cost(eps) + rho_m
             used += cost
-            sigma = math.sqrt(1 / (2 * float(rho_m)))
+            noise_abs = budget.expected_abs(rho_m)
             allowed = affordable(candidates, [m.attributes for m in measurements], sizes,
                                  self.max_model_size * float(used / rho))
             keys = list(allowed)
-            scores = candidate_scores(allowed, counts, model, sigma, cliques=marginals)
+            scores = candidate_scores(allowed, counts, model, noise_abs, cliques=marginals)
             r = keys[ExponentialMechanism(epsilon=eps, sensitivity=sensitivity).select(scores, rng=src)]
-            measurements.append(measure(counts, r, rho_m, src))
-            self.rounds_.append(Round(r, Fraction(eps) ** 2 / 8, rho_m))
+            measurements.append(measure(counts, r, rho_m, src, budget=budget))
+            self.rounds_.append(Round(r, budget.choice_cost(eps), rho_m))
             before = model.total * model.marginal(r, marginals)
             model = fit_model(sizes, [m.attributes for m in measurements], measurements, start=model,
                               **({"iterations": self.iterations} if last else
                                  {"iterations": max(self.iterations // 10, 1), "tol": ROUND_TOL}))
             marginals = model.clique_marginals()   # one forward pass per model: here and the next scores
             moved = np.abs(model.total * model.marginal(r, marginals) - before).sum()
-            logger.debug("AIM round %d: %s, sigma %.4g, %.1f%% of rho", len(self.rounds_), r, sigma,
-                         100 * float(used / rho))
+            logger.debug("AIM round %d: %s, noise %.4g per cell, %.1f%% of the budget", len(self.rounds_), r,
+                         noise_abs, 100 * float(used / rho))
             bar.update(100 * float(cost / rho))
-            if moved <= EXPECTED_ABS * measurements[-1].sigma * before.size:
-                rho_m, rho_s = 4 * rho_m, 4 * rho_s
+            if moved <= noise_abs * before.size:
+                rho_m, rho_s = budget.sharpen * rho_m, budget.sharpen * rho_s
         bar.close()
         if used > rho:   # the loop's invariant, on which the proof rests: never reached
-            raise RuntimeError(f"AIM spent {float(used)} > rho = {float(rho)}; please report this.")
+            raise RuntimeError(f"AIM spent {float(used)} > {float(rho)}, its budget; please report this.")
         return measurements, model, [m.attributes for m in measurements[d:]]
 
     def released_params(self):
@@ -276,5 +296,5 @@ class AIMSynthesizer(MarginalSynthesizer):
                 "measured": [[[names[v] for v in m.attributes], m.sigma] for m in self.measurements_],
                 "workload": self.workload if isinstance(self.workload, int)
                 else [list(w) for w in self.workload], "max_model_size": self.max_model_size,
-                "rounds": [[list(self.discretization_.names[v] for v in r.attributes), float(r.rho_select),
-                            float(r.rho_measure)] for r in self.rounds_]}
+                "rounds": [[list(self.discretization_.names[v] for v in r.attributes), float(r.cost_select),
+                            float(r.cost_measure)] for r in self.rounds_]}

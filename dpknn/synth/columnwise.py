@@ -44,6 +44,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpknn.accounting.budget import float_down
 from dpknn.accounting.mcar import amplify_mcar
 from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import Geometric
@@ -51,7 +52,7 @@ from dpknn.mechanisms.randomness import as_source
 from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes, observed_block
 from dpknn.synth.base import Synthesizer
-from dpknn.synth.privbayes import check_epsilon, float_down, noisy_tables
+from dpknn.synth.privbayes import check_epsilon, noisy_tables
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import check_is_fitted, check_positive_int, check_rng, check_unit_interval
 

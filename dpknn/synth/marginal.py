@@ -13,33 +13,62 @@ that choice lives here:
   ``never_missing`` (a public fact of the survey design), which gets none and whose gaps
   :meth:`fit` refuses (a refusal that reveals one bit, ``docs/privacy.md``). Outside its universe
   an attribute has its "not applicable" code and its synthetic values are blanked.
-- **Budget**: ρ = :func:`~dpknn.accounting.zcdp_rho` (ε, δ), the largest ρ whose exact conversion
-  gives (ε, δ)-DP (Canonne, Kamath, Steinke 2020, Corollary 13); the method spends ρ − ρ_q, in
-  exact fractions, and adaptive composition adds ρ (Bun and Steinke 2016, Lemma 2.3).
-- **Measurement** of a table with :class:`~dpknn.mechanisms.DiscreteGaussian` noise: adding or
-  removing one record changes one cell by one, so the L2 sensitivity is 1 and a table measured
-  with ρ_m is ρ_m-zCDP (Canonne, Kamath, Steinke 2020, Theorem 4).
+- **Budget** in one of two currencies (``noise``), costs in exact fractions:
+
+  - ``"gaussian"`` (zCDP, the default): the total is ρ = :func:`~dpknn.accounting.zcdp_rho`
+    (ε, δ), the largest ρ whose exact conversion gives (ε, δ)-DP (Canonne, Kamath, Steinke 2020,
+    Corollary 13). A table measured with cost c gets :class:`~dpknn.mechanisms.DiscreteGaussian`
+    noise of σ² = 1/(2c) and is c-zCDP (same paper, Theorem 4); a choice by the exponential
+    mechanism at ε_s is ε_s-bounded-range and costs ε_s²/8 (Cesar and Rogers 2021, Lemma 3.2).
+    Adaptive composition adds the costs (Bun and Steinke 2016, Lemma 2.3).
+  - ``"laplace"`` (pure ε-DP, δ = 0): the total is ε. A table measured with cost c gets
+    :class:`~dpknn.mechanisms.Geometric` (discrete Laplace) noise of scale 1/c per cell and is
+    c-DP (Ghosh, Roughgarden, Sundararajan 2012, on the table's L1 distance); a choice at ε_s
+    costs ε_s (McSherry and Talwar 2007, Theorem 6). Adaptive sequential composition adds the
+    costs (Dwork and Roth 2014, Theorem 3.16). For a user who must publish δ = 0; at the same ε
+    the Gaussian currency is usually more accurate, since many tables compose in √ rather than
+    linearly.
+
+  - ``"auto"``: whichever of the two gives the planned tables (a public plan from the domains,
+    :meth:`MarginalSynthesizer.planned_tables`) the smaller expected L1 error, Σ cells × E|Z|
+    per cell (the scores are L1 distances); ties go to ``"gaussian"``. The choice reads ε, δ and
+    the public domains only. With k tables sharing the budget, the Gaussian's noise grows like
+    √k and the Laplace's like k, but the (ε, δ) conversion of zCDP costs a factor of about
+    √(ln(1/δ)): pure DP wins for fewer than about ln(1/δ) ≈ 21 tables (δ = 10⁻⁹), as in MST's
+    tree and AIM with few rounds on few attributes, and zCDP for more.
+
+  Either way adding or removing one record changes one cell of a table by one (L1 and L2
+  sensitivity 1); the quantiles take ``quantile_share`` of the total and the method the rest.
 
 References
 ----------
 .. [1] Canonne, Kamath, Steinke (2020). "The discrete Gaussian for differential privacy",
    NeurIPS, Theorem 4 and Corollary 13.
 .. [2] Bun, Steinke (2016). "Concentrated differential privacy", TCC, Lemma 2.3.
+.. [3] Cesar, Rogers (2021). "Bounding, concentrating, and truncating: unifying privacy loss
+   composition for data analytics", ALT, Lemma 3.2.
+.. [4] Ghosh, Roughgarden, Sundararajan (2012). "Universally utility-maximizing privacy
+   mechanisms", SIAM J. Comput.
+.. [5] McSherry, Talwar (2007). "Mechanism design via differential privacy", FOCS, Theorem 6.
+.. [6] Dwork, Roth (2014). "The algorithmic foundations of differential privacy", Theorem 3.16.
 """
 
 from __future__ import annotations
 
 import abc
 import logging
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
+from dpknn.accounting.budget import float_down
 from dpknn.accounting.zcdp import exponential_epsilon, zcdp_rho
 from dpknn.impute.flags import check_not_imputed
-from dpknn.mechanisms.additive import DiscreteGaussian
+from dpknn.mechanisms.additive import DiscreteGaussian, Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.schema.attributes import Continuous, Ordinal
 from dpknn.schema.discretization import Discretization
@@ -56,9 +85,72 @@ from dpknn.utils.validation import (
     check_unit_interval,
 )
 
-__all__ = ["Counts", "MarginalSynthesizer", "binned_attributes", "measure", "measure_quantiles", "universe_edges"]
+__all__ = ["NOISES", "Counts", "MarginalSynthesizer", "PureBudget", "ZCDPBudget", "binned_attributes", "measure",
+           "measure_quantiles", "universe_edges"]
 
 logger = logging.getLogger(__name__)
+
+EXPECTED_ABS = math.sqrt(2 / math.pi)   # E|Z| / σ of a normal: the discrete Gaussian's, closely, for σ >= 1
+
+
+@dataclass(frozen=True)
+class ZCDPBudget:
+    """A total ρ and what each step costs in zCDP (module docstring, "gaussian")."""
+
+    total: Fraction
+    noise: ClassVar[str] = "gaussian"
+    #: A cost this many times larger halves the noise's scale (σ ∝ 1/√ρ).
+    sharpen: ClassVar[int] = 4
+
+    def mechanism(self, cost):
+        """The table mechanism of cost ``cost`` (a Fraction)."""
+        return DiscreteGaussian(rho=cost)
+
+    def choice_epsilon(self, cost, steps=1):
+        """ε_s of each of ``steps`` exponential mechanisms that share ``cost``."""
+        return exponential_epsilon(cost, steps)
+
+    def choice_cost(self, epsilon):
+        """The exact cost of one exponential mechanism at ``epsilon``."""
+        return Fraction(epsilon) ** 2 / 8
+
+    def expected_abs(self, cost):
+        """E|Z| per cell of a table measured with ``cost`` (public, for scores)."""
+        return EXPECTED_ABS * math.sqrt(1 / (2 * float(cost)))
+
+
+@dataclass(frozen=True)
+class PureBudget:
+    """A total ε and what each step costs in pure DP (module docstring, "laplace")."""
+
+    total: Fraction
+    noise: ClassVar[str] = "laplace"
+    sharpen: ClassVar[int] = 2   # the scale is 1/ε
+
+    def mechanism(self, cost):
+        return Geometric(epsilon=cost)
+
+    def choice_epsilon(self, cost, steps=1):
+        return float_down(Fraction(cost) / steps)
+
+    def choice_cost(self, epsilon):
+        return Fraction(epsilon)
+
+    def expected_abs(self, cost):
+        # E|Z| of P(z) ∝ a^|z|, a = e^{-ε}: 2a / (1 − a²).
+        a = math.exp(-float(cost))
+        return 2 * a / (1 - a * a)
+
+
+NOISES = {"gaussian": ZCDPBudget, "laplace": PureBudget}
+
+
+def planned_error(budget, share, plan):
+    """Σ cells × E|noise| per cell over the planned tables ``plan`` [(share of the method's part,
+    cells)], the method's part being ``share`` of ``budget.total``: the expected L1 error of the
+    noisy tables, which ``noise="auto"`` minimises (public: it reads the budget and the domains
+    only)."""
+    return sum(cells * budget.expected_abs(share * budget.total * s) for s, cells in plan)
 
 
 def binned_attributes(disc):
@@ -70,12 +162,12 @@ def binned_attributes(disc):
             (isinstance(a, Continuous) or (isinstance(a, Ordinal) and disc.ordinal_width(a) > 1))]
 
 
-def measure_quantiles(X, attributes, levels, rho, src):
-    """DP quantile edges (:func:`~dpknn.synth.bins.quantile_edges`) of each of ``attributes``, ρ in
-    all; the counted values are the observed ones inside the attribute's universe."""
+def measure_quantiles(X, attributes, levels, budget, src):
+    """DP quantile edges (:func:`~dpknn.synth.bins.quantile_edges`) of each of ``attributes``,
+    ``budget.total`` in all; the counted values are the observed ones inside the attribute's universe."""
     if not attributes:
         return []
-    eps = exponential_epsilon(rho, levels * len(attributes))
+    eps = budget.choice_epsilon(budget.total, levels * len(attributes))
     out = []
     for a in attributes:
         values, missing = a.read_column(X)
@@ -124,22 +216,24 @@ class Counts:
         return out
 
 
-def measure(counts, attributes, rho, src):
-    """The table of ``attributes`` with discrete Gaussian noise, ρ-zCDP (module docstring)."""
-    mech = DiscreteGaussian(rho=rho)
-    return Measurement(tuple(attributes), mech.release_array(counts[tuple(attributes)], rng=src), mech.sigma)
+def measure(counts, attributes, cost, src, *, budget):
+    """The table of ``attributes`` with the noise of ``budget`` at ``cost`` (module docstring);
+    the record keeps the noise's standard deviation, which weighs it in the estimate."""
+    mech = budget.mechanism(cost)
+    return Measurement(tuple(attributes), mech.release_array(counts[tuple(attributes)], rng=src),
+                       math.sqrt(mech.variance()))
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """A fit's public plan: the discretisation, which attributes may not be missing, ρ (exact) and
-    its quantile part, the bins mode and the attributes whose quantiles are released."""
+    """A fit's public plan: the discretisation, which attributes may not be missing, the budget
+    and its quantile part (exact), the bins mode and the attributes whose quantiles are released."""
 
     disc: Discretization
     never: np.ndarray
     epsilon: float
     delta: float
-    rho: Fraction
+    budget: ZCDPBudget | PureBudget
     quantiles: Fraction
     mode: str
     wide: list
@@ -154,9 +248,15 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         """Check the method's own parameters before anything is read."""
 
     @abc.abstractmethod
-    def select_and_fit(self, counts, rho, src, *, disc):
-        """Measure tables with ρ in all and fit a model: returns (measurements, model, structure),
-        ``structure`` a list of released attribute-index tuples; ``disc`` the public discretisation."""
+    def planned_tables(self, sizes):
+        """The tables the method plans to measure, from public facts only: a list of (share of
+        its budget, cells), ``sizes`` the attributes' table sizes; for ``noise="auto"``."""
+
+    @abc.abstractmethod
+    def select_and_fit(self, counts, budget, src, *, disc):
+        """Measure tables with ``budget.total`` in all and fit a model: returns (measurements,
+        model, structure), ``structure`` a list of released attribute-index tuples; ``disc`` the
+        public discretisation."""
 
     def _prepare(self):
         mode = self.bins if isinstance(self.bins, str) else "equal"
@@ -176,7 +276,9 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         check_positive_int(self.n_jobs, "n_jobs")
         self._validate_method(disc)
         eps = EPSILON.check(self.epsilon, "epsilon")
-        delta = POSITIVE_DELTA.check(self.delta, "delta")
+        if self.noise not in (*NOISES, "auto"):
+            raise ValueError(f"noise must be one of {[*NOISES, 'auto']}, got {self.noise!r}.")
+        delta = POSITIVE_DELTA.check(self.delta, "delta") if self.noise != "laplace" else 0.0
         share = Fraction(check_unit_interval(self.quantile_share, "quantile_share", closed=True))
         if share >= 1:
             raise ValueError(f"quantile_share must be below 1 (the rest fits the model), got {self.quantile_share}.")
@@ -184,9 +286,15 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         if wide and share <= 0:
             raise ValueError(f"bins={mode!r} needs quantile_share > 0 to release the quantiles of "
                              f"{[a.name for a in wide]}; give an int bins or public bin_edges instead.")
-        rho = Fraction(zcdp_rho(eps, delta))
-        rho_q = share * rho if mode != "equal" else Fraction(0)
-        return Prepared(disc, np.array([n in never for n in disc.names]), eps, delta, rho, rho_q, mode, wide)
+        never = np.array([n in never for n in disc.names])
+        quantile_part = share if mode != "equal" else Fraction(0)
+        pure = PureBudget(Fraction(eps))
+        budget = pure if self.noise == "laplace" else ZCDPBudget(Fraction(zcdp_rho(eps, delta)))
+        if self.noise == "auto":   # min keeps the first of equals: gaussian
+            plan = self.planned_tables(disc.sizes + ~never)
+            budget = min([budget, pure], key=lambda b: planned_error(b, 1 - quantile_part, plan))
+        delta = delta if budget.noise == "gaussian" else 0.0
+        return Prepared(disc, never, eps, delta, budget, quantile_part * budget.total, mode, wide)
 
     def fit(self, X, y=None, *, accountant=None):
         """Release the quantiles (``bins`` "auto" or "quantiles"), measure and select tables, fit
@@ -216,7 +324,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         if gaps:
             raise ValueError(f"attributes declared never_missing have gaps: {gaps}. Remove them from never_missing "
                              "(their gaps then become a code of their own) or impute them first.")
-        quantiles = measure_quantiles(X, plan.wide, self.quantile_levels, plan.quantiles, src)
+        quantiles = measure_quantiles(X, plan.wide, self.quantile_levels, replace(plan.budget, total=plan.quantiles),
+                                      src)
         self.public_edges_ = {name: list(e) for name, e in disc.edges}
         self.bin_edges_ = {q.name: list(q.edges) for q in quantiles}
         if plan.mode == "quantiles" and quantiles:
@@ -226,24 +335,26 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
         ext_sizes = disc.sizes + ~plan.never
         counts = Counts(extended_codes(codes, disc.sizes), disc.sizes, ext_sizes, n_jobs=self.n_jobs)
-        logger.info("%s: %d attributes, rho=%.6g (epsilon=%g, delta=%g)", type(self).__name__, len(disc.sizes),
-                    float(plan.rho), plan.epsilon, plan.delta)
+        logger.info("%s: %d attributes, %s noise, total %.6g (epsilon=%g, delta=%g)", type(self).__name__,
+                    len(disc.sizes), plan.budget.noise, float(plan.budget.total), plan.epsilon, plan.delta)
         self.measurements_, self.model_, structure = self.select_and_fit(
-            counts, plan.rho - plan.quantiles, src, disc=disc)
+            counts, replace(plan.budget, total=plan.budget.total - plan.quantiles), src, disc=disc)
         self.discretization_ = disc
         self.never_missing_ = tuple(bool(v) for v in plan.never)
         self.structure_ = tuple(tuple(disc.names[v] for v in s) for s in structure)
-        self.rho_ = float(plan.rho)
+        self.noise_ = plan.budget.noise
+        self.rho_ = float(plan.budget.total) if self.noise_ == "gaussian" else None
         self.epsilon_ = plan.epsilon
         self.delta_ = plan.delta
         self.n_features_in_ = len(disc.sizes)
         return self
 
     def released_params(self):
-        """Public bins, released bin edges, never-missing attributes and ρ (a subclass adds what it measured)."""
+        """Public bins, released bin edges, never-missing attributes, the noise and ρ (None under pure
+        DP); a subclass adds what it measured."""
         return {"bins": self.bins, "bin_edges": self.public_edges_, "released_bin_edges": self.bin_edges_,
                 "quantile_share": self.quantile_share if isinstance(self.bins, str) else 0.0,
-                "never_missing": list(self.never_missing), "rho": self.rho_}
+                "never_missing": list(self.never_missing), "noise": self.noise_, "rho": self.rho_}
 
     def sample(self, n, *, rng=None):
         """``n`` synthetic rows: a DataFrame with the attribute columns in declared order.

@@ -68,6 +68,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpknn.accounting.budget import float_down
 from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
@@ -106,12 +107,6 @@ def useful_degree(rows, epsilon, sizes, theta):
                 - float(log_sizes[: k + 1].sum()) >= math.log(theta):
             best = k
     return best
-
-
-def float_down(x):
-    """The largest float not above the rational ``x`` (a budget share never rounds up)."""
-    f = float(x)
-    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
 
 
 def check_epsilon(epsilon):
