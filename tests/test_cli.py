@@ -388,7 +388,7 @@ upper = 5001
 """
 
 
-@pytest.mark.parametrize("method", ["aim", "mst", "privbayes", "privbayese", "privbayes-value", "columnwise",
+@pytest.mark.parametrize("method", ["auto", "aim", "mst", "privbayes", "privbayese", "privbayes-value", "columnwise",
                                     "aim --noise laplace", "mst --noise laplace"])
 def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
     from dpknn.datasets.census import make_census
@@ -402,16 +402,18 @@ def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
     out = pd.read_csv(tmp_path / "out.csv")
     assert list(out.columns) == ["AGE", "SEX", "INCWAGE"] and len(out) == 500
     assert out["AGE"].dropna().between(0, 99).all() and out["INCWAGE"].dropna().between(0, 5001).all()
-    assert out.isna().any().any() == (method in ("privbayes-value", "mst", "aim"))   # those reproduce the gaps
+    assert out.isna().any().any() == (method in ("privbayes-value", "mst", "aim", "auto"))   # those reproduce gaps
     side = json.loads((tmp_path / "out.csv.json").read_text())
     assert side["epsilon"] == 1.0 and side["rows"] == 500 and side["method"] == method
     # Only public parameters and released values: no true counts, scores or the data's size.
     assert "3000" not in json.dumps(side)
-    if options or method == "mst":   # pure DP (MST's "auto" picks it here): δ = 0 and no ρ
+    if method == "auto":   # 3,000 rows at ε = 1: MST's tables are the more useful
+        assert side["chosen"] == "mst" and len(side["tree"]) == 2 and side["count_share"] == 0.01
+    if options or method in ("mst", "auto"):   # pure DP (MST's "auto" picks it here): δ = 0 and no ρ
         assert (side["noise"], side["delta"], side["rho"]) == ("laplace", 0.0, None)
     elif method == "aim":
         assert side["noise"] == "gaussian" and 0 < side["delta"] and side["rho"] < 1
-    if method == "mst":
+    if method in ("mst", "auto"):
         assert len(side["tree"]) == 2
         assert side["bins"] == "auto" and set(side["released_bin_edges"]) == {"AGE", "INCWAGE"}
     elif method == "aim":
@@ -432,15 +434,15 @@ def test_synth_refuses_bad_input(tmp_path):
     res = run(*common, "--output", "o.csv", "--method", "columnwise", "--max-rows", "10", cwd=tmp_path)
     assert res.returncode == 2 and "PrivBayes methods only" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "privbayese", "--delta", "1e-6", cwd=tmp_path)
-    assert res.returncode == 2 and "--delta applies to --method aim, mst and dpmisgan only" in res.stderr
+    assert res.returncode == 2 and "--delta applies to --method auto, aim, mst and dpmisgan only" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "columnwise", "--never-missing", "SEX", cwd=tmp_path)
-    assert res.returncode == 2 and "--never-missing applies to --method aim and mst only" in res.stderr
+    assert res.returncode == 2 and "--never-missing applies to --method auto, aim and mst only" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "privbayes", "--noise", "laplace", cwd=tmp_path)
-    assert res.returncode == 2 and "--noise applies to --method aim and mst only" in res.stderr
+    assert res.returncode == 2 and "--noise applies to --method auto, aim and mst only" in res.stderr
     res = run(*common, "--output", "o.csv", "--noise", "laplace", "--delta", "1e-6", cwd=tmp_path)
     assert res.returncode == 2 and "pure epsilon-DP (delta = 0)" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "privbayes", "--bins", "auto", cwd=tmp_path)
-    assert res.returncode == 2 and "--bins auto applies to --method aim and mst only" in res.stderr
+    assert res.returncode == 2 and "--bins auto applies to --method auto, aim and mst only" in res.stderr
     res = run(*common, "--output", "o.csv", "--bins", "deciles", cwd=tmp_path)
     assert res.returncode == 2 and "'auto' or 'quantiles'" in res.stderr
     pd.DataFrame({"AGE": [1, 2], "SEX": [1, None], "INCWAGE": [0, 1]}).to_csv(tmp_path / "gap.csv", index=False)

@@ -143,11 +143,12 @@ def test_every_estimator_says_not_fitted_the_same_way():
     from dpknn.datasets.census import census_schema
     from dpknn.models.kmeans import DPKMeans
     from dpknn.sdc.rwn import RWN
-    from dpknn.synth import AIMSynthesizer, ColumnwiseSynthesizer, MSTSynthesizer, PrivBayes
+    from dpknn.synth import AIMSynthesizer, AutoSynthesizer, ColumnwiseSynthesizer, MSTSynthesizer, PrivBayes
 
     attrs = [Categorical("a", [0, 1])]
     calls = [lambda: DPKMeans(2, epsilon=1.0, bounds=([0], [1])).predict([[0.5]]),
              lambda: AIMSynthesizer(attrs, epsilon=1.0).sample(3),
+             lambda: AutoSynthesizer(attrs, epsilon=1.0).sample(3),
              lambda: MSTSynthesizer(attrs, epsilon=1.0).public_params(),
              lambda: PrivBayes(attrs, epsilon=1.0).sample(3),
              lambda: ColumnwiseSynthesizer(attrs, epsilon=1.0).sample(3),

@@ -384,7 +384,8 @@ def test_no_unbuilt_features_are_advertised():
     # The GAN extra exists, pinned to the CPU build these machines keep (a bare torch pulls CUDA).
     assert project["optional-dependencies"]["gan"] == ["torch==2.13.0"]
     # Synthesis ships: every method `dpknn synth` offers is a public synthesiser of dpknn.synth.
-    classes = {"aim": "AIMSynthesizer", "mst": "MSTSynthesizer", "privbayes": "PrivBayes", "privbayese": "PrivBayes",
+    classes = {"auto": "AutoSynthesizer", "aim": "AIMSynthesizer", "mst": "MSTSynthesizer", "privbayes": "PrivBayes",
+               "privbayese": "PrivBayes",
                "privbayes-value": "PrivBayes", "columnwise": "ColumnwiseSynthesizer", "dpmisgan": "DPMisGAN"}
     commands = next(a.choices for a in build_parser()._actions if isinstance(a.choices, dict))
     methods = next(a.choices for a in commands["synth"]._actions if a.dest == "method")

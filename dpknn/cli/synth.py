@@ -27,6 +27,8 @@ logger = logging.getLogger(__name__)
 
 
 SYNTH_METHODS = {
+    "auto": ("AIM or MST, chosen on a released row count (AIM where the budget pays for its rounds); missingness "
+             "as a category", None),
     "aim": ("AIM: noisy marginals chosen adaptively for all two-way marginals, one fitted model; missingness as "
             "a category", None),
     "mst": ("MST: noisy marginals on a private maximum spanning tree, one fitted model; missingness as a category",
@@ -55,7 +57,7 @@ def _bins(text):
 
 def _cmd_synth(args):
     from dpknn.schema.discretization import read_attributes
-    from dpknn.synth import AIMSynthesizer, ColumnwiseSynthesizer, DPMisGAN, MSTSynthesizer, PrivBayes
+    from dpknn.synth import AIMSynthesizer, AutoSynthesizer, ColumnwiseSynthesizer, DPMisGAN, MSTSynthesizer, PrivBayes
 
     check_outputs([args.output, _sidecar(args.output)], [args.input, args.attributes])
     table_writer(None, args.output)
@@ -69,19 +71,19 @@ def _cmd_synth(args):
                 "--gaps": args.gaps or None}
     if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
         raise CLIError(f"{', '.join(k for k, v in gan_only.items() if v is not None)} apply to --method dpmisgan only.")
-    marginal = args.method in ("aim", "mst")
+    marginal = args.method in ("auto", "aim", "mst")
     if not marginal and args.method != "dpmisgan" and args.delta is not None:
-        raise CLIError("--delta applies to --method aim, mst and dpmisgan only.")
+        raise CLIError("--delta applies to --method auto, aim, mst and dpmisgan only.")
     if not marginal and args.never_missing is not None:
-        raise CLIError("--never-missing applies to --method aim and mst only.")
+        raise CLIError("--never-missing applies to --method auto, aim and mst only.")
     if not marginal and args.noise is not None:
-        raise CLIError("--noise applies to --method aim and mst only.")
+        raise CLIError("--noise applies to --method auto, aim and mst only.")
     if args.noise == "laplace" and args.delta is not None:
         raise CLIError("--noise laplace is pure epsilon-DP (delta = 0); drop --delta.")
     if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree is not None):
         raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
     if isinstance(args.bins, str) and not marginal:
-        raise CLIError(f"--bins {args.bins} applies to --method aim and mst only; give a number of equal bins.")
+        raise CLIError(f"--bins {args.bins} applies to --method auto, aim and mst only; give a number of equal bins.")
     bins = args.bins if args.bins is not None else ("auto" if marginal else 10)
     sample_options = {}
     if args.method == "dpmisgan":
@@ -95,7 +97,7 @@ def _cmd_synth(args):
         sample_options["missing"] = args.gaps
     elif marginal:
         never = [] if args.never_missing is None else comma_list(args.never_missing)
-        model = {"aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
+        model = {"auto": AutoSynthesizer, "aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
             noise=args.noise or "auto", never_missing=never, progress=args.progress, rng=args.seed)
     elif args.method == "columnwise":
@@ -156,9 +158,10 @@ def add_synth_parser(sub):
                             "DP-MisGAN)",
                        description="Fit a differentially private synthesiser on --input and write --rows synthetic "
                        "rows to --output (CSV or Parquet) and OUTPUT.json with the public parameters and what was "
-                       "released (the tables measured, the tree or network, the row bound). Methods: aim (default; "
-                       "AIM with missingness as a category: tables chosen adaptively for every two-way marginal and "
-                       "one model fitted to all of them), mst (MST: the tables of a private maximum spanning tree), "
+                       "released (the tables measured, the tree or network, the row bound). Methods: auto "
+                       "(default; AIM or MST, chosen on a row count released with 1%% of epsilon), aim (AIM with "
+                       "missingness as a category: tables chosen adaptively for every two-way marginal and one model "
+                       "fitted to all of them), mst (MST: the tables of a private maximum spanning tree), "
                        "privbayes (complete rows), privbayese (each table on the rows observed on its attributes), "
                        "privbayes-value (missingness as a value), columnwise (KaminoI), dpmisgan (MisGAN with DP-SGD "
                        "on its critics; needs torch). See docs/synthesis.md.")
@@ -167,28 +170,29 @@ def add_synth_parser(sub):
     p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
     p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon")
-    p.add_argument("--method", default="aim", choices=list(SYNTH_METHODS), help="default aim")
+    p.add_argument("--method", default="auto", choices=list(SYNTH_METHODS),
+                   help="default auto: AIM or MST, chosen on a released row count (1%% of epsilon)")
     p.add_argument("--rows", type=int, required=True, help="synthetic rows to write (a public number)")
     p.add_argument("--degree", type=_degree, default=None, metavar="{1,2,3,auto}",
                    help="parents per attribute for PrivBayes (default auto: the largest whose noisy tables are "
                    "theta-useful for the budget, from a released row count)")
     p.add_argument("--bins", type=_bins, default=None, metavar="{N,auto,quantiles}",
                    help="bins of wide numeric attributes: N equal public bins (default 10, the only choice besides "
-                        "aim and mst); aim and mst: auto (default; 10 equal bins, values inside drawn from DP "
-                        "quantiles' shape) or quantiles (bins cut at DP quantiles); see docs/synthesis.md")
+                        "auto, aim and mst); auto, aim and mst: auto (default; 10 equal bins, values inside drawn "
+                        "from DP quantiles' shape) or quantiles (bins cut at DP quantiles); see docs/synthesis.md")
     p.add_argument("--max-rows", type=int, default=None,
                    help="public bound on the input's rows (PrivBayes); without it a bound is released with 1%% of "
                         "epsilon and delta=1e-9")
     p.add_argument("--delta", type=float, default=None,
-                   help="delta of aim and mst (default 1e-9) and dpmisgan (default 10^-(digits of --input-rows "
+                   help="delta of auto, aim and mst (default 1e-9) and dpmisgan (default 10^-(digits of --input-rows "
                         "+ 1))")
     p.add_argument("--never-missing", default=None, metavar="A,B",
-                   help="aim and mst: comma-separated attributes with no gaps by design (public); no gaps are "
+                   help="auto, aim and mst: comma-separated attributes with no gaps by design (public); no gaps are "
                         "invented in them, and a gap there is refused")
     p.add_argument("--noise", default=None, choices=["auto", "gaussian", "laplace"],
-                   help="aim and mst: discrete Gaussian noise in zCDP, discrete Laplace noise for pure epsilon-DP "
-                        "(delta = 0), or auto (default): the one with the smaller expected error for the planned "
-                        "tables; the sidecar names the one used")
+                   help="auto, aim and mst: discrete Gaussian noise in zCDP, discrete Laplace noise for pure "
+                        "epsilon-DP (delta = 0), or auto (default): the one with the smaller expected error for the "
+                        "planned tables; the sidecar names the one used")
     gan = p.add_argument_group("dpmisgan")
     gan.add_argument("--input-rows", type=int, default=None,
                      help="public number of input rows: sets the sampling rate and the step count (required)")

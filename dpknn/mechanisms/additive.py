@@ -9,6 +9,7 @@ publishes. Neighbouring relation: add or remove one record.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import typing
@@ -281,9 +282,10 @@ class DiscreteGaussian(IntegerNoise):
         self.rho, self.sensitivity, self.delta = p["rho"], p["sensitivity"], p["delta"]
         self.sigma2 = Fraction(self.sensitivity) ** 2 / (2 * Fraction(rho))
 
-    @property
+    @functools.cached_property
     def epsilon(self):
-        """ε of the stand-alone (ε, ``delta``) guarantee."""
+        """ε of the stand-alone (ε, ``delta``) guarantee (a search over Rényi orders: computed once,
+        not at every release)."""
         return zcdp_epsilon(float(self.rho), self.delta)
 
     @property

@@ -1,9 +1,11 @@
 """DP synthetic data from incomplete data.
 
+- :class:`AutoSynthesizer`: AIM where the budget pays for its rounds, MST where it does not,
+  chosen on a released row count; the default.
 - :class:`AIMSynthesizer`: AIM (noisy tables chosen adaptively for a workload of marginals, one
-  consistent model fitted to them; zCDP), missingness as a category; the default.
+  consistent model fitted to them; zCDP or pure DP), missingness as a category.
 - :class:`MSTSynthesizer`: MST (noisy one- and two-way tables on a private maximum spanning
-  tree, one consistent model fitted to them; zCDP), missingness as a category.
+  tree, one consistent model fitted to them; zCDP or pure DP), missingness as a category.
 - :class:`PrivBayes`: PrivBayes and PrivBayesE (a noisy Bayesian network; missing cells
   dropped per table, dropped with their rows, or kept as a value).
 - :class:`ColumnwiseSynthesizer`: column-by-column synthesis with DP naive-Bayes models that
@@ -19,6 +21,7 @@
 
 from dpknn.schema.discretization import Discretization
 from dpknn.synth.aim import AIMSynthesizer
+from dpknn.synth.auto import AutoSynthesizer
 from dpknn.synth.base import Synthesizer
 from dpknn.synth.columnwise import ColumnwiseSynthesizer
 from dpknn.synth.misgan import DPMisGAN
@@ -27,5 +30,5 @@ from dpknn.synth.privbayes import PrivBayes
 from dpknn.synth.scores import mutual_information_score, score_sensitivity
 from dpknn.synth.tabular import TabularEncoding
 
-__all__ = ["AIMSynthesizer", "ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "MSTSynthesizer", "PrivBayes",
-           "Synthesizer", "TabularEncoding", "mutual_information_score", "score_sensitivity"]
+__all__ = ["AIMSynthesizer", "AutoSynthesizer", "ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "MSTSynthesizer",
+           "PrivBayes", "Synthesizer", "TabularEncoding", "mutual_information_score", "score_sensitivity"]

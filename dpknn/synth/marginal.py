@@ -85,8 +85,8 @@ from dpknn.utils.validation import (
     check_unit_interval,
 )
 
-__all__ = ["NOISES", "Counts", "MarginalSynthesizer", "PureBudget", "ZCDPBudget", "binned_attributes", "measure",
-           "measure_quantiles", "universe_edges"]
+__all__ = ["NOISES", "Counts", "MarginalSynthesizer", "Prepared", "PureBudget", "ZCDPBudget", "binned_attributes",
+           "measure", "measure_quantiles", "universe_edges"]
 
 logger = logging.getLogger(__name__)
 
@@ -257,6 +257,11 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         """Measure tables with ``budget.total`` in all and fit a model: returns (measurements,
         model, structure), ``structure`` a list of released attribute-index tuples; ``disc`` the
         public discretisation."""
+
+    def plan(self):
+        """The fit's public plan (a :class:`Prepared`: bins, budget and its currency, the quantiles'
+        part), from the parameters alone: nothing is read from any data."""
+        return self._prepare()
 
     def _prepare(self):
         mode = self.bins if isinstance(self.bins, str) else "equal"

@@ -1,0 +1,199 @@
+"""AIM where the budget pays for its rounds, MST where it does not: the default of ``dpknn synth``.
+
+AIM (:class:`~dpknn.synth.AIMSynthesizer`) spreads its budget over 16·d rounds so that it can
+keep several dependences per attribute; MST (:class:`~dpknn.synth.MSTSynthesizer`) spends it on
+2d − 1 tables of a spanning tree. When the rows are few for the budget, AIM's tables are mostly
+noise and MST's few, sharper tables fit better; when they are many, AIM wins. Which side a table
+is on depends on its number of rows, which is not public, so it is released first:
+
+1. **Count.** ñ = n + Z, Z discrete Laplace of scale 1/ε₀, ε₀ = ``count_share``·ε
+   (:class:`~dpknn.mechanisms.Geometric`): adding or removing one record changes n by one, so
+   this is ε₀-DP (Ghosh, Roughgarden, Sundararajan 2012).
+2. **Choice** (post-processing of ñ): θ-usefulness, the rule PrivBayes uses for its degree
+   (Zhang et al. 2017, §4.4), applied to AIM's tables. AIM's first tables get noise of standard
+   deviation s per cell (public: from ε − ε₀, δ, its rounds and the domains); a two-way table
+   holds ñ/c̄ rows per cell on average, c̄ the mean size of the two-way tables (public). AIM
+   runs when (ñ/c̄)/s ≥ θ, MST otherwise.
+3. **Fit** the chosen synthesiser with (ε − ε₀, δ) on the same data, its noise drawn from the
+   same source after the count's.
+
+**Privacy**, add/remove one record with its missingness pattern: step 1 is (ε₀, 0)-DP, step 3
+(ε − ε₀, δ)-DP (or (ε − ε₀, 0) when its ``noise`` picks pure DP), and sequential composition
+(Dwork and Roth 2014, Theorem 3.16) gives (ε, δ)-DP. ñ is a released value; it is published in
+the sidecar along with the choice.
+
+The default θ = 2.5 was set on the public tables of ``benchmarks/compare_synthesis.py``
+(``benchmarks/README.md``): between 1.7 (SLID at ε = 1, where MST fitted 14 % better) and 3.3
+(SLID at ε = 2, where AIM fitted 12 % better).
+
+References
+----------
+.. [1] McKenna, Mullins, Sheldon, Miklau (2022). "AIM: an adaptive and iterative mechanism for
+   differentially private synthetic data", PVLDB 15(11).
+.. [2] McKenna, Miklau, Sheldon (2021). "Winning the NIST contest: a scalable and general
+   approach to differentially private synthetic data", J. Priv. Confidentiality 11(3).
+.. [3] Zhang, Cormode, Procopiuc, Srivastava, Xiao (2017). "PrivBayes: private data release via
+   Bayesian networks", ACM TODS 42(4), §4.4.
+.. [4] Ghosh, Roughgarden, Sundararajan (2012). "Universally utility-maximizing privacy
+   mechanisms", SIAM J. Comput.
+.. [5] Dwork, Roth (2014). "The algorithmic foundations of differential privacy", Theorem 3.16.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from dpknn.accounting.budget import float_down
+from dpknn.impute.flags import check_not_imputed
+from dpknn.mechanisms.additive import Geometric
+from dpknn.mechanisms.randomness import as_source
+from dpknn.synth.aim import AIMSynthesizer
+from dpknn.synth.base import Synthesizer
+from dpknn.synth.mst import MSTSynthesizer
+from dpknn.utils.validation import EPSILON, check_is_fitted, check_unit_interval
+
+__all__ = ["AutoSynthesizer", "aim_usefulness"]
+
+logger = logging.getLogger(__name__)
+
+
+def aim_usefulness(rows, aim):
+    """Step 2's ratio (ñ/c̄)/s for ``rows`` (a released count) and an unfitted ``aim`` (public)."""
+    plan = aim.plan()
+    sizes = plan.disc.sizes + ~plan.never
+    share = aim.planned_tables(sizes)[0][0]
+    sd = math.sqrt(plan.budget.mechanism((plan.budget.total - plan.quantiles) * share).variance())
+    cells = np.mean([int(a) * int(b) for a, b in itertools.combinations(sizes, 2)]) if len(sizes) > 1 else sizes[0]
+    return max(rows, 0) / float(cells) / sd
+
+
+class AutoSynthesizer(Synthesizer):
+    """Differentially private synthetic data by AIM or MST, chosen on a released row count.
+
+    (ε, δ)-DP under add/remove one record (with its missingness pattern): a count at
+    ``count_share``·ε, then the chosen synthesiser with the rest (module docstring).
+
+    Parameters
+    ----------
+    attributes : sequence of Ordinal, Categorical or Continuous
+        The public domains, universes included.
+    epsilon : float
+        Total ε of :meth:`fit`.
+    delta : float in (0, 1), default 1e-9
+    theta : float, default 2.5
+        AIM runs when its first tables are θ-useful (module docstring), MST otherwise.
+    count_share : float, default 0.01
+        Share of ε for the row count.
+    noise, bins, bin_edges, quantile_share, quantile_levels, never_missing, n_jobs :
+        Passed to the chosen synthesiser (:class:`~dpknn.synth.AIMSynthesizer`,
+        :class:`~dpknn.synth.MSTSynthesizer`).
+    workload, max_model_size :
+        Passed to AIM when it is chosen.
+    progress : bool, default False
+    rng : numpy.random.Generator, int or None
+        Noise source of :meth:`fit` (None: the OS CSPRNG); the count and the chosen synthesiser
+        draw from it in turn.
+
+    Attributes
+    ----------
+    method_ : str
+        "aim" or "mst".
+    synthesizer_ : AIMSynthesizer or MSTSynthesizer
+        The fitted synthesiser.
+    released_rows_ : int
+        ñ, the released row count.
+    epsilon_, delta_ : float
+
+    Examples
+    --------
+    >>> from dpknn import Categorical, Ordinal
+    >>> from dpknn.datasets.census import make_census
+    >>> from dpknn.synth import AutoSynthesizer
+    >>> attrs = [Ordinal("AGE", 0, 99), Ordinal("SCHOOL", 0, 17), Categorical("SEX", [1, 2])]
+    >>> model = AutoSynthesizer(attrs, epsilon=1.0, never_missing=["SEX"], rng=0).fit(make_census(5_000, rng=0))
+    >>> model.method_, model.sample(3, rng=0).shape
+    ('mst', (3, 3))
+    """
+
+    def __init__(self, attributes, *, epsilon, delta=1e-9, theta=2.5, count_share=0.01, noise="auto",
+                 workload=2, max_model_size=20_000, bins="auto", bin_edges=None, quantile_share=0.1,
+                 quantile_levels=4, never_missing=(), n_jobs=2, progress=False, rng=None):
+        self.attributes = attributes
+        self.epsilon = epsilon
+        self.delta = delta
+        self.theta = theta
+        self.count_share = count_share
+        self.noise = noise
+        self.workload = workload
+        self.max_model_size = max_model_size
+        self.bins = bins
+        self.bin_edges = bin_edges
+        self.quantile_share = quantile_share
+        self.quantile_levels = quantile_levels
+        self.never_missing = never_missing
+        self.n_jobs = n_jobs
+        self.progress = progress
+        self.rng = rng
+
+    def _candidates(self, epsilon, src):
+        shared = {"epsilon": epsilon, "delta": self.delta, "noise": self.noise, "bins": self.bins,
+                  "bin_edges": self.bin_edges, "quantile_share": self.quantile_share,
+                  "quantile_levels": self.quantile_levels, "never_missing": self.never_missing,
+                  "n_jobs": self.n_jobs, "progress": self.progress, "rng": src}
+        return {"aim": AIMSynthesizer(self.attributes, workload=self.workload, max_model_size=self.max_model_size,
+                                      **shared),
+                "mst": MSTSynthesizer(self.attributes, **shared)}
+
+    def fit(self, X, y=None, *, accountant=None):
+        """Release the count, choose, and fit the chosen synthesiser on ``X`` (a DataFrame holding
+        the attribute columns; not modified).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+        y : ignored
+        accountant : BudgetAccountant or None
+            Charged (ε, δ) before the data are read; refused when it does not fit.
+        """
+        check_not_imputed(X, "X")
+        eps = Fraction(EPSILON.check(self.epsilon, "epsilon"))
+        share = Fraction(check_unit_interval(self.count_share, "count_share"))
+        if isinstance(self.theta, bool) or not isinstance(self.theta, (int, float)) or not 0 < self.theta < math.inf:
+            raise ValueError(f"theta must be a positive finite number, got {self.theta!r}.")
+        eps0 = float_down(share * eps)
+        rest = float_down(eps - Fraction(eps0))
+        candidates = self._candidates(rest, None)
+        plans = {k: c.plan() for k, c in candidates.items()}   # every parameter checked before the data
+        delta = max(p.delta for p in plans.values())
+        if accountant is not None:
+            accountant.spend(float(eps), delta, label=f"{type(self).__name__} (count, then AIM or MST)")
+        src = as_source(self.rng)
+        rows = Geometric(epsilon=eps0).release(len(X), rng=src).value
+        ratio = aim_usefulness(rows, candidates["aim"])
+        self.method_ = "aim" if ratio >= self.theta else "mst"
+        logger.info("AutoSynthesizer: released rows %d, AIM usefulness %.3g (theta %g): %s", rows, ratio,
+                    self.theta, self.method_)
+        self.synthesizer_ = self._candidates(rest, src)[self.method_].fit(X)
+        self.released_rows_ = int(rows)
+        self.epsilon_ = float(eps0) + self.synthesizer_.epsilon_
+        self.delta_ = self.synthesizer_.delta_
+        self.n_features_in_ = self.synthesizer_.n_features_in_
+        return self
+
+    def released_params(self):
+        """The choice and what it read (the released count, θ, the count's ε), then the chosen
+        synthesiser's own record."""
+        inner = self.synthesizer_
+        return {"chosen": self.method_, "theta": self.theta, "count_share": self.count_share,
+                "released_rows": self.released_rows_, "method_epsilon": inner.epsilon_,
+                **inner.released_params()}
+
+    def sample(self, n, *, rng=None):
+        """``n`` synthetic rows from the chosen synthesiser (post-processing; ``rng`` drives it)."""
+        check_is_fitted(self, "synthesizer_")
+        return self.synthesizer_.sample(n, rng=rng)

@@ -1,0 +1,61 @@
+"""AutoSynthesizer: AIM or MST chosen on a released row count; the rule by hand, the budget and
+the public record."""
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from people import ATTRS, people
+
+from dpknn.accounting import BudgetAccountant, zcdp_rho
+from dpknn.exceptions import BudgetExceededError
+from dpknn.synth import AIMSynthesizer, AutoSynthesizer
+from dpknn.synth.auto import aim_usefulness
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 4.0])
+def test_usefulness_is_rows_per_two_way_cell_over_the_first_tables_noise(epsilon):
+    aim = AIMSynthesizer(ATTRS, epsilon=epsilon, noise="gaussian", bins=10)
+    # By hand: sizes with the missing code (AGE 10 bins plus the universe's edge at 15, SEX 2, WORK 2,
+    # INCOME 10 and its "not applicable" code, each + 1); AIM's first tables get ρ_m = 0.9ρ/T with
+    # T = 16·4 rounds, σ = 1/√(2ρ_m).
+    sizes = [12, 3, 3, 12]
+    cells = np.mean([a * b for a, b in itertools.combinations(sizes, 2)])
+    sigma = 1 / math.sqrt(2 * 0.9 * zcdp_rho(epsilon, 1e-9) / 64)
+    for rows in (0, 1000, 123_456):
+        assert aim_usefulness(rows, aim) == pytest.approx(rows / cells / sigma, rel=1e-9)
+
+
+def test_few_rows_take_mst_many_take_aim_and_the_record_says_which():
+    small = AutoSynthesizer(ATTRS, epsilon=1.0, rng=0).fit(people(800))
+    large = AutoSynthesizer(ATTRS, epsilon=4.0, rng=0).fit(people(40_000))
+    assert (small.method_, large.method_) == ("mst", "aim")
+    for model, n, eps in ((small, 800, 1.0), (large, 40_000, 4.0)):
+        pub = model.public_params()
+        assert pub["chosen"] == model.method_ and pub["theta"] == 2.5 and pub["count_share"] == 0.01
+        # ñ = n + discrete Laplace of scale 1/(0.01 ε): within 20 scales of n.
+        assert abs(pub["released_rows"] - n) < 20 / (0.01 * eps)
+        assert model.epsilon_ == pytest.approx(eps) and model.epsilon_ <= eps
+        assert pub["method_epsilon"] == pytest.approx(0.99 * eps)
+        json.dumps(pub)
+        out = model.sample(500, rng=1)
+        assert list(out.columns) == [a.name for a in ATTRS] and out.loc[out["AGE"] < 15, "INCOME"].isna().all()
+    # θ moves the boundary: a θ of 0 always takes AIM, a huge one always MST.
+    assert AutoSynthesizer(ATTRS, epsilon=1.0, theta=1e-9, rng=0).fit(people(800)).method_ == "aim"
+    assert AutoSynthesizer(ATTRS, epsilon=4.0, theta=1e9, rng=0).fit(people(2000)).method_ == "mst"
+
+
+def test_budget_is_checked_before_the_data_and_refusals():
+    df = people(500)
+    acc = BudgetAccountant(epsilon=0.5, delta=1e-6)
+    with pytest.raises(BudgetExceededError):
+        AutoSynthesizer(ATTRS, epsilon=1.0, rng=0).fit(df.drop(columns="AGE"), accountant=acc)   # refused first
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-6)
+    AutoSynthesizer(ATTRS, epsilon=1.0, rng=0).fit(df, accountant=acc)
+    assert acc.spent() == pytest.approx((1.0, 1e-9))
+    for kw, match in [({"theta": 0}, "theta"), ({"count_share": 1.5}, "count_share"),
+                      ({"noise": "normal"}, "noise"), ({"never_missing": ["age"]}, "not attributes")]:
+        with pytest.raises(ValueError, match=match):
+            AutoSynthesizer(ATTRS, epsilon=1.0, **kw).fit(df)
