@@ -160,7 +160,8 @@ class MSTSynthesizer(MarginalSynthesizer):
         Discrete Gaussian noise accounted in zCDP, discrete Laplace noise for pure ε-DP, or
         whichever gives the planned tables the smaller expected L1 error
         (:mod:`dpknn.synth.marginal`): for MST's few tables usually Laplace, which gave a 2-way
-        TVD 3-14 % lower than Gaussian in 15 of 20 cells of ``benchmarks/compare_synthesis.py``.
+        TVD lower than Gaussian in 17 of 20 cells of ``benchmarks/compare_synthesis.py`` (mean
+        ratio 0.95).
     bins : int, "auto" or "quantiles", default "auto"
         An int: that many equal public bins of each wide numeric attribute, values drawn inside a
         bin from the fitted model's shape (``docs/synthesis.md`` says when to prefer which).
