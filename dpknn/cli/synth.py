@@ -159,7 +159,7 @@ def add_synth_parser(sub):
                        description="Fit a differentially private synthesiser on --input and write --rows synthetic "
                        "rows to --output (CSV or Parquet) and OUTPUT.json with the public parameters and what was "
                        "released (the tables measured, the tree or network, the row bound). Methods: auto "
-                       "(default; AIM or MST, chosen on a row count released with 1%% of epsilon), aim (AIM with "
+                       "(default; AIM or MST, chosen on a row count released with 1% of epsilon), aim (AIM with "
                        "missingness as a category: tables chosen adaptively for every two-way marginal and one model "
                        "fitted to all of them), mst (MST: the tables of a private maximum spanning tree), "
                        "privbayes (complete rows), privbayese (each table on the rows observed on its attributes), "

@@ -128,16 +128,19 @@ class PureBudget:
     sharpen: ClassVar[int] = 2   # the scale is 1/ε
 
     def mechanism(self, cost):
+        """The table mechanism of cost ``cost``: discrete Laplace of scale 1/cost."""
         return Geometric(epsilon=cost)
 
     def choice_epsilon(self, cost, steps=1):
+        """ε_s of each of ``steps`` exponential mechanisms that share ``cost``: cost/steps, rounded down."""
         return float_down(Fraction(cost) / steps)
 
     def choice_cost(self, epsilon):
+        """The exact cost of one exponential mechanism at ``epsilon``: ε itself."""
         return Fraction(epsilon)
 
     def expected_abs(self, cost):
-        # E|Z| of P(z) ∝ a^|z|, a = e^{-ε}: 2a / (1 − a²).
+        """E|Z| per cell of a table measured with ``cost``: 2a/(1 − a²) for P(z) ∝ a^|z|, a = e^{−cost}."""
         a = math.exp(-float(cost))
         return 2 * a / (1 - a * a)
 
