@@ -20,9 +20,9 @@ Privacy (add/remove one row together with its missingness pattern; substitution 
    (geometric mechanism), and N ≤ n happens with probability below δ, which is charged.
    ``degree="auto"`` also needs ñ = n + Z, released the same way (ε₀ is spent even when
    ``max_rows`` is given; no δ is then charged, since ñ only chooses k).
-1b. **Degree** (``degree="auto"``): θ-usefulness (Zhang et al. 2017, §4.4, Definition 4.6 and
+2. **Degree** (``degree="auto"``): θ-usefulness (Zhang et al. 2017, §4.4, Definition 4.6 and
    Lemma 4.7). A noisy table is θ-useful when its average cell count is at least θ times the
-   noise scale per cell. With k parents, step 3 releases m_k = max(d − k, 1) tables at noise
+   noise scale per cell. With k parents, step 4 releases m_k = max(d − k, 1) tables at noise
    scale m_k/ε₂, and the largest (k+1)-way table the search could choose, over the k + 1
    largest public domains, has s_(k+1) cells (product of those sizes). k is the largest of
    1, 2, 3 (and at most d − 1) with ñ·ε₂ / (m_k·s_(k+1)) ≥ θ, and 1 when none is: every table
@@ -32,11 +32,11 @@ Privacy (add/remove one row together with its missingness pattern; substitution 
    ours), so for binary attributes (s_(k+1) = 2^{k+1}) the rule is exactly its
    nε₂/((d − k)·2^{k+2}) ≥ 4. The rule reads ñ, ε₂ and the public domains only, so the choice
    is post-processing of ñ.
-2. **Structure.** Each selection is permute-and-flip with ε₁/(d − 1), ε₁ = β(ε − ε₀), on scores
+3. **Structure.** Each selection is permute-and-flip with ε₁/(d − 1), ε₁ = β(ε − ε₀), on scores
    of sensitivity g(N) = (N+1)ln(N+1) − N ln N (:func:`~dpknn.synth.score_sensitivity`),
    which holds for every n_S ≤ N, so PrivBayesE's data-dependent n_S is covered. The official
    PrivBayesE code calibrates to the complete-data sensitivity, n/n_S times too little noise.
-3. **Tables.** m = max(d − degree, 1) count tables (the first degree + 1 attributes form one
+4. **Tables.** m = max(d − degree, 1) count tables (the first degree + 1 attributes form one
    joint table): each cell gets discrete Laplace noise of scale m/ε₂, ε₂ = ε − ε₀ − ε₁. Adding
    a row changes one cell of each table by one, so each table has L1 sensitivity 1. Negative
    counts are clipped to 0, each parent configuration is normalised, and an empty one is
@@ -95,7 +95,7 @@ MAX_DEGREE = 3
 
 
 def useful_degree(rows, epsilon, sizes, theta):
-    """Step 1b (module docstring): the largest k in 1..min(3, d − 1) whose every table is
+    """Step 2 (module docstring): the largest k in 1..min(3, d − 1) whose every table is
     θ-useful with ``rows`` (a released count), ε₂ = ``epsilon`` and public domain ``sizes``; 1
     if none is."""
     d = len(sizes)
@@ -166,7 +166,7 @@ class PrivBayes(Synthesizer):
         Total ε of :meth:`fit`.
     degree : int or "auto", default "auto"
         Parents per attribute (1 to 3), or "auto": the largest degree whose noisy tables are
-        θ-useful (module docstring, step 1b), from a released row count and the public domains.
+        θ-useful (module docstring, step 2), from a released row count and the public domains.
     theta : float, default 8.0
         θ of ``degree="auto"``: the least ratio of a table's average cell count to its noise
         scale. 8 is the paper's recommended 4 in its convention (module docstring).
