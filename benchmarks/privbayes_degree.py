@@ -35,7 +35,7 @@ def main():
             cells = []
             for k in (1, 2, 3, "auto"):
                 fits = [PrivBayes(ATTRS, epsilon=eps, degree=k, missing="value", rng=s).fit(df) for s in seeds]
-                score = np.mean([tvd(df, m.sample(n, rng=s), ATTRS) for m, s in zip(fits, seeds)])
+                score = np.mean([tvd(df, m.sample(n, rng=s + 1), ATTRS) for m, s in zip(fits, seeds)])
                 chosen = f" ({fits[0].degree_})" if k == "auto" else ""
                 cells.append(f"{score:.4f}{chosen:<6}")
             print(f"{n} {eps:g} " + " ".join(cells), flush=True)

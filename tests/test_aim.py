@@ -36,8 +36,8 @@ def _counts(frame, disc):
     return Counts(extended_codes(disc.encode(frame), disc.sizes), disc.sizes, ext_sizes, n_jobs=1)
 
 
-def _scores(frame, disc, model, candidates, sigma):
-    return candidate_scores(candidates, _counts(frame, disc), model, sigma)
+def _scores(frame, disc, model, candidates, noise_abs):
+    return candidate_scores(candidates, _counts(frame, disc), model, noise_abs)
 
 
 def test_scores_move_by_at_most_the_weight_on_neighbours_and_the_control_fails():
@@ -48,12 +48,12 @@ def test_scores_move_by_at_most_the_weight_on_neighbours_and_the_control_fails()
                                                 Measurement((1, 2), rng.integers(0, 90, (sizes[1], sizes[2])), 4.0)])
     candidates = workload_candidates(list(itertools.combinations(range(4), 2)))
     df = people(300, seed=2)
-    base = _scores(df, disc, model, candidates, sigma=3.0)
+    base = _scores(df, disc, model, candidates, noise_abs=3.0)
     weights = np.array(list(candidates.values()), dtype=float)
     worst = 0.0
     for i in range(0, 300, 23):
         for neighbour in (df.drop(index=i), pd.concat([df, df.iloc[[i]]], ignore_index=True)):
-            moved = np.abs(_scores(neighbour, disc, model, candidates, sigma=3.0) - base) / weights
+            moved = np.abs(_scores(neighbour, disc, model, candidates, noise_abs=3.0) - base) / weights
             worst = max(worst, moved.max())
     assert worst <= 1 + 1e-9
     assert worst == pytest.approx(1.0)     # attained: the bound is tight, not loose
@@ -157,7 +157,7 @@ def test_auto_noise_takes_the_smaller_expected_table_error():
 
     chosen = set()
     for epsilon, rounds, delta in itertools.product([0.3, 1.0, 4.0], [8, 20, 40, 80], [1e-9, 1e-5]):
-        pick = AIMSynthesizer(ATTRS, epsilon=epsilon, delta=delta, noise="auto", rounds=rounds, bins=10)._prepare()
+        pick = AIMSynthesizer(ATTRS, epsilon=epsilon, delta=delta, noise="auto", rounds=rounds, bins=10).plan()
         # Each round's table: ρ_m = 0.9ρ/T (σ² = 1/(2ρ_m)) against ε_m = 0.9ε/T (discrete Laplace).
         sigma = (2 * 0.9 * zcdp_rho(epsilon, delta) / rounds) ** -0.5
         a = np.exp(-0.9 * epsilon / rounds)

@@ -38,6 +38,8 @@ def test_few_rows_take_mst_many_take_aim_and_the_record_says_which():
         # ñ = n + discrete Laplace of scale 1/(0.01 ε): within 20 scales of n.
         assert abs(pub["released_rows"] - n) < 20 / (0.01 * eps)
         assert model.epsilon_ == pytest.approx(eps) and model.epsilon_ <= eps
+        # δ is AIM's even where MST (pure DP here) ran: which one runs depends on the data.
+        assert model.delta_ == 1e-9 and pub["delta"] == 1e-9
         assert pub["method_epsilon"] == pytest.approx(0.99 * eps)
         json.dumps(pub)
         out = model.sample(500, rng=1)
@@ -59,3 +61,10 @@ def test_budget_is_checked_before_the_data_and_refusals():
                       ({"noise": "normal"}, "noise"), ({"never_missing": ["age"]}, "not attributes")]:
         with pytest.raises(ValueError, match=match):
             AutoSynthesizer(ATTRS, epsilon=1.0, **kw).fit(df)
+    # Bad data are refused before the count is drawn: the noise source has not moved.
+    gen = np.random.default_rng(7)
+    state = gen.bit_generator.state
+    for bad, match in [(df.assign(SEX=3), "SEX"), (df.assign(WORK=None), r"never_missing have gaps: \['WORK'\]")]:
+        with pytest.raises(ValueError, match=match):
+            AutoSynthesizer(ATTRS, epsilon=1.0, never_missing=["WORK"], rng=gen).fit(bad)
+        assert gen.bit_generator.state == state

@@ -207,7 +207,7 @@ def test_a_category_spelt_like_a_missing_value_stays_a_value(tmp_path, capsys):
     assert main([*args, "--output", str(tmp_path / "o.csv")]) == 0
     out = pd.read_csv(tmp_path / "o.csv", keep_default_na=False)
     assert out["REGION"].tolist() == ["NA", "None", "EU", "EU"] and out["AGE"].tolist() == [30, 31, 50, 40]
-    # Files written by R spell a gap NA: declared, those are gaps.
-    assert main([*args, "--output", str(tmp_path / "r.csv"), "--na-values", ",NA"]) == 0
+    # Files written by R spell a gap NA: declared, those are gaps (and empty fields stay gaps).
+    assert main([*args, "--output", str(tmp_path / "r.csv"), "--na-values", "NA"]) == 0
     out = pd.read_csv(tmp_path / "r.csv", keep_default_na=False)
     assert out["REGION"].tolist() == ["EU", "None", "EU", "EU"]

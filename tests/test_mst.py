@@ -179,7 +179,7 @@ def test_auto_noise_takes_the_smaller_planned_error_of_mst():
 
     for eps, delta, d in itertools.product([0.2, 1.0, 8.0], [1e-9, 1e-3], [2, 4]):
         attrs = ATTRS[:d] if d == 4 else [Categorical("SEX", [1, 2]), Categorical("WORK", ["yes", "no"])]
-        pick = MSTSynthesizer(attrs, epsilon=eps, delta=delta, bins=10)._prepare()
+        pick = MSTSynthesizer(attrs, epsilon=eps, delta=delta, bins=10).plan()
         sizes = pick.disc.sizes + 1
         # The plan by hand: d one-way tables at 0.2/d, d − 1 edges at 0.7/(d − 1) of the mean pair size.
         pairs = [sizes[i] * sizes[j] for i, j in itertools.combinations(range(d), 2)]

@@ -65,9 +65,9 @@ def add_seed(p):
 
 
 def add_na_values(p):
-    p.add_argument("--na-values", type=lambda t: tuple(v.strip() for v in t.split(",")), default=("",),
-                   metavar="S,T", help="CSV input: the fields that mean a missing cell (default: an empty field "
-                   "only; other strings such as NA or None are values). Files written by R: --na-values ,NA")
+    p.add_argument("--na-values", type=lambda t: tuple(v.strip() for v in t.split(",") if v.strip()), default=(),
+                   metavar="S,T", help="CSV input: strings that mean a missing cell besides an empty field "
+                   "(default: none, so NA or None are values). Files written by R: --na-values NA")
 
 
 def add_diagnostics(p):

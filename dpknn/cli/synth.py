@@ -104,7 +104,8 @@ def _cmd_synth(args):
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=bins, progress=args.progress,
                                       rng=args.seed)
     else:
-        model = PrivBayes(attrs, epsilon=args.epsilon, degree=args.degree or "auto", missing=missing, bins=bins,
+        degree = "auto" if args.degree is None else args.degree
+        model = PrivBayes(attrs, epsilon=args.epsilon, degree=degree, missing=missing, bins=bins,
                           max_rows=args.max_rows, progress=args.progress, rng=args.seed)
     df = read_table(args.input, na_values=args.na_values)
     model.fit(df)

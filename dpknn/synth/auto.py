@@ -18,9 +18,10 @@ is on depends on its number of rows, which is not public, so it is released firs
    same source after the count's.
 
 **Privacy**, add/remove one record with its missingness pattern: step 1 is (ε₀, 0)-DP, step 3
-(ε − ε₀, δ)-DP (or (ε − ε₀, 0) when its ``noise`` picks pure DP), and sequential composition
-(Dwork and Roth 2014, Theorem 3.16) gives (ε, δ)-DP. ñ is a released value; it is published in
-the sidecar along with the choice.
+(ε − ε₀, δ)-DP, and sequential composition (Dwork and Roth 2014, Theorem 3.16) gives (ε, δ)-DP.
+δ is that of AIM or MST, whichever is larger, even when the other ran: which one runs depends on
+ñ, so MST's pure DP alone (its ``noise`` may pick it) is not the guarantee of the whole. ñ,
+clamped at 0, is a released value; it is published in the sidecar along with the choice.
 
 The default θ = 2.5 was set on the public tables of ``benchmarks/compare_synthesis.py``
 (``benchmarks/README.md``): between 1.7 (SLID at ε = 1, where MST fitted 14 % better) and 3.3
@@ -54,6 +55,7 @@ from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.synth.aim import AIMSynthesizer
 from dpknn.synth.base import Synthesizer
+from dpknn.synth.marginal import encode_checked
 from dpknn.synth.mst import MSTSynthesizer
 from dpknn.utils.validation import EPSILON, check_is_fitted, check_unit_interval
 
@@ -108,6 +110,7 @@ class AutoSynthesizer(Synthesizer):
     released_rows_ : int
         ñ, the released row count.
     epsilon_, delta_ : float
+        The whole fit's privacy: δ is the larger of AIM's and MST's (module docstring).
 
     Examples
     --------
@@ -169,19 +172,22 @@ class AutoSynthesizer(Synthesizer):
         rest = float_down(eps - Fraction(eps0))
         candidates = self._candidates(rest, None)
         plans = {k: c.plan() for k, c in candidates.items()}   # every parameter checked before the data
+        # Either may run, so the mechanism's δ is the larger (MST alone may be pure DP; this is not).
         delta = max(p.delta for p in plans.values())
         if accountant is not None:
             accountant.spend(float(eps), delta, label=f"{type(self).__name__} (count, then AIM or MST)")
+        encode_checked(X, plans["aim"])   # domain errors and never_missing gaps before the count is drawn
         src = as_source(self.rng)
-        rows = Geometric(epsilon=eps0).release(len(X), rng=src).value
+        rows = max(Geometric(epsilon=eps0).release(len(X), rng=src).value, 0)   # post-processing: a count
         ratio = aim_usefulness(rows, candidates["aim"])
-        self.method_ = "aim" if ratio >= self.theta else "mst"
+        method = "aim" if ratio >= self.theta else "mst"
         logger.info("AutoSynthesizer: released rows %d, AIM usefulness %.3g (theta %g): %s", rows, ratio,
-                    self.theta, self.method_)
-        self.synthesizer_ = self._candidates(rest, src)[self.method_].fit(X)
+                    self.theta, method)
+        self.synthesizer_ = self._candidates(rest, src)[method].fit(X)
+        self.method_ = method
         self.released_rows_ = int(rows)
         self.epsilon_ = float(eps0) + self.synthesizer_.epsilon_
-        self.delta_ = self.synthesizer_.delta_
+        self.delta_ = delta
         self.n_features_in_ = self.synthesizer_.n_features_in_
         return self
 
@@ -191,7 +197,7 @@ class AutoSynthesizer(Synthesizer):
         inner = self.synthesizer_
         return {"chosen": self.method_, "theta": self.theta, "count_share": self.count_share,
                 "released_rows": self.released_rows_, "method_epsilon": inner.epsilon_,
-                **inner.released_params()}
+                "method_delta": inner.delta_, **inner.released_params()}
 
     def sample(self, n, *, rng=None):
         """``n`` synthetic rows from the chosen synthesiser (post-processing; ``rng`` drives it)."""

@@ -15,7 +15,7 @@ that choice lives here:
   an attribute has its "not applicable" code and its synthetic values are blanked.
 - **Budget** in one of two currencies (``noise``), costs in exact fractions:
 
-  - ``"gaussian"`` (zCDP, the default): the total is ρ = :func:`~dpknn.accounting.zcdp_rho`
+  - ``"gaussian"`` (zCDP): the total is ρ = :func:`~dpknn.accounting.zcdp_rho`
     (ε, δ), the largest ρ whose exact conversion gives (ε, δ)-DP (Canonne, Kamath, Steinke 2020,
     Corollary 13). A table measured with cost c gets :class:`~dpknn.mechanisms.DiscreteGaussian`
     noise of σ² = 1/(2c) and is c-zCDP (same paper, Theorem 4); a choice by the exponential
@@ -86,7 +86,7 @@ from dpknn.utils.validation import (
 )
 
 __all__ = ["NOISES", "Counts", "MarginalSynthesizer", "Prepared", "PureBudget", "ZCDPBudget", "binned_attributes",
-           "measure", "measure_quantiles", "universe_edges"]
+           "encode_checked", "measure", "measure_quantiles", "planned_error", "universe_edges"]
 
 logger = logging.getLogger(__name__)
 
@@ -242,6 +242,18 @@ class Prepared:
     wide: list
 
 
+def encode_checked(X, plan):
+    """``X``'s codes under ``plan`` (a :class:`Prepared`), refusing domain errors and gaps in a
+    ``never_missing`` attribute (a refusal that reveals one bit, ``docs/privacy.md``)."""
+    disc = plan.disc
+    codes = disc.encode(X)
+    gaps = [n for n, nv, row in zip(disc.names, plan.never, codes) if nv and (row < 0).any()]
+    if gaps:
+        raise ValueError(f"attributes declared never_missing have gaps: {gaps}. Remove them from never_missing "
+                         "(their gaps then become a code of their own) or impute them first.")
+    return codes
+
+
 class MarginalSynthesizer(Synthesizer, abc.ABC):
     """The shared ``fit`` and ``sample`` of :class:`~dpknn.synth.MSTSynthesizer` and
     :class:`~dpknn.synth.AIMSynthesizer` (module docstring); a subclass chooses and measures the
@@ -324,14 +336,10 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         check_not_imputed(X, "X")
         plan = self._prepare()
         if accountant is not None:
-            accountant.spend(plan.epsilon, plan.delta, label=f"{type(self).__name__} (zCDP)")
+            accountant.spend(plan.epsilon, plan.delta, label=f"{type(self).__name__} ({plan.budget.noise} noise)")
         src = as_source(self.rng)
         disc = plan.disc
-        codes = disc.encode(X)  # domain errors and the never_missing refusal before anything is released
-        gaps = [n for n, nv, row in zip(disc.names, plan.never, codes) if nv and (row < 0).any()]
-        if gaps:
-            raise ValueError(f"attributes declared never_missing have gaps: {gaps}. Remove them from never_missing "
-                             "(their gaps then become a code of their own) or impute them first.")
+        codes = encode_checked(X, plan)  # domain errors and the never_missing refusal before anything is released
         quantiles = measure_quantiles(X, plan.wide, self.quantile_levels, replace(plan.budget, total=plan.quantiles),
                                       src)
         self.public_edges_ = {name: list(e) for name, e in disc.edges}

@@ -24,10 +24,10 @@ Privacy (add/remove one row together with its missingness pattern; substitution 
    Lemma 4.7). A noisy table is θ-useful when its average cell count is at least θ times the
    noise scale per cell. With k parents, step 4 releases m_k = max(d − k, 1) tables at noise
    scale m_k/ε₂, and the largest (k+1)-way table the search could choose, over the k + 1
-   largest public domains, has s_(k+1) cells (product of those sizes). k is the largest of
-   1, 2, 3 (and at most d − 1) with ñ·ε₂ / (m_k·s_(k+1)) ≥ θ, and 1 when none is: every table
-   is then θ-useful, not just an average one (the search favours the wide attributes, whose
-   mutual information is largest). The default θ = 8 is the paper's recommended θ = 4 in its
+   largest public domains, has s_(k+1) cells (product of those sizes). Rating the largest table
+   makes every table θ-useful, not just an average one (the search favours the wide attributes,
+   whose mutual information is largest). k is the largest of 1, 2, 3 (and at most d − 1) with
+   ñ·ε₂ / (m_k·s_(k+1)) ≥ θ, and 1 when none is. The default θ = 8 is the paper's recommended θ = 4 in its
    convention: it releases frequencies under substitution (noise scale 2(d − k)/(nε₂), twice
    ours), so for binary attributes (s_(k+1) = 2^{k+1}) the rule is exactly its
    nε₂/((d − k)·2^{k+2}) ≥ 4. The rule reads ñ, ε₂ and the public domains only, so the choice
@@ -86,7 +86,7 @@ from dpknn.utils.validation import (
     check_unit_interval,
 )
 
-__all__ = ["PrivBayes"]
+__all__ = ["PrivBayes", "useful_degree"]
 
 logger = logging.getLogger(__name__)
 

@@ -148,18 +148,18 @@ def read_toml(path, what):
             raise ValueError(f"{what} {str(path)!r} is not valid TOML: {exc}") from None
 
 
-#: The CSV fields read as a missing cell unless a caller says otherwise: only an empty field. pandas'
-#: defaults would also read "NA", "None", "null", "NaN" and a dozen more as missing, silently turning a
-#: category named "NA" (North America) or "None" into a gap.
-NA_VALUES = ("",)
+#: The strings read as a missing cell in a CSV besides an empty field, unless a caller says otherwise:
+#: none. pandas' defaults would also read "NA", "None", "null", "NaN" and a dozen more as missing,
+#: silently turning a category named "NA" (North America) or "None" into a gap.
+NA_VALUES = ()
 
 
 def read_table(path, *, na_values=NA_VALUES):
     """Read a CSV or Parquet file (by extension).
 
-    In a CSV, exactly the fields in ``na_values`` are missing cells (default: an empty field only,
-    as pandas writes a missing cell); every other string is a value, so a category spelt "NA" or
-    "None" stays a category. Pass ``na_values=("", "NA")`` for files written by R.
+    In a CSV, an empty field (as pandas writes a missing cell) and the strings in ``na_values``
+    are missing cells; every other string is a value, so a category spelt "NA" or "None" stays a
+    category. Pass ``na_values=("NA",)`` for files written by R.
     """
     import pandas as pd
 
@@ -169,7 +169,8 @@ def read_table(path, *, na_values=NA_VALUES):
     if path.suffix.lower() == ".parquet":
         return pd.read_parquet(path)
     if path.suffix.lower() in (".csv", ".gz"):
-        return pd.read_csv(path, keep_default_na=False, na_values=list(na_values))
+        extra = [na_values] if isinstance(na_values, str) else list(na_values)
+        return pd.read_csv(path, keep_default_na=False, na_values=["", *extra])
     raise ValueError(f"input {str(path)!r}: use a .csv or .parquet file.")
 
 
