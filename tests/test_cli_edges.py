@@ -211,3 +211,12 @@ def test_a_category_spelt_like_a_missing_value_stays_a_value(tmp_path, capsys):
     assert main([*args, "--output", str(tmp_path / "r.csv"), "--na-values", "NA"]) == 0
     out = pd.read_csv(tmp_path / "r.csv", keep_default_na=False)
     assert out["REGION"].tolist() == ["EU", "None", "EU", "EU"]
+
+
+def test_a_numeric_column_spelt_with_na_names_the_option(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("AGE\n30\nNA\n41\n")
+    (tmp_path / "a.toml").write_text('[[attribute]]\nname = "AGE"\ntype = "ordinal"\nlower = 0\nupper = 99\n')
+    args = ["synth", "--attributes", str(tmp_path / "a.toml"), "--input", str(tmp_path / "d.csv"), "--epsilon", "1",
+            "--rows", "5", "--output", str(tmp_path / "o.csv"), "--seed", "0"]
+    assert main(args) == 2 and "--na-values NA on the command line" in capsys.readouterr().err
+    assert main([*args, "--na-values", "NA"]) == 0

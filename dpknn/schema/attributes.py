@@ -47,6 +47,11 @@ logger = logging.getLogger(__name__)
 _MAX_SHOWN = 5
 
 
+#: Strings that files from other software (R, SAS, spreadsheets) use for a missing cell: named in the
+#: error when a numeric column holds them, never read as gaps without being asked.
+NA_SPELLINGS = frozenset({"NA", "N/A", "NaN", "nan", "NULL", "null", "None", ".", "-", "?"})
+
+
 def _show(values):
     """Up to five distinct offending values, and how many there are in all."""
     uniq = pd.unique(pd.Series(values, dtype=object))
@@ -90,7 +95,11 @@ def _numeric_column(df, name):
         converted = pd.to_numeric(s, errors="coerce")
         bad = converted.isna().to_numpy() & ~missing
         if bad.any():
-            raise DomainError(f"column {name!r} holds non-numeric entries: {_show(s.to_numpy()[bad])}.")
+            spelt = sorted({str(v) for v in s.to_numpy()[bad]} & NA_SPELLINGS)
+            hint = "" if not spelt else (
+                f" If {spelt[0]!r} marks a missing cell, read the file with it as a gap (dpknn.utils.io.read_table"
+                f"(path, na_values=({spelt[0]!r},)), or --na-values {spelt[0]} on the command line).")
+            raise DomainError(f"column {name!r} holds non-numeric entries: {_show(s.to_numpy()[bad])}.{hint}")
         values = converted.to_numpy(dtype=np.float64, na_value=np.nan)
     return values, missing
 
