@@ -25,7 +25,7 @@ def test_usefulness_is_rows_per_two_way_cell_over_the_first_tables_noise(epsilon
     cells = np.mean([a * b for a, b in itertools.combinations(sizes, 2)])
     sigma = 1 / math.sqrt(2 * 0.9 * zcdp_rho(epsilon, 1e-9) / 64)
     for rows in (0, 1000, 123_456):
-        assert aim_usefulness(rows, aim) == pytest.approx(rows / cells / sigma, rel=1e-9)
+        assert aim_usefulness(rows, aim, aim.plan()) == pytest.approx(rows / cells / sigma, rel=1e-9)
 
 
 def test_few_rows_take_mst_many_take_aim_and_the_record_says_which():

@@ -42,12 +42,9 @@ References
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 from fractions import Fraction
-
-import numpy as np
 
 from dpknn.accounting.budget import float_down
 from dpknn.impute.flags import check_not_imputed
@@ -55,23 +52,22 @@ from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.synth.aim import AIMSynthesizer
 from dpknn.synth.base import Synthesizer
-from dpknn.synth.marginal import encode_checked
+from dpknn.synth.marginal import encode_checked, mean_pair_cells
 from dpknn.synth.mst import MSTSynthesizer
-from dpknn.utils.validation import EPSILON, check_is_fitted, check_unit_interval
+from dpknn.utils.validation import EPSILON, check_is_fitted, check_positive_real, check_unit_interval
 
 __all__ = ["AutoSynthesizer", "aim_usefulness"]
 
 logger = logging.getLogger(__name__)
 
 
-def aim_usefulness(rows, aim):
-    """Step 2's ratio (ñ/c̄)/s for ``rows`` (a released count) and an unfitted ``aim`` (public)."""
-    plan = aim.plan()
+def aim_usefulness(rows, aim, plan):
+    """Step 2's ratio (ñ/c̄)/s for ``rows`` (a released count), an unfitted ``aim`` and its
+    ``plan`` (:meth:`~dpknn.synth.AIMSynthesizer.plan`; all public)."""
     sizes = plan.disc.sizes + ~plan.never
     share = aim.planned_tables(sizes)[0][0]
     sd = math.sqrt(plan.budget.mechanism((plan.budget.total - plan.quantiles) * share).variance())
-    cells = np.mean([int(a) * int(b) for a, b in itertools.combinations(sizes, 2)]) if len(sizes) > 1 else sizes[0]
-    return max(rows, 0) / float(cells) / sd
+    return max(rows, 0) / mean_pair_cells(sizes) / sd
 
 
 class AutoSynthesizer(Synthesizer):
@@ -143,11 +139,11 @@ class AutoSynthesizer(Synthesizer):
         self.progress = progress
         self.rng = rng
 
-    def _candidates(self, epsilon, src):
+    def _candidates(self, epsilon):
         shared = {"epsilon": epsilon, "delta": self.delta, "noise": self.noise, "bins": self.bins,
                   "bin_edges": self.bin_edges, "quantile_share": self.quantile_share,
                   "quantile_levels": self.quantile_levels, "never_missing": self.never_missing,
-                  "n_jobs": self.n_jobs, "progress": self.progress, "rng": src}
+                  "n_jobs": self.n_jobs, "progress": self.progress}
         return {"aim": AIMSynthesizer(self.attributes, workload=self.workload, max_model_size=self.max_model_size,
                                       **shared),
                 "mst": MSTSynthesizer(self.attributes, **shared)}
@@ -166,11 +162,10 @@ class AutoSynthesizer(Synthesizer):
         check_not_imputed(X, "X")
         eps = Fraction(EPSILON.check(self.epsilon, "epsilon"))
         share = Fraction(check_unit_interval(self.count_share, "count_share"))
-        if isinstance(self.theta, bool) or not isinstance(self.theta, (int, float)) or not 0 < self.theta < math.inf:
-            raise ValueError(f"theta must be a positive finite number, got {self.theta!r}.")
+        check_positive_real(self.theta, "theta")
         eps0 = float_down(share * eps)
         rest = float_down(eps - Fraction(eps0))
-        candidates = self._candidates(rest, None)
+        candidates = self._candidates(rest)
         plans = {k: c.plan() for k, c in candidates.items()}   # every parameter checked before the data
         # Either may run, so the mechanism's δ is the larger (MST alone may be pure DP; this is not).
         delta = max(p.delta for p in plans.values())
@@ -179,11 +174,12 @@ class AutoSynthesizer(Synthesizer):
         encode_checked(X, plans["aim"])   # domain errors and never_missing gaps before the count is drawn
         src = as_source(self.rng)
         rows = max(Geometric(epsilon=eps0).release(len(X), rng=src).value, 0)   # post-processing: a count
-        ratio = aim_usefulness(rows, candidates["aim"])
+        ratio = aim_usefulness(rows, candidates["aim"], plans["aim"])
         method = "aim" if ratio >= self.theta else "mst"
         logger.info("AutoSynthesizer: released rows %d, AIM usefulness %.3g (theta %g): %s", rows, ratio,
                     self.theta, method)
-        self.synthesizer_ = self._candidates(rest, src)[method].fit(X)
+        # The chosen one draws from the same source, after the count: independent noises.
+        self.synthesizer_ = candidates[method].set_params(rng=src).fit(X)
         self.method_ = method
         self.released_rows_ = int(rows)
         self.epsilon_ = float(eps0) + self.synthesizer_.epsilon_

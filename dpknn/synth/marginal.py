@@ -56,6 +56,7 @@ References
 from __future__ import annotations
 
 import abc
+import itertools
 import logging
 import math
 from dataclasses import dataclass, replace
@@ -86,7 +87,7 @@ from dpknn.utils.validation import (
 )
 
 __all__ = ["NOISES", "Counts", "MarginalSynthesizer", "Prepared", "PureBudget", "ZCDPBudget", "binned_attributes",
-           "encode_checked", "measure", "measure_quantiles", "planned_error", "universe_edges"]
+           "encode_checked", "mean_pair_cells", "measure", "measure_quantiles", "planned_error", "universe_edges"]
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +146,14 @@ class PureBudget:
         return 2 * a / (1 - a * a)
 
 
-NOISES = {"gaussian": ZCDPBudget, "laplace": PureBudget}
+NOISES = ("auto", "gaussian", "laplace")
+
+
+def mean_pair_cells(sizes):
+    """The mean number of cells of the two-way tables of attributes of table sizes ``sizes``
+    (public); a single attribute's own size when there is no pair."""
+    pairs = [int(a) * int(b) for a, b in itertools.combinations(sizes, 2)]
+    return sum(pairs) / len(pairs) if pairs else float(sizes[0])
 
 
 def planned_error(budget, share, plan):
@@ -276,9 +284,6 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
     def plan(self):
         """The fit's public plan (a :class:`Prepared`: bins, budget and its currency, the quantiles'
         part), from the parameters alone: nothing is read from any data."""
-        return self._prepare()
-
-    def _prepare(self):
         mode = self.bins if isinstance(self.bins, str) else "equal"
         if mode not in ("auto", "quantiles", "equal"):
             raise ValueError(f"bins must be a positive int, 'auto' or 'quantiles', got {self.bins!r}.")
@@ -296,8 +301,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         check_positive_int(self.n_jobs, "n_jobs")
         self._validate_method(disc)
         eps = EPSILON.check(self.epsilon, "epsilon")
-        if self.noise not in (*NOISES, "auto"):
-            raise ValueError(f"noise must be one of {[*NOISES, 'auto']}, got {self.noise!r}.")
+        if self.noise not in NOISES:
+            raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}.")
         delta = POSITIVE_DELTA.check(self.delta, "delta") if self.noise != "laplace" else 0.0
         share = Fraction(check_unit_interval(self.quantile_share, "quantile_share", closed=True))
         if share >= 1:
@@ -334,7 +339,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             When an attribute declared ``never_missing`` has a gap (one bit, ``docs/privacy.md``).
         """
         check_not_imputed(X, "X")
-        plan = self._prepare()
+        plan = self.plan()
         if accountant is not None:
             accountant.spend(plan.epsilon, plan.delta, label=f"{type(self).__name__} ({plan.budget.noise} noise)")
         src = as_source(self.rng)

@@ -72,7 +72,7 @@ from scipy.cluster.hierarchy import DisjointSet
 
 from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.synth.graphical_model import estimate_total, fit_model, project_simplex
-from dpknn.synth.marginal import MarginalSynthesizer, measure, universe_edges
+from dpknn.synth.marginal import MarginalSynthesizer, mean_pair_cells, measure, universe_edges
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import check_unit_interval
 
@@ -247,8 +247,7 @@ class MSTSynthesizer(MarginalSynthesizer):
         """Step 1's d tables and step 3's d − 1 edges (each the mean size of a pair's table)."""
         s1, _, s3 = mst_budget(Fraction(1), self.one_way_share, self.selection_share)
         d = len(sizes)
-        pairs = [int(a) * int(b) for i, a in enumerate(sizes) for b in sizes[i + 1:]]
-        edges = [(s3 / (d - 1), sum(pairs) / len(pairs))] * (d - 1) if d > 1 else []
+        edges = [(s3 / (d - 1), mean_pair_cells(sizes))] * (d - 1) if d > 1 else []
         return [(s1 / d, int(c)) for c in sizes] + edges
 
     def select_and_fit(self, counts, budget, src, *, disc):

@@ -82,6 +82,7 @@ from dpknn.utils.validation import (
     EPSILON,
     check_is_fitted,
     check_positive_int,
+    check_positive_real,
     check_rng,
     check_unit_interval,
 )
@@ -254,9 +255,7 @@ class PrivBayes(Synthesizer):
             raise ValueError(f"missing must be one of {MISSING_MODES}, got {self.missing!r}.")
         if isinstance(self.degree, str) and self.degree == "auto":
             degree = "auto"
-            if isinstance(self.theta, bool) or not isinstance(self.theta, (int, float)) or \
-                    not 0 < self.theta < math.inf:
-                raise ValueError(f"theta must be a positive finite number, got {self.theta!r}.")
+            check_positive_real(self.theta, "theta")
         else:
             degree = check_positive_int(self.degree, "degree")
             if degree > MAX_DEGREE:
