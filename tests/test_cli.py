@@ -447,6 +447,10 @@ def test_synth_refuses_bad_input(tmp_path):
     assert res.returncode == 2 and "--bins auto applies to --method auto, aim and mst only" in res.stderr
     res = run(*common, "--output", "o.csv", "--bins", "deciles", cwd=tmp_path)
     assert res.returncode == 2 and "'auto' or 'quantiles'" in res.stderr
+    res = run(*common, "--output", "o.csv", "--method", "aim", "--mcar-rates", "AGE=0.2", cwd=tmp_path)
+    assert res.returncode == 2 and "--mcar-rates applies to --method mst only" in res.stderr
+    res = run(*common, "--output", "o.csv", "--method", "mst", "--mcar-rates", "AGE", cwd=tmp_path)
+    assert res.returncode == 2 and "NAME=RATE" in res.stderr
     pd.DataFrame({"AGE": [1, 2], "SEX": [1, None], "INCWAGE": [0, 1]}).to_csv(tmp_path / "gap.csv", index=False)
     res = run(*common[:4], "gap.csv", *common[5:], "--output", "o.csv", "--never-missing", "SEX", cwd=tmp_path)
     assert res.returncode == 2 and "never_missing have gaps: ['SEX']" in res.stderr
@@ -454,6 +458,24 @@ def test_synth_refuses_bad_input(tmp_path):
     (tmp_path / "b.toml").write_text("[[attribute]]\nname = 'AGE'\ntype = 'ordinal'\nlower = 0\n")
     res = run(*common[:1], "--attributes", "b.toml", *common[3:], "--output", "o.csv", cwd=tmp_path)
     assert res.returncode == 2 and "upper" in res.stderr
+
+
+def test_synth_mst_with_public_mcar_rates(tmp_path):
+    (tmp_path / "a.toml").write_text(ATTRIBUTES)
+    rng = np.random.default_rng(0)
+    n = 2000
+    age = rng.integers(0, 100, n).astype(float)
+    age[rng.random(n) < 0.25] = np.nan
+    pd.DataFrame({"AGE": age, "SEX": rng.integers(1, 3, n),
+                  "INCWAGE": rng.gamma(2, 500, n).clip(0, 5001)}).to_csv(tmp_path / "in.csv", index=False)
+    res = run("synth", "--attributes", "a.toml", "--input", "in.csv", "--output", "o.csv", "--epsilon", "1",
+              "--rows", "1000", "--method", "mst", "--mcar-rates", "AGE=0.25", "--seed", "0", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    side = json.loads((tmp_path / "o.csv.json").read_text())
+    assert side["mcar_rates"] == {"AGE": 0.25} and side["noise"] == "laplace" and side["delta"] == 0.0
+    assert len(side["table_epsilons"]) == 2
+    out = pd.read_csv(tmp_path / "o.csv")
+    assert out["AGE"].isna().mean() == pytest.approx(0.25, abs=0.02)
 
 
 @pytest.mark.slow   # trains DP-MisGAN: one of the suite's longest tests

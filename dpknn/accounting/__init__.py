@@ -5,11 +5,11 @@
 - :mod:`.rdp`: :func:`rdp_epsilon`, :func:`sgm_sigma`.
 - :mod:`.zcdp`: :func:`zcdp_rho`, :func:`zcdp_delta`, :func:`zcdp_epsilon`, :func:`exponential_rho`,
   :func:`exponential_epsilon`.
-- :mod:`.mcar`: :func:`amplify_mcar`, :func:`mcar_cost`, :func:`child_bound`.
+- :mod:`.mcar`: :func:`amplify_mcar`, :func:`mcar_cost`, :func:`child_bound`, :func:`tree_bound`.
 """
 
 from dpknn.accounting.budget import BudgetAccountant, LedgerEntry
-from dpknn.accounting.mcar import McarCost, amplify_mcar, child_bound, mcar_cost, observed_probability
+from dpknn.accounting.mcar import McarCost, amplify_mcar, child_bound, mcar_cost, observed_probability, tree_bound
 from dpknn.accounting.rdp import DEFAULT_ORDERS, RdpResult, rdp_epsilon, sgm_rdp, sgm_sigma
 from dpknn.accounting.zcdp import exponential_epsilon, exponential_rho, zcdp_delta, zcdp_epsilon, zcdp_rho
 
@@ -28,6 +28,7 @@ __all__ = [
     "rdp_epsilon",
     "sgm_rdp",
     "sgm_sigma",
+    "tree_bound",
     "zcdp_delta",
     "zcdp_epsilon",
     "zcdp_rho",

@@ -22,7 +22,8 @@ Bounds offered by :func:`mcar_cost` (``docs/amplification.md`` has the derivatio
   mechanisms of one group separately. **Not a valid bound** (ln(1 + p(e^ε - 1)) >= pε, and grouping
   is superadditive); kept only to reproduce the paper's figures.
 
-:func:`child_bound` is the a-priori bound for PrivBayes whose structure is chosen from the data.
+:func:`child_bound` is the a-priori bound for PrivBayes whose structure is chosen from the data,
+:func:`tree_bound` the one for MST's tables on a spanning tree chosen from the data.
 
 References
 ----------
@@ -43,7 +44,7 @@ from scipy import special
 
 from dpknn.utils.validation import NON_NEGATIVE
 
-__all__ = ["McarCost", "amplify_mcar", "child_bound", "mcar_cost", "observed_probability"]
+__all__ = ["McarCost", "amplify_mcar", "child_bound", "mcar_cost", "observed_probability", "tree_bound"]
 
 _METHODS = ("exact", "partition", "paper")
 #: Largest number of attributes in the union of the sets for the exact bound (2^22 masks).
@@ -318,3 +319,31 @@ def child_bound(epsilons, children, missing_rates):
         raise ValueError(f"children must be distinct attributes, got {children}.")
     rates = _rates(missing_rates, children)
     return math.fsum(amplify_mcar(e, 1 - rates[c])[0] for e, c in zip(eps, children))
+
+
+def tree_bound(one_way, edge, rates):
+    """The a-priori MCAR cost of one table per attribute at ε₁ = ``one_way`` each and the d − 1
+    edge tables of *any* spanning tree at ε₃ = ``edge`` each (pure DP), every table reading only
+    the rows observed on its attributes; ``rates`` the public φ_a of the d attributes (0: always
+    observed, no amplification).
+
+    Root whatever tree the data choose at an attribute r fixed in advance: every other attribute
+    is then the child of exactly one edge, and 1{S ⊆ O} ≤ 1{child ∈ O} for the edge's set S. The
+    exponent of the exact bound is therefore at most Σ_a c_a 1{a ∈ O} with c_a = ε₁ + ε₃ (a ≠ r)
+    and c_r = ε₁, and as the cells are missing independently,
+    E_O[exp(Σ_a c_a 1{a ∈ O})] = Π_a (1 + (1 − φ_a)(e^{c_a} − 1)). The bound holds for every
+    tree, so also for one chosen adaptively from earlier releases (``docs/amplification.md``); r
+    is the attribute where the bound is smallest. Without amplification (all φ = 0) it is
+    d·ε₁ + (d − 1)·ε₃.
+    """
+    one_way = NON_NEGATIVE.check(one_way, "one_way")
+    edge = NON_NEGATIVE.check(edge, "edge")
+    rates = [_check_rate(p, f"rates[{i}]") for i, p in enumerate(rates)]
+    if not rates:
+        raise ValueError("rates must name at least one attribute.")
+    if any(p >= 1 for p in rates):
+        raise ValueError(f"rates must be below 1 (an attribute that is never observed has no table), got {rates}.")
+    full = [amplify_mcar(one_way + edge, 1 - p)[0] for p in rates]
+    root = [amplify_mcar(one_way, 1 - p)[0] for p in rates]
+    total = math.fsum(full)
+    return min(total - f + r for f, r in zip(full, root))

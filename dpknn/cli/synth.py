@@ -78,6 +78,8 @@ def _cmd_synth(args):
         raise CLIError("--never-missing applies to --method auto, aim and mst only.")
     if not marginal and args.noise is not None:
         raise CLIError("--noise applies to --method auto, aim and mst only.")
+    if args.mcar_rates is not None and args.method != "mst":
+        raise CLIError("--mcar-rates applies to --method mst only (its tables are amplified by MCAR gaps).")
     if args.noise == "laplace" and args.delta is not None:
         raise CLIError("--noise laplace is pure epsilon-DP (delta = 0); drop --delta.")
     if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree is not None):
@@ -97,9 +99,10 @@ def _cmd_synth(args):
         sample_options["missing"] = args.gaps
     elif marginal:
         never = [] if args.never_missing is None else comma_list(args.never_missing)
+        extra = {} if args.mcar_rates is None else {"mcar_rates": mcar_rates(args.mcar_rates)}
         model = {"auto": AutoSynthesizer, "aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
-            noise=args.noise or "auto", never_missing=never, progress=args.progress, rng=args.seed)
+            noise=args.noise or "auto", never_missing=never, progress=args.progress, rng=args.seed, **extra)
     elif args.method == "columnwise":
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=bins, progress=args.progress,
                                       rng=args.seed)
@@ -122,6 +125,21 @@ def _cmd_synth(args):
     print(f"{args.method}: {what}; epsilon={model.epsilon_:g}, delta={model.delta_:g}; wrote {args.rows} synthetic "
           f"rows to {args.output} and the public parameters to {_sidecar(args.output)}")
     return 0
+
+
+def mcar_rates(text):
+    """``"A=0.2,B=0.1"`` -> {"A": 0.2, "B": 0.1}; the estimator checks names and ranges."""
+    out = {}
+    for item in comma_list(text):
+        name, sep, rate = item.partition("=")
+        try:
+            out[name.strip()] = float(rate)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise CLIError(f"--mcar-rates takes NAME=RATE pairs separated by commas, such as wage=0.2,age=0.1; "
+                           f"got {item!r}.")
+    return out
 
 
 def _cmd_evaluate(args):
@@ -190,6 +208,10 @@ def add_synth_parser(sub):
     p.add_argument("--never-missing", default=None, metavar="A,B",
                    help="auto, aim and mst: comma-separated attributes with no gaps by design (public); no gaps are "
                         "invented in them, and a gap there is refused")
+    p.add_argument("--mcar-rates", default=None, metavar="A=0.2,B=0.1",
+                   help="mst: attributes whose cells are missing completely at random at these public rates (a "
+                        "fact of the design, not estimated); their tables read only observed rows and are "
+                        "amplified, pure DP")
     p.add_argument("--noise", default=None, choices=["auto", "gaussian", "laplace"],
                    help="auto, aim and mst: discrete Gaussian noise in zCDP, discrete Laplace noise for pure "
                         "epsilon-DP (delta = 0), or auto (default): the one with the smaller expected error for the "

@@ -64,7 +64,7 @@ logger = logging.getLogger(__name__)
 def aim_usefulness(rows, aim, plan):
     """Step 2's ratio (ñ/c̄)/s for ``rows`` (a released count), an unfitted ``aim`` and its
     ``plan`` (:meth:`~dpknn.synth.AIMSynthesizer.plan`; all public)."""
-    sizes = plan.disc.sizes + ~plan.never
+    sizes = plan.disc.sizes + ~plan.gapless
     share = aim.planned_tables(sizes)[0][0]
     sd = math.sqrt(plan.budget.mechanism((plan.budget.total - plan.quantiles) * share).variance())
     return max(rows, 0) / mean_pair_cells(sizes) / sd

@@ -74,7 +74,8 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Measurement:
     """A released count table: ``attributes`` (indices, axes in that order), the noisy integer
-    ``counts`` and the public standard deviation ``sigma`` of their noise."""
+    ``counts`` and the public standard deviation ``sigma`` of their noise (for the estimator,
+    both may be divided by a public observation probability: :func:`~dpknn.synth.marginal.rescaled`)."""
 
     attributes: tuple
     counts: np.ndarray

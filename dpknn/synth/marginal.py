@@ -8,10 +8,13 @@ that choice lives here:
 
 - **Discretisation** by public bins (:class:`~dpknn.schema.Discretization`), with ``bins``
   "auto" or "quantiles" using DP approximate quantiles released first with ρ_q =
-  ``quantile_share``·ρ (:mod:`dpknn.synth.bins`, which states the theorem).
+  ``quantile_share``·ρ (:mod:`dpknn.synth.bins`, which states the theorem); when no attribute
+  is wide enough to be binned by quantiles (public: the domains say so), ρ_q = 0.
 - **Missing values** as one more code of an attribute (the last), except for an attribute in
   ``never_missing`` (a public fact of the survey design), which gets none and whose gaps
-  :meth:`fit` refuses (a refusal that reveals one bit, ``docs/privacy.md``). Outside its universe
+  :meth:`fit` refuses (a refusal that reveals one bit, ``docs/privacy.md``), and except for an
+  attribute with a public MCAR rate (:class:`~dpknn.synth.MSTSynthesizer`'s ``mcar_rates``),
+  whose tables read its observed rows and whose gaps are redrawn at that rate. Outside its universe
   an attribute has its "not applicable" code and its synthetic values are blanked.
 - **Budget** in one of two currencies (``noise``), costs in exact fractions:
 
@@ -76,7 +79,7 @@ from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes
 from dpknn.synth.base import Synthesizer
 from dpknn.synth.bins import quantile_edges
-from dpknn.synth.graphical_model import Measurement
+from dpknn.synth.graphical_model import Measurement, round_counts
 from dpknn.utils.validation import (
     EPSILON,
     POSITIVE_DELTA,
@@ -87,7 +90,9 @@ from dpknn.utils.validation import (
 )
 
 __all__ = ["NOISES", "Counts", "MarginalSynthesizer", "Prepared", "PureBudget", "ZCDPBudget", "binned_attributes",
-           "encode_checked", "mean_pair_cells", "measure", "measure_quantiles", "planned_error", "universe_edges"]
+           "blank_at_rates",
+           "encode_checked", "mean_pair_cells", "measure", "measure_quantiles", "planned_error", "rescaled",
+           "universe_edges"]
 
 logger = logging.getLogger(__name__)
 
@@ -237,17 +242,35 @@ def measure(counts, attributes, cost, src, *, budget):
 
 @dataclass(frozen=True)
 class Prepared:
-    """A fit's public plan: the discretisation, which attributes may not be missing, the budget
-    and its quantile part (exact), the bins mode and the attributes whose quantiles are released."""
+    """A fit's public plan: the discretisation, which attributes may not be missing, the public
+    MCAR rates of the attributes measured on their observed rows (0 elsewhere), the budget and
+    its quantile part (exact), the bins mode and the attributes whose quantiles are released."""
 
     disc: Discretization
     never: np.ndarray
+    mcar: np.ndarray
     epsilon: float
     delta: float
     budget: ZCDPBudget | PureBudget
     quantiles: Fraction
     mode: str
     wide: list
+
+    @property
+    def gapless(self):
+        """The attributes whose model has no missing code: never missing, or measured on their
+        observed rows (their gaps are drawn again at the public rate)."""
+        return self.never | (self.mcar > 0)
+
+
+def rescaled(measurement, rates):
+    """``measurement`` as an estimate of the table of all rows: a table measured on the rows
+    observed on its attributes has expectation p_S times that of all rows, p_S = Π_{a ∈ S}(1 − φ_a)
+    with the public ``rates`` φ, so its counts and σ are divided by p_S (post-processing)."""
+    p = math.prod(1.0 - float(rates[a]) for a in measurement.attributes)
+    if p == 1.0:
+        return measurement
+    return Measurement(measurement.attributes, measurement.counts / p, measurement.sigma / p)
 
 
 def encode_checked(X, plan):
@@ -262,6 +285,30 @@ def encode_checked(X, plan):
     return codes
 
 
+def blank_at_rates(codes, rates, rng):
+    """Blank (code −1) each attribute with a rate φ > 0 in ``codes`` (d, n), in place: each row with
+    probability φ, by controlled rounding (:func:`~dpknn.synth.graphical_model.round_counts`) within
+    the groups of rows that share the attribute's code and the gaps blanked before it. The gaps are
+    then MCAR as the model says, and the synthetic table matches the rate within every code (and
+    every earlier pattern of gaps) up to rounding instead of up to binomial error."""
+    n = codes.shape[1]
+    done = []
+    for i in np.flatnonzero(rates):
+        _, group = np.unique(np.vstack([codes[i], *done]), axis=1, return_inverse=True)
+        group = group.ravel()
+        order = rng.permutation(n)
+        order = order[np.argsort(group[order], kind="stable")]   # rows of a group together, in random order
+        blank = np.zeros(n, dtype=bool)
+        start = 0
+        for size in np.bincount(group):
+            k = round_counts(np.array([1.0 - rates[i], rates[i]]), int(size), rng)[1]
+            blank[order[start:start + k]] = True
+            start += size
+        codes[i, blank] = -1
+        done.append(blank)
+    return codes
+
+
 class MarginalSynthesizer(Synthesizer, abc.ABC):
     """The shared ``fit`` and ``sample`` of :class:`~dpknn.synth.MSTSynthesizer` and
     :class:`~dpknn.synth.AIMSynthesizer` (module docstring); a subclass chooses and measures the
@@ -269,6 +316,11 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
 
     def _validate_method(self, disc):
         """Check the method's own parameters before anything is read."""
+
+    def observed_rates(self, disc):
+        """The public MCAR rate φ of each attribute that is measured on its observed rows, 0 for
+        the others (missingness a code): none unless a method takes ``mcar_rates``."""
+        return np.zeros(len(disc.names))
 
     @abc.abstractmethod
     def planned_tables(self, sizes):
@@ -312,14 +364,20 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             raise ValueError(f"bins={mode!r} needs quantile_share > 0 to release the quantiles of "
                              f"{[a.name for a in wide]}; give an int bins or public bin_edges instead.")
         never = np.array([n in never for n in disc.names])
-        quantile_part = share if mode != "equal" else Fraction(0)
+        rates = self.observed_rates(disc)
+        if rates.any() and self.noise == "gaussian":
+            raise ValueError("mcar_rates amplify pure-DP tables only (accounting.mcar); use noise='laplace' or "
+                             "'auto' (which then takes laplace), or drop mcar_rates.")
+        quantile_part = share if wide else Fraction(0)   # nothing to bin by quantiles: the model gets it all
         pure = PureBudget(Fraction(eps))
         budget = pure if self.noise == "laplace" else ZCDPBudget(Fraction(zcdp_rho(eps, delta)))
-        if self.noise == "auto":   # min keeps the first of equals: gaussian
+        if rates.any():
+            budget = pure
+        elif self.noise == "auto":   # min keeps the first of equals: gaussian
             plan = self.planned_tables(disc.sizes + ~never)
             budget = min([budget, pure], key=lambda b: planned_error(b, 1 - quantile_part, plan))
         delta = delta if budget.noise == "gaussian" else 0.0
-        return Prepared(disc, never, eps, delta, budget, quantile_part * budget.total, mode, wide)
+        return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode, wide)
 
     def fit(self, X, y=None, *, accountant=None):
         """Release the quantiles (``bins`` "auto" or "quantiles"), measure and select tables, fit
@@ -354,7 +412,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             codes = disc.encode(X)
         by_name = {q.name: q for q in quantiles} if plan.mode == "auto" else {}
         self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
-        ext_sizes = disc.sizes + ~plan.never
+        ext_sizes = disc.sizes + ~plan.gapless   # an attribute measured on its observed rows has no gap code
         counts = Counts(extended_codes(codes, disc.sizes), disc.sizes, ext_sizes, n_jobs=self.n_jobs)
         logger.info("%s: %d attributes, %s noise, total %.6g (epsilon=%g, delta=%g)", type(self).__name__,
                     len(disc.sizes), plan.budget.noise, float(plan.budget.total), plan.epsilon, plan.delta)
@@ -362,6 +420,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             counts, replace(plan.budget, total=plan.budget.total - plan.quantiles), src, disc=disc)
         self.discretization_ = disc
         self.never_missing_ = tuple(bool(v) for v in plan.never)
+        self.observed_rates_ = plan.mcar
         self.structure_ = tuple(tuple(disc.names[v] for v in s) for s in structure)
         self.noise_ = plan.budget.noise
         self.rho_ = float(plan.budget.total) if self.noise_ == "gaussian" else None
@@ -374,15 +433,16 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         """Public bins, released bin edges, never-missing attributes, the noise and ρ (None under pure
         DP); a subclass adds what it measured."""
         return {"bins": self.bins, "bin_edges": self.public_edges_, "released_bin_edges": self.bin_edges_,
-                "quantile_share": self.quantile_share if isinstance(self.bins, str) else 0.0,
+                "quantile_share": self.quantile_share if self.bin_edges_ else 0.0,
                 "never_missing": list(self.never_missing), "noise": self.noise_, "rho": self.rho_}
 
     def sample(self, n, *, rng=None):
         """``n`` synthetic rows: a DataFrame with the attribute columns in declared order.
 
-        Domain-valid; gaps where the model puts them (never in a ``never_missing`` attribute),
-        every attribute missing outside its universe. Post-processing of the released tables;
-        ``rng`` (Generator, int or None) drives it.
+        Domain-valid; gaps where the model puts them (never in a ``never_missing`` attribute), in
+        an attribute measured on its observed rows independently at its public MCAR rate, every
+        attribute missing outside its universe. Post-processing of the released tables; ``rng``
+        (Generator, int or None) drives it.
         """
         check_is_fitted(self, "model_")
         n = check_positive_int(n, "n", minimum=0)
@@ -391,5 +451,6 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         codes = self.model_.sample_codes(n, gen, cliques=cliques)
         sizes = self.discretization_.sizes
         codes[codes >= sizes[:, None]] = -1
+        blank_at_rates(codes, self.observed_rates_, gen)
         nodes = self.model_.attribute_marginals(cliques)
         return self.discretization_.decode(codes, rng=gen, masses=nodes, shapes=self.shapes_)

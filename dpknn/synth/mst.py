@@ -25,7 +25,8 @@ step reads the data only through the mechanism named):
 
 - Budget: ρ = :func:`~dpknn.accounting.zcdp_rho` (ε, δ), the largest ρ whose exact conversion
   (Canonne, Kamath, Steinke 2020, Corollary 13) gives (ε, δ)-DP. With ``bins`` "auto" or
-  "quantiles", ρ_q = ``quantile_share``·ρ first, else ρ_q = 0; of the rest ρ' = ρ − ρ_q,
+  "quantiles" and some attribute binned by quantiles (a public fact of the domains),
+  ρ_q = ``quantile_share``·ρ first, else ρ_q = 0; of the rest ρ' = ρ − ρ_q,
   ρ₁ = ``one_way_share``·ρ', ρ₂ = ``selection_share``·ρ', ρ₃ = ρ' − ρ₁ − ρ₂, as exact fractions.
 - Step 0 (``bins`` "auto" or "quantiles"): DP approximate quantiles of every binned numeric
   attribute, ρ_q in all (:mod:`dpknn.synth.bins`, which states the theorems). "auto" uses them as
@@ -50,6 +51,17 @@ exponential mechanism at ε_s = ε₂/r rounded down, ε_s-DP (McSherry and Talw
 Theorem 6). Adaptive sequential composition (Dwork and Roth 2014, Theorem 3.16) adds them:
 ε_q + ε₁ + r·ε_s + ε₃ ≤ ε (:mod:`dpknn.synth.marginal`).
 
+**MCAR amplification** (``mcar_rates``, pure DP only). An attribute whose cells are missing
+independently at a public fixed rate φ (an assumption the curator vouches for) gets no missing
+code, so every table involving it reads only the rows observed on it: the differing record enters
+a table only if it is observed there. Steps 1 and 3 together then cost at most
+:func:`~dpknn.accounting.tree_bound` (ε₁', ε₃', φ) for whatever tree step 2 chooses (rooted at a
+fixed attribute, each other attribute is the child of one edge, whose table it must be observed
+to enter; ``docs/amplification.md``), and :func:`amplified_costs` scales ε₁/d and ε₃/(d − 1) up
+to the largest pair whose bound stays within ε₁ + ε₃. Steps 0 and 2 read all rows and are charged
+in full, so ε_q + r·ε_s + tree_bound ≤ ε. The estimator reads each table divided by its public
+observation probability and sampling redraws the gaps at φ (post-processing).
+
 References
 ----------
 .. [1] McKenna, Miklau, Sheldon (2021). "Winning the NIST contest: a scalable and general
@@ -70,13 +82,15 @@ from fractions import Fraction
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
+from dpknn.accounting.budget import float_down
+from dpknn.accounting.mcar import tree_bound
 from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.synth.graphical_model import estimate_total, fit_model, project_simplex
-from dpknn.synth.marginal import MarginalSynthesizer, mean_pair_cells, measure, universe_edges
+from dpknn.synth.marginal import MarginalSynthesizer, mean_pair_cells, measure, rescaled, universe_edges
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import check_unit_interval
 
-__all__ = ["MSTSynthesizer", "edge_scores", "mst_budget", "select_tree"]
+__all__ = ["MSTSynthesizer", "amplified_costs", "edge_scores", "mst_budget", "select_tree"]
 
 logger = logging.getLogger(__name__)
 
@@ -92,18 +106,49 @@ def mst_budget(rho, one_way_share, selection_share):
     return s1 * rho, s2 * rho, rho - s1 * rho - s2 * rho
 
 
-def edge_scores(pair_counts, one_way):
-    """Step 2's scores: ‖x_ab − round(n̂ μ_a ⊗ μ_b)‖₁ for every pair, μ_a the projection of the
-    released one-way table a onto the simplex and n̂ their total (the estimator's
-    :func:`~dpknn.synth.graphical_model.estimate_total`). The model is post-processing of releases and
-    is rounded to integers, so every score is an exact integer whose add/remove sensitivity is 1."""
+def edge_scores(pair_counts, one_way, observed=None):
+    """Step 2's scores: ‖x_ab − round(p_ab n̂ μ_a ⊗ μ_b)‖₁ for every pair, μ_a the projection of
+    the released one-way table a (as an estimate of all rows, :func:`~dpknn.synth.marginal.rescaled`)
+    onto the simplex, n̂ their total (the estimator's
+    :func:`~dpknn.synth.graphical_model.estimate_total`) and p_ab the public probability that a row
+    is observed on the pair's MCAR attributes (``observed[(a, b)]``, 1 by default), on whose rows
+    x_ab is counted. The model is post-processing of releases and is rounded to integers, so every
+    score is an exact integer whose add/remove sensitivity is 1."""
     total = estimate_total(one_way)
     mu = [project_simplex(m.counts / total) for m in one_way]
-    return {(a, b): float(np.abs(x - np.rint(total * np.outer(mu[a], mu[b])).astype(np.int64)).sum())
+    observed = observed or {}
+    return {(a, b): float(np.abs(x - np.rint(observed.get((a, b), 1.0) * total * np.outer(mu[a], mu[b]))
+                                 .astype(np.int64)).sum())
             for (a, b), x in pair_counts.items()}
 
 
-def select_tree(pair_counts, one_way, fixed, budget, src, *, progress=False):
+def amplified_costs(one_way, edges, d, rates):
+    """(ε₁', ε₃'): the ε of each one-way and each edge table when the tables of the attributes
+    with public MCAR rates ``rates`` (φ > 0) read only their observed rows.
+
+    ``one_way`` and ``edges`` (Fractions) are the parts of the total for the d one-way and the
+    d − 1 edge tables. Both per-table ε are scaled up by the largest λ >= 1 whose a-priori bound
+    :func:`~dpknn.accounting.tree_bound` (valid for any tree) stays within ``one_way + edges``
+    (less a relative 10⁻¹², for the floating point of the logarithms), then rounded down.
+    """
+    base1 = Fraction(one_way) / d
+    base3 = Fraction(edges) / (d - 1) if d > 1 else Fraction(0)
+    target = float(one_way + edges) * (1 - 1e-12)
+
+    def fits(lam):
+        return tree_bound(float_down(lam * base1), float_down(lam * base3), rates) <= target
+
+    lo, hi = Fraction(1), Fraction(2)
+    while fits(hi) and hi < 2**40:
+        lo, hi = hi, 2 * hi
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        lo = Fraction(float_down(lo))
+    return Fraction(float_down(lo * base1)), Fraction(float_down(lo * base3))
+
+
+def select_tree(pair_counts, one_way, fixed, budget, src, *, observed=None, progress=False):
     """Step 2: the tree's edges, ``fixed`` (public) first, then private choices (module docstring).
 
     Parameters
@@ -117,6 +162,8 @@ def select_tree(pair_counts, one_way, fixed, budget, src, *, progress=False):
     budget : ZCDPBudget or PureBudget
         ρ₂ (or ε₂) for all choices together.
     src : RandomSource
+    observed : dict (a, b) -> float or None
+        Public probability that a row is observed on the pair's MCAR attributes (:func:`edge_scores`).
     progress : bool
     """
     d = len(one_way)
@@ -129,7 +176,7 @@ def select_tree(pair_counts, one_way, fixed, budget, src, *, progress=False):
     if rounds <= 0:
         return edges
     mech = ExponentialMechanism(epsilon=budget.choice_epsilon(budget.total, rounds), sensitivity=1.0)
-    scores = edge_scores(pair_counts, one_way)
+    scores = edge_scores(pair_counts, one_way, observed)
     for _ in progress_bar(range(rounds), progress=progress, desc="MST tree", unit="edge"):
         cands = [e for e in sorted(scores) if not ds.connected(*e)]
         a, b = cands[mech.select(np.array([scores[e] for e in cands]), rng=src)]
@@ -179,6 +226,14 @@ class MSTSynthesizer(MarginalSynthesizer):
         Levels of the quantile recursion: up to 2^levels bins.
     never_missing : sequence of str, default ()
         Attributes that have no gaps by design (public): they get no missing code.
+    mcar_rates : dict or None
+        ``{name: φ}``: attributes whose cells are missing completely at random, each independently
+        with the public, fixed rate 0 < φ < 1 (a fact of the survey's design, never estimated from
+        the data). Their tables read only the rows observed on them, which MCAR turns into a
+        Poisson sample and so amplifies (:func:`~dpknn.accounting.tree_bound`): the tables get a
+        larger ε for the same total (pure DP; ``noise`` "auto" takes "laplace", "gaussian" is
+        refused). The model has no missing code for them; sampling blanks their cells at φ.
+        Attributes with a universe are refused (a row outside it is never missing there).
     one_way_share, selection_share : float, default 0.2 and 0.1
         Shares of ρ for the one-way tables and for the tree; the rest measures the edges. MST
         splits ⅓, ⅓, ⅓; 0.2, 0.1, 0.7 gave a 2-way TVD 3-12 % lower on the public tables of
@@ -206,6 +261,9 @@ class MSTSynthesizer(MarginalSynthesizer):
         The fitted distribution (post-processing of ``measurements_``).
     noise_ : str
         The noise used ("gaussian" or "laplace").
+    table_epsilons_ : tuple of float or None
+        With ``mcar_rates``: the amplified ε of each one-way and of each edge table (public: they
+        follow from ε, the shares, d and the rates).
     rho_ : float or None
         The zCDP budget spent (None under pure DP).
     epsilon_, delta_ : float
@@ -222,8 +280,8 @@ class MSTSynthesizer(MarginalSynthesizer):
     """
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", bins="auto", bin_edges=None,
-                 quantile_share=0.1, quantile_levels=4, never_missing=(), one_way_share=0.2, selection_share=0.1,
-                 iterations=2000, n_jobs=2, progress=False, rng=None):
+                 quantile_share=0.1, quantile_levels=4, never_missing=(), mcar_rates=None, one_way_share=0.2,
+                 selection_share=0.1, iterations=2000, n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.delta = delta
@@ -233,6 +291,7 @@ class MSTSynthesizer(MarginalSynthesizer):
         self.quantile_share = quantile_share
         self.quantile_levels = quantile_levels
         self.never_missing = never_missing
+        self.mcar_rates = mcar_rates
         self.one_way_share = one_way_share
         self.selection_share = selection_share
         self.iterations = iterations
@@ -242,6 +301,29 @@ class MSTSynthesizer(MarginalSynthesizer):
 
     def _validate_method(self, disc):
         mst_budget(Fraction(1), self.one_way_share, self.selection_share)
+
+    def observed_rates(self, disc):
+        """φ of each attribute named in ``mcar_rates`` (0 for the others), checked: public rates in
+        (0, 1) of attributes without a universe that may be missing."""
+        rates = np.zeros(len(disc.names))
+        if self.mcar_rates is None:
+            return rates
+        if not isinstance(self.mcar_rates, dict):
+            raise TypeError(f"mcar_rates must be a dict attribute -> public MCAR rate, got {self.mcar_rates!r}.")
+        for name, phi in self.mcar_rates.items():
+            if name not in disc.names:
+                raise ValueError(f"mcar_rates names {name!r}, which is not an attribute; the attributes are "
+                                 f"{disc.names}.")
+            if isinstance(phi, bool) or not isinstance(phi, (int, float)) or not 0 < phi < 1:
+                raise ValueError(f"mcar_rates[{name!r}] must be a public rate in (0, 1), got {phi!r}; an attribute "
+                                 "that is never missing belongs in never_missing.")
+            if name in tuple(self.never_missing):
+                raise ValueError(f"{name!r} is in both never_missing and mcar_rates; keep one.")
+            if disc.attributes[disc.names.index(name)].universe is not None:
+                raise ValueError(f"{name!r} has a universe: rows outside it are never missing there, so its gaps "
+                                 "are not MCAR and cannot amplify; remove it from mcar_rates.")
+            rates[disc.names.index(name)] = float(phi)
+        return rates
 
     def planned_tables(self, sizes):
         """Step 1's d tables and step 3's d − 1 edges (each the mean size of a pair's table)."""
@@ -255,14 +337,25 @@ class MSTSynthesizer(MarginalSynthesizer):
         fixed = universe_edges(disc.attributes)
         rho1, rho2, rho3 = mst_budget(budget.total, self.one_way_share, self.selection_share)
         d = len(counts.sizes)
-        one_way = [measure(counts, (a,), rho1 / d, src, budget=budget) for a in range(d)]
+        rates = self.observed_rates(disc)
+        # An attribute without a gap code is counted on its observed rows (Counts cuts the code).
+        if rates.any():
+            cost1, cost3 = amplified_costs(rho1, rho3, d, rates)
+            self.table_epsilons_ = (float(cost1), float(cost3))
+        else:
+            cost1, cost3 = rho1 / d, (rho3 / (d - 1) if d > 1 else Fraction(0))
+            self.table_epsilons_ = None
+        one_way = [measure(counts, (a,), cost1, src, budget=budget) for a in range(d)]
         edges, two_way = [], []
         if d > 1:
             pairs = [(a, b) for a in range(d) for b in range(a + 1, d)]
             pair_counts = dict(zip(pairs, counts.tables(pairs)))
-            edges = select_tree(pair_counts, one_way, fixed, replace(budget, total=rho2), src, progress=self.progress)
-            two_way = [measure(counts, e, rho3 / len(edges), src, budget=budget) for e in edges]
-        model = fit_model(counts.ext_sizes, edges or [(0,)], one_way + two_way, iterations=self.iterations)
+            observed = {(a, b): (1 - rates[a]) * (1 - rates[b]) for a, b in pairs}
+            edges = select_tree(pair_counts, [rescaled(m, rates) for m in one_way], fixed,
+                                replace(budget, total=rho2), src, observed=observed, progress=self.progress)
+            two_way = [measure(counts, e, cost3, src, budget=budget) for e in edges]
+        model = fit_model(counts.ext_sizes, edges or [(0,)], [rescaled(m, rates) for m in one_way + two_way],
+                          iterations=self.iterations)
         return one_way + two_way, model, edges
 
     @property
@@ -277,4 +370,7 @@ class MSTSynthesizer(MarginalSynthesizer):
         two = self.measurements_[-1].sigma if len(self.measurements_) > self.n_features_in_ else None
         return {**super().released_params(), "one_way_share": self.one_way_share,
                 "selection_share": self.selection_share, "tree": [list(e) for e in self.tree_],
-                "sigma_one_way": one, "sigma_two_way": two}
+                "sigma_one_way": one, "sigma_two_way": two,
+                **({} if self.mcar_rates is None else
+                   {"mcar_rates": dict(self.mcar_rates), "table_epsilons": list(self.table_epsilons_),
+                    "mcar_bound": "accounting.tree_bound (any spanning tree)"})}
