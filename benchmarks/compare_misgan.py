@@ -5,7 +5,7 @@ For each table (those of ``compare_synthesis.py``) this trains:
 - ``misgan (non-private)``: the networks, losses and steps of :class:`dpknn.synth.DPMisGAN`, with
   plain mini-batch gradients (no clipping, no noise): the reference a DP version can at best reach;
 - ``dp-misgan eps=E`` for each requested ε (valid accounting, public ``n_rows``);
-- ``privbayes-value eps=E``: PrivBayes degree 2 with missingness as a value (it reproduces gaps,
+- ``privbayes-value eps=E``: PrivBayes (its default degree) with missingness as a value (it reproduces gaps,
   as the GAN does) at the largest requested ε: the issue's yardstick.
 
 and prints the mean 2-way TVD on the public scoring bins with a missing cell as a category
@@ -39,7 +39,8 @@ def nonprivate_misgan(attrs, train, gan, seed):
 
     enc = TabularEncoding(attrs, bins=gan.bins, edges=gan.bin_edges)
     x, m = enc.encode(train)
-    n, b = len(train), gan.batch_size
+    n = len(train)
+    b = gan.batch_for(n)
     trainer = mt.Trainer(enc, latent=gan.latent_dim, hidden=gan.hidden, lr=gan.lr, gp_weight=gan.gp_weight,
                          mask_weight=gan.mask_weight, generator=torch.Generator().manual_seed(seed))
     mt.train(trainer, x, m, q=b / n, steps=gan.epochs * (n // b), steps_per_epoch=n // b, n_critic=gan.n_critic,

@@ -50,9 +50,15 @@ def test_official_configuration_sigma_valid_and_paper():
 def test_default_delta_and_validation():
     assert default_delta(32_561) == 1e-6 and default_delta(9_999) == 1e-5
     with pytest.raises(ValueError, match="batch_size=64 exceeds"):
-        DPMisGAN(ATTRS, epsilon=1.0).privacy_parameters(10)
+        DPMisGAN(ATTRS, epsilon=1.0, batch_size=64).privacy_parameters(10)
+    # "auto": an eighth of the public rows, at most 256 (large batches: less noise per coordinate).
+    gan = DPMisGAN(ATTRS, epsilon=1.0)
+    assert [gan.batch_for(n) for n in (5, 237, 2_048, 5_924, 10**6)] == [1, 29, 256, 256, 256]
+    q, steps, *_ = gan.privacy_parameters(5_924)
+    assert q == 256 / 5_924 and steps == 40 * (5_924 // 256)
     for kw, err, msg in [(dict(epsilon=0), ValueError, "epsilon"), (dict(epochs=0), ValueError, "epochs"),
-                         (dict(batch_size=2.0), TypeError, "batch_size"), (dict(clip=-1), ValueError, "clip"),
+                         (dict(batch_size=2.0), TypeError, "batch_size"),
+                         (dict(batch_size="big"), TypeError, "batch_size"), (dict(clip=-1), ValueError, "clip"),
                          (dict(delta=1.5), ValueError, "delta"), (dict(accounting="gs"), ValueError, "accounting"),
                          (dict(mask_weight=-0.1), ValueError, "mask_weight"), (dict(n_rows=0), ValueError, "n_rows")]:
         params = {"epsilon": 1.0, **kw}

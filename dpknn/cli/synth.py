@@ -220,7 +220,8 @@ def add_synth_parser(sub):
     gan.add_argument("--input-rows", type=int, default=None,
                      help="public number of input rows: sets the sampling rate and the step count (required)")
     gan.add_argument("--epochs", type=int, default=None, help="expected passes over the data (default 40)")
-    gan.add_argument("--batch-size", type=int, default=None, help="expected batch size (default 64)")
+    gan.add_argument("--batch-size", type=int, default=None,
+                     help="expected batch size (default: min(256, input rows / 8))")
     gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
     p.add_argument("--progress", action="store_true", help="show progress")
     add_seed(p)

@@ -20,6 +20,10 @@ What makes it learn a table (each measured on SLID, 5,924 rows, without privacy;
   post-processing like the generators): 0.12 → 0.06.
 - **One latent for both generators**, so that missingness may depend on the values (MAR, MNAR);
   MisGAN's independent latents can only produce masks independent of the data.
+- **Large batches under privacy.** At a fixed ε the noise per coordinate, σC/B, falls with the
+  expected batch B while σ barely moves, so B = min(256, n/8) with a step of 3·10⁻³ learns more
+  per unit of privacy than B = 64 at 10⁻³: on SLID 0.123 → 0.086 at ε = 1000, 0.23 → 0.13 at
+  ε = 4, 0.49 → 0.23 at ε = 1.
 
 Privacy (add/remove one record together with its mask):
 
@@ -150,8 +154,13 @@ class DPMisGAN(Synthesizer):
         (:func:`~dpknn.schema.discretization.geometric_edges` suits money).
     epochs : int, default 40
         Passes over the data in expectation: T = epochs · ⌊n/B⌋ critic steps.
-    batch_size : int, default 64
-        Expected batch size B; the sampling rate is q = B/n.
+    batch_size : int or "auto", default "auto"
+        Expected batch size B; the sampling rate is q = B/n. "auto": min(256, max(1, ⌊n/8⌋)),
+        a function of the (public) row count. Large batches with a larger step (``lr``) are the
+        DP-SGD recipe: the noise σC/B per coordinate shrinks with B. On SLID, B = 256 at
+        lr = 3·10⁻³ gave a 2-way TVD of 0.086 at ε = 1000, 0.126 at ε = 4 and 0.233 at ε = 1
+        (2 seeds), against 0.123, 0.229 and 0.491 for B = 64 at 10⁻³
+        (``benchmarks/compare_misgan.py``).
     clip : float, default 1.0
         L2 bound C on each record's joint gradient of the two critics.
     n_critic : int, default 1
@@ -162,7 +171,7 @@ class DPMisGAN(Synthesizer):
         α: weight of the data critic's loss in the mask generator's loss (MisGAN).
     latent_dim, hidden : int, default 64, 128
         Noise dimension of the generators; width of the two hidden layers of every network.
-    lr : float, default 1e-3
+    lr : float, default 3e-3
         Adam learning rate of all four networks (β = (0.5, 0.9)).
     ema_decay : float, default 0.999
         Decay of the moving averages of the generators' weights that are released (0: the last
@@ -183,6 +192,8 @@ class DPMisGAN(Synthesizer):
         σ (noise std σ·C).
     sampling_rate_ : float
         q = B/n.
+    batch_size_ : int
+        B.
     steps_ : int
         Critic steps T, each one sampled Gaussian mechanism.
     generator_steps_ : int
@@ -214,8 +225,9 @@ class DPMisGAN(Synthesizer):
     (3, 2)
     """
 
-    def __init__(self, attributes, *, epsilon, delta=None, bins=20, bin_edges=None, epochs=40, batch_size=64,
-                 clip=1.0, n_critic=1, gp_weight=10.0, mask_weight=0.2, latent_dim=64, hidden=128, lr=1e-3,
+    def __init__(self, attributes, *, epsilon, delta=None, bins=20, bin_edges=None, epochs=40,
+                 batch_size="auto", clip=1.0, n_critic=1, gp_weight=10.0, mask_weight=0.2, latent_dim=64, hidden=128,
+                 lr=3e-3,
                  ema_decay=0.999, n_rows=None, accounting="valid", progress=False, rng=None):
         self.attributes = attributes
         self.bins = bins
@@ -240,8 +252,10 @@ class DPMisGAN(Synthesizer):
     def _validate(self):
         enc = TabularEncoding(self.attributes, bins=self.bins, edges=self.bin_edges)
         eps = check_positive_real(self.epsilon, "epsilon")
-        for name in ("bins", "epochs", "batch_size", "n_critic", "latent_dim", "hidden"):
+        for name in ("bins", "epochs", "n_critic", "latent_dim", "hidden"):
             check_positive_int(getattr(self, name), name)
+        if self.batch_size != "auto":
+            check_positive_int(self.batch_size, "batch_size")
         for name in ("clip", "gp_weight", "lr"):
             check_positive_real(getattr(self, name), name)
         check_positive_real(self.mask_weight, "mask_weight", allow_zero=True)
@@ -255,6 +269,10 @@ class DPMisGAN(Synthesizer):
             check_unit_interval(self.delta, "delta")
         return enc, eps
 
+    def batch_for(self, n):
+        """The expected batch size B for ``n`` rows: ``batch_size``, or min(256, max(1, ⌊n/8⌋)) for "auto"."""
+        return min(256, max(1, int(n) // 8)) if self.batch_size == "auto" else int(self.batch_size)
+
     def privacy_parameters(self, n):
         """(q, T, σ, δ, ε of the run) for ``n`` rows: what :meth:`fit` uses, without the data."""
         _, eps = self._validate()
@@ -262,7 +280,7 @@ class DPMisGAN(Synthesizer):
 
     def _privacy(self, n, eps):
         n = check_positive_int(n, "n")
-        B = int(self.batch_size)
+        B = self.batch_for(n)
         if B > n:
             raise ValueError(f"batch_size={B} exceeds the number of rows n={n}; the sampling rate B/n must be <= 1.")
         q = B / n
@@ -314,7 +332,7 @@ class DPMisGAN(Synthesizer):
         # CSPRNG by default): per-record Bernoulli draws one by one from secrets would dominate the run.
         np_gen = src.generator if src.generator is not None else np.random.default_rng(src.randbits(128))
         gen = torch.Generator().manual_seed(int(src.randbelow(2**63)))
-        B = int(self.batch_size)
+        B = self.batch_for(n)
         trainer = mt.Trainer(enc, latent=int(self.latent_dim), hidden=int(self.hidden), lr=float(self.lr),
                              gp_weight=float(self.gp_weight), mask_weight=float(self.mask_weight),
                              ema_decay=float(self.ema_decay), generator=gen)
@@ -328,6 +346,7 @@ class DPMisGAN(Synthesizer):
         self.data_generator_, self.mask_generator_ = (g.eval() for g in trainer.released())
         self.noise_multiplier_ = float(sigma)
         self.sampling_rate_ = float(q)
+        self.batch_size_ = B
         self.steps_ = int(steps)
         self.generator_steps_ = int(diag["generator_steps"])
         self.epsilon_ = float(run_eps)
@@ -342,7 +361,7 @@ class DPMisGAN(Synthesizer):
         """The public number of input rows, the DP-SGD parameters and the accounting used."""
         return {"input_rows": self.n_rows, "input_rows_is": "public input", "bins": self.bins,
                 "bin_edges": self.bin_edges, "epochs": self.epochs,
-                "batch_size": self.batch_size, "clip": self.clip, "sampling_rate": self.sampling_rate_,
+                "batch_size": self.batch_size_, "clip": self.clip, "sampling_rate": self.sampling_rate_,
                 "critic_steps": self.steps_, "noise_multiplier": self.noise_multiplier_,
                 "accounting": "RDP of the sampled Gaussian mechanism, improved conversion"}
 
