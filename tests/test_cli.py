@@ -451,6 +451,13 @@ def test_synth_refuses_bad_input(tmp_path):
     assert res.returncode == 2 and "--mcar-rates applies to --method mst only" in res.stderr
     res = run(*common, "--output", "o.csv", "--method", "mst", "--mcar-rates", "AGE", cwd=tmp_path)
     assert res.returncode == 2 and "NAME=RATE" in res.stderr
+    res = run(*common, "--output", "o.csv", "--method", "mst", "--mcar-rates", "AGE=0.2,AGE=0.3", cwd=tmp_path)
+    assert res.returncode == 2 and "names 'AGE' twice" in res.stderr
+    res = run(*common, "--output", "o.csv", "--method", "mst", "--mcar-rates", ",", cwd=tmp_path)
+    assert res.returncode == 2 and "--mcar-rates is empty" in res.stderr
+    res = run(*common, "--output", "o.csv", "--method", "mst", "--mcar-rates", "AGE=0.2", "--delta", "1e-6",
+              cwd=tmp_path)
+    assert res.returncode == 2 and "drop --delta" in res.stderr
     pd.DataFrame({"AGE": [1, 2], "SEX": [1, None], "INCWAGE": [0, 1]}).to_csv(tmp_path / "gap.csv", index=False)
     res = run(*common[:4], "gap.csv", *common[5:], "--output", "o.csv", "--never-missing", "SEX", cwd=tmp_path)
     assert res.returncode == 2 and "never_missing have gaps: ['SEX']" in res.stderr

@@ -15,8 +15,9 @@ from dpknn import Categorical, Ordinal
 from dpknn.accounting import amplify_mcar, mcar_cost, tree_bound
 from dpknn.schema.discretization import Discretization
 from dpknn.synth import MSTSynthesizer
-from dpknn.synth.marginal import blank_at_rates
-from dpknn.synth.mst import amplified_costs, mst_budget
+from dpknn.synth.graphical_model import Measurement
+from dpknn.synth.marginal import blank_at_rates, rescaled
+from dpknn.synth.mst import amplified_costs, edge_scores, mst_budget
 
 
 def spanning_trees(d):
@@ -201,3 +202,49 @@ def test_blank_at_rates_blanks_each_row_with_probability_phi():
     hits = sum((blank_at_rates(codes.copy(), np.array([phi]), rng)[0] == -1) for _ in range(reps))
     # Every row, whatever its code, is blanked with probability φ (4 standard errors).
     assert np.all(np.abs(hits / reps - phi) < 4 * math.sqrt(phi * (1 - phi) / reps))
+
+
+def test_rescaled_divides_counts_and_sigma_by_the_observation_probability():
+    m = Measurement((0, 2), np.array([[7, 3], [0, 4]]), 2.0)
+    r = rescaled(m, np.array([0.3, 0.9, 0.5]))
+    np.testing.assert_allclose(r.counts, m.counts / 0.35)
+    assert r.attributes == (0, 2) and r.sigma == pytest.approx(2.0 / 0.35)
+    assert rescaled(m, np.array([0.0, 0.4, 0.0])) is m   # no MCAR attribute in the table
+
+
+def test_edge_scores_scale_the_independence_model_by_the_pair_observation_probability():
+    one_way = [Measurement((0,), np.array([60, 40]), 1.0), Measurement((1,), np.array([50, 50]), 1.0)]
+    x = np.array([[20, 10], [5, 15]])   # 50 rows observed on the pair
+    plain = edge_scores({(0, 1): x}, one_way)[(0, 1)]
+    scaled = edge_scores({(0, 1): x}, one_way, observed={(0, 1): 0.5})[(0, 1)]
+    # n̂ = 100, μ = (0.6, 0.4) ⊗ (0.5, 0.5): the model is [[30, 30], [20, 20]], halved [[15, 15], [10, 10]].
+    assert plain == 10 + 20 + 15 + 5 and scaled == 5 + 5 + 5 + 5
+
+
+def test_model_total_and_marginals_are_those_of_all_rows():
+    df = mcar_table(4000, seed=2, rate=0.4)
+    model = MSTSynthesizer(ATTRS4, epsilon=500.0, mcar_rates={"AGE": 0.4, "SCHOOL": 0.4}, rng=0).fit(df)
+    assert model.model_.total == pytest.approx(4000, rel=0.03)          # not 0.6 n
+    age = model.model_.attribute_marginals()[0]
+    observed = df["AGE"].dropna().astype(int).value_counts(normalize=True).reindex(range(10)).to_numpy()
+    np.testing.assert_allclose(age, observed, atol=0.02)
+
+
+def test_blank_at_rates_matches_the_joint_pattern_of_two_attributes():
+    rng = np.random.default_rng(3)
+    codes = np.vstack([rng.integers(0, 3, 6000), rng.integers(0, 4, 6000)])
+    out = blank_at_rates(codes.copy(), np.array([0.3, 0.5]), rng)
+    gaps = out == -1
+    # Controlled rounding within the first attribute's pattern: the joint shares hold to rounding.
+    assert abs(gaps[0].mean() - 0.3) < 4 / 6000 and abs(gaps[1].mean() - 0.5) < 20 / 6000
+    assert abs((gaps[0] & gaps[1]).mean() - 0.15) < 20 / 6000
+
+
+def test_mcar_refusals_of_universe_conditions_empty_rates_and_tiny_rates():
+    with pytest.raises(ValueError, match="states another attribute's universe"):
+        MSTSynthesizer(ATTRS, epsilon=1.0, mcar_rates={"AGE": 0.2}, rng=0).fit(people(300))
+    with pytest.raises(ValueError, match="mcar_rates is empty"):
+        MSTSynthesizer(ATTRS4, epsilon=1.0, mcar_rates={}, rng=0).fit(mcar_table(100))
+    # A gain below the floating-point margin: plain composition, exactly the unamplified costs.
+    assert amplified_costs(Fraction(1, 5), Fraction(7, 10), 4, np.array([1e-14, 0, 0, 0])) == (
+        Fraction(1, 20), Fraction(7, 30))

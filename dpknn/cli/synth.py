@@ -80,6 +80,8 @@ def _cmd_synth(args):
         raise CLIError("--noise applies to --method auto, aim and mst only.")
     if args.mcar_rates is not None and args.method != "mst":
         raise CLIError("--mcar-rates applies to --method mst only (its tables are amplified by MCAR gaps).")
+    if args.mcar_rates is not None and args.delta is not None:
+        raise CLIError("--mcar-rates is pure epsilon-DP (delta = 0); drop --delta.")
     if args.noise == "laplace" and args.delta is not None:
         raise CLIError("--noise laplace is pure epsilon-DP (delta = 0); drop --delta.")
     if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree is not None):
@@ -130,15 +132,22 @@ def _cmd_synth(args):
 def mcar_rates(text):
     """``"A=0.2,B=0.1"`` -> {"A": 0.2, "B": 0.1}; the estimator checks names and ranges."""
     out = {}
-    for item in comma_list(text):
+    items = comma_list(text)
+    if not items:
+        raise CLIError("--mcar-rates is empty; give NAME=RATE pairs, such as wage=0.2,age=0.1, or drop it.")
+    for item in items:
         name, sep, rate = item.partition("=")
+        name = name.strip()
         try:
-            out[name.strip()] = float(rate)
+            value = float(rate)
         except ValueError:
             sep = ""
-        if not sep or not name.strip():
+        if not sep or not name:
             raise CLIError(f"--mcar-rates takes NAME=RATE pairs separated by commas, such as wage=0.2,age=0.1; "
                            f"got {item!r}.")
+        if name in out:
+            raise CLIError(f"--mcar-rates names {name!r} twice; give each attribute one rate.")
+        out[name] = value
     return out
 
 

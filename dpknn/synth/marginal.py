@@ -210,7 +210,8 @@ class Counts:
     """The true extended count tables of attribute sets, computed once each: data, never released.
 
     ``ext`` holds extended codes (missing = last code), ``sizes`` the attributes' domain sizes and
-    ``ext_sizes`` the table sizes (one more where an attribute may be missing).
+    ``ext_sizes`` the table sizes (one more where the model has a missing code; where it has none,
+    the missing code is cut, so the tables count the rows observed on that attribute).
     """
 
     def __init__(self, ext, sizes, ext_sizes, *, n_jobs=2):
@@ -292,10 +293,9 @@ def blank_at_rates(codes, rates, rng):
     then MCAR as the model says, and the synthetic table matches the rate within every code (and
     every earlier pattern of gaps) up to rounding instead of up to binomial error."""
     n = codes.shape[1]
-    done = []
+    pattern = np.zeros(n, dtype=np.int64)   # the gaps blanked so far, as bits (the last 16 attributes')
     for i in np.flatnonzero(rates):
-        _, group = np.unique(np.vstack([codes[i], *done]), axis=1, return_inverse=True)
-        group = group.ravel()
+        _, group = np.unique(np.asarray(codes[i], dtype=np.int64) * 2**16 + pattern, return_inverse=True)
         order = rng.permutation(n)
         order = order[np.argsort(group[order], kind="stable")]   # rows of a group together, in random order
         blank = np.zeros(n, dtype=bool)
@@ -305,7 +305,7 @@ def blank_at_rates(codes, rates, rng):
             blank[order[start:start + k]] = True
             start += size
         codes[i, blank] = -1
-        done.append(blank)
+        pattern = (pattern * 2 + blank) % 2**16
     return codes
 
 
@@ -367,7 +367,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         rates = self.observed_rates(disc)
         if rates.any() and self.noise == "gaussian":
             raise ValueError("mcar_rates amplify pure-DP tables only (accounting.mcar); use noise='laplace' or "
-                             "'auto' (which then takes laplace), or drop mcar_rates.")
+                             "'auto' (--noise laplace or auto), which then takes laplace, or drop mcar_rates.")
         quantile_part = share if wide else Fraction(0)   # nothing to bin by quantiles: the model gets it all
         pure = PureBudget(Fraction(eps))
         budget = pure if self.noise == "laplace" else ZCDPBudget(Fraction(zcdp_rho(eps, delta)))

@@ -76,6 +76,7 @@ References
 from __future__ import annotations
 
 import logging
+import numbers
 from dataclasses import replace
 from fractions import Fraction
 
@@ -106,7 +107,7 @@ def mst_budget(rho, one_way_share, selection_share):
     return s1 * rho, s2 * rho, rho - s1 * rho - s2 * rho
 
 
-def edge_scores(pair_counts, one_way, observed=None):
+def edge_scores(pair_counts, one_way, *, observed=None):
     """Step 2's scores: ‖x_ab − round(p_ab n̂ μ_a ⊗ μ_b)‖₁ for every pair, μ_a the projection of
     the released one-way table a (as an estimate of all rows, :func:`~dpknn.synth.marginal.rescaled`)
     onto the simplex, n̂ their total (the estimator's
@@ -138,6 +139,9 @@ def amplified_costs(one_way, edges, d, rates):
     def fits(lam):
         return tree_bound(float_down(lam * base1), float_down(lam * base3), rates) <= target
 
+    if not fits(Fraction(1)):
+        # A gain below the margin (rates of order 10⁻¹³): plain composition, exact in fractions.
+        return base1, base3
     lo, hi = Fraction(1), Fraction(2)
     while fits(hi) and hi < 2**40:
         lo, hi = hi, 2 * hi
@@ -145,7 +149,7 @@ def amplified_costs(one_way, edges, d, rates):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
         lo = Fraction(float_down(lo))
-    if not fits(lo):   # λ = 1 is plain composition, so this is never reached; the proof rests on it
+    if not fits(lo):   # λ = 1 fits (checked above) and bisection keeps a fitting λ; the proof rests on it
         raise RuntimeError(f"MST's amplified tables would exceed their part {float(one_way + edges)}; please report "
                            "this.")
     return Fraction(float_down(lo * base1)), Fraction(float_down(lo * base3))
@@ -179,7 +183,7 @@ def select_tree(pair_counts, one_way, fixed, budget, src, *, observed=None, prog
     if rounds <= 0:
         return edges
     mech = ExponentialMechanism(epsilon=budget.choice_epsilon(budget.total, rounds), sensitivity=1.0)
-    scores = edge_scores(pair_counts, one_way, observed)
+    scores = edge_scores(pair_counts, one_way, observed=observed)
     for _ in progress_bar(range(rounds), progress=progress, desc="MST tree", unit="edge"):
         cands = [e for e in sorted(scores) if not ds.connected(*e)]
         a, b = cands[mech.select(np.array([scores[e] for e in cands]), rng=src)]
@@ -307,17 +311,20 @@ class MSTSynthesizer(MarginalSynthesizer):
 
     def observed_rates(self, disc):
         """φ of each attribute named in ``mcar_rates`` (0 for the others), checked: public rates in
-        (0, 1) of attributes without a universe that may be missing."""
+        (0, 1) of attributes that may be missing, have no universe and condition no other's universe."""
         rates = np.zeros(len(disc.names))
         if self.mcar_rates is None:
             return rates
         if not isinstance(self.mcar_rates, dict):
             raise TypeError(f"mcar_rates must be a dict attribute -> public MCAR rate, got {self.mcar_rates!r}.")
+        if not self.mcar_rates:
+            raise ValueError("mcar_rates is empty; pass None when no attribute has a public MCAR rate.")
+        conditions = {col for a in disc.attributes if a.universe is not None for col, *_ in a.universe.conditions}
         for name, phi in self.mcar_rates.items():
             if name not in disc.names:
                 raise ValueError(f"mcar_rates names {name!r}, which is not an attribute; the attributes are "
                                  f"{disc.names}.")
-            if isinstance(phi, bool) or not isinstance(phi, (int, float)) or not 0 < phi < 1:
+            if isinstance(phi, bool) or not isinstance(phi, numbers.Real) or not 0 < float(phi) < 1:
                 raise ValueError(f"mcar_rates[{name!r}] must be a public rate in (0, 1), got {phi!r}; an attribute "
                                  "that is never missing belongs in never_missing.")
             if name in tuple(self.never_missing):
@@ -325,6 +332,9 @@ class MSTSynthesizer(MarginalSynthesizer):
             if disc.attributes[disc.names.index(name)].universe is not None:
                 raise ValueError(f"{name!r} has a universe: rows outside it are never missing there, so its gaps "
                                  "are not MCAR and cannot amplify; remove it from mcar_rates.")
+            if name in conditions:
+                raise ValueError(f"{name!r} states another attribute's universe: where it is missing that universe "
+                                 "is unknown, so the tables could not agree; remove it from mcar_rates.")
             rates[disc.names.index(name)] = float(phi)
         return rates
 
@@ -374,6 +384,6 @@ class MSTSynthesizer(MarginalSynthesizer):
         return {**super().released_params(), "one_way_share": self.one_way_share,
                 "selection_share": self.selection_share, "tree": [list(e) for e in self.tree_],
                 "sigma_one_way": one, "sigma_two_way": two,
-                **({} if self.mcar_rates is None else
+                **({} if self.table_epsilons_ is None else
                    {"mcar_rates": dict(self.mcar_rates), "table_epsilons": list(self.table_epsilons_),
                     "mcar_bound": "accounting.tree_bound (any spanning tree)"})}
