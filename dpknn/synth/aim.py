@@ -237,8 +237,9 @@ class AIMSynthesizer(MarginalSynthesizer):
         rounds = 16 * len(sizes) if self.rounds is None else self.rounds
         return [(Fraction(9, 10 * rounds), 1)] * rounds
 
-    def select_and_fit(self, counts, budget, src, *, disc):
-        """Steps 1-2 (module docstring) with ``budget.total`` (ρ, or ε under pure DP) in all."""
+    def select_and_fit(self, counts, budget, src, *, disc, rates):
+        """Steps 1-2 (module docstring) with ``budget.total`` (ρ, or ε under pure DP) in all; AIM takes
+        no MCAR rates (``rates`` is all zero)."""
         rho = budget.total
         sizes = tuple(int(s) for s in counts.ext_sizes)
         d = len(sizes)

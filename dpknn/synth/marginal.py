@@ -70,6 +70,7 @@ import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
 from dpknn.accounting.budget import float_down
+from dpknn.accounting.mcar import observed_probability
 from dpknn.accounting.zcdp import exponential_epsilon, zcdp_rho
 from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import DiscreteGaussian, Geometric
@@ -268,7 +269,7 @@ def rescaled(measurement, rates):
     """``measurement`` as an estimate of the table of all rows: a table measured on the rows
     observed on its attributes has expectation p_S times that of all rows, p_S = Π_{a ∈ S}(1 − φ_a)
     with the public ``rates`` φ, so its counts and σ are divided by p_S (post-processing)."""
-    p = math.prod(1.0 - float(rates[a]) for a in measurement.attributes)
+    p = observed_probability(measurement.attributes, dict(enumerate(rates)))
     if p == 1.0:
         return measurement
     return Measurement(measurement.attributes, measurement.counts / p, measurement.sigma / p)
@@ -328,10 +329,10 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         its budget, cells), ``sizes`` the attributes' table sizes; for ``noise="auto"``."""
 
     @abc.abstractmethod
-    def select_and_fit(self, counts, budget, src, *, disc):
+    def select_and_fit(self, counts, budget, src, *, disc, rates):
         """Measure tables with ``budget.total`` in all and fit a model: returns (measurements,
         model, structure), ``structure`` a list of released attribute-index tuples; ``disc`` the
-        public discretisation."""
+        public discretisation, ``rates`` the checked public MCAR rates of :meth:`observed_rates`."""
 
     def plan(self):
         """The fit's public plan (a :class:`Prepared`: bins, budget and its currency, the quantiles'
@@ -417,7 +418,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         logger.info("%s: %d attributes, %s noise, total %.6g (epsilon=%g, delta=%g)", type(self).__name__,
                     len(disc.sizes), plan.budget.noise, float(plan.budget.total), plan.epsilon, plan.delta)
         self.measurements_, self.model_, structure = self.select_and_fit(
-            counts, replace(plan.budget, total=plan.budget.total - plan.quantiles), src, disc=disc)
+            counts, replace(plan.budget, total=plan.budget.total - plan.quantiles), src, disc=disc, rates=plan.mcar)
         self.discretization_ = disc
         self.never_missing_ = tuple(bool(v) for v in plan.never)
         self.observed_rates_ = plan.mcar

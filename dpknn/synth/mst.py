@@ -84,7 +84,7 @@ import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
 from dpknn.accounting.budget import float_down
-from dpknn.accounting.mcar import tree_bound
+from dpknn.accounting.mcar import observed_probability, tree_bound
 from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.synth.graphical_model import estimate_total, fit_model, project_simplex
 from dpknn.synth.marginal import MarginalSynthesizer, mean_pair_cells, measure, rescaled, universe_edges
@@ -345,12 +345,11 @@ class MSTSynthesizer(MarginalSynthesizer):
         edges = [(s3 / (d - 1), mean_pair_cells(sizes))] * (d - 1) if d > 1 else []
         return [(s1 / d, int(c)) for c in sizes] + edges
 
-    def select_and_fit(self, counts, budget, src, *, disc):
-        """Steps 1-4 (module docstring) with ``budget.total`` in all."""
+    def select_and_fit(self, counts, budget, src, *, disc, rates):
+        """Steps 1-4 (module docstring) with ``budget.total`` in all; ``rates`` the public MCAR rates."""
         fixed = universe_edges(disc.attributes)
         rho1, rho2, rho3 = mst_budget(budget.total, self.one_way_share, self.selection_share)
         d = len(counts.sizes)
-        rates = self.observed_rates(disc)
         # An attribute without a gap code is counted on its observed rows (Counts cuts the code).
         if rates.any():
             cost1, cost3 = amplified_costs(rho1, rho3, d, rates)
@@ -359,15 +358,16 @@ class MSTSynthesizer(MarginalSynthesizer):
             cost1, cost3 = rho1 / d, (rho3 / (d - 1) if d > 1 else Fraction(0))
             self.table_epsilons_ = None
         one_way = [measure(counts, (a,), cost1, src, budget=budget) for a in range(d)]
+        scaled = [rescaled(m, rates) for m in one_way]   # as estimates of all rows: the scores and the fit
         edges, two_way = [], []
         if d > 1:
             pairs = [(a, b) for a in range(d) for b in range(a + 1, d)]
             pair_counts = dict(zip(pairs, counts.tables(pairs)))
-            observed = {(a, b): (1 - rates[a]) * (1 - rates[b]) for a, b in pairs}
-            edges = select_tree(pair_counts, [rescaled(m, rates) for m in one_way], fixed,
-                                replace(budget, total=rho2), src, observed=observed, progress=self.progress)
+            observed = {pair: observed_probability(pair, dict(enumerate(rates))) for pair in pairs}
+            edges = select_tree(pair_counts, scaled, fixed, replace(budget, total=rho2), src, observed=observed,
+                                progress=self.progress)
             two_way = [measure(counts, e, cost3, src, budget=budget) for e in edges]
-        model = fit_model(counts.ext_sizes, edges or [(0,)], [rescaled(m, rates) for m in one_way + two_way],
+        model = fit_model(counts.ext_sizes, edges or [(0,)], scaled + [rescaled(m, rates) for m in two_way],
                           iterations=self.iterations)
         return one_way + two_way, model, edges
 
