@@ -16,7 +16,8 @@ from dpknn.metrics.fidelity import tvd
 from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import extended_codes
 from dpknn.synth import AIMSynthesizer
-from dpknn.synth.aim import affordable, candidate_scores, workload_candidates
+from dpknn.synth import aim as aim_module
+from dpknn.synth.aim import affordable, auto_model_size, candidate_scores, workload_candidates
 from dpknn.synth.graphical_model import Measurement, fit_model, junction_tree
 from dpknn.synth.marginal import Counts
 
@@ -128,6 +129,28 @@ def test_refusals():
     acc = BudgetAccountant(epsilon=0.5, delta=1e-6)
     with pytest.raises(BudgetExceededError):
         AIMSynthesizer(ATTRS, epsilon=1.0, rng=0).fit(df.drop(columns="AGE"), accountant=acc)   # refused first
+
+
+def test_auto_model_size_grows_with_epsilon_and_bounds_every_round(monkeypatch):
+    assert auto_model_size(0.5) == auto_model_size(1.0) == 20_000 and auto_model_size(4.0) == 80_000
+    assert auto_model_size(10.0) == auto_model_size(1e6) == 200_000
+    with pytest.raises(ValueError, match="epsilon"):
+        auto_model_size(float("nan"))
+    limits = []
+
+    def spy(candidates, cliques, sizes, limit):
+        limits.append(limit)
+        return affordable(candidates, cliques, sizes, limit)
+
+    monkeypatch.setattr(aim_module, "affordable", spy)
+    model = AIMSynthesizer(ATTRS, epsilon=3.0, rng=0).fit(people(500))
+    assert model.max_model_size_ == 60_000 and model.released_params()["max_model_size"] == 60_000
+    # The limit grows with the share of the budget spent and reaches "auto"'s value in the last round.
+    assert limits == sorted(limits) and limits[-1] == pytest.approx(60_000)
+    with pytest.raises((TypeError, ValueError), match="'auto'"):
+        AIMSynthesizer(ATTRS, epsilon=1.0, max_model_size="big").fit(people(300))
+    with pytest.raises(TypeError, match="got bool True"):
+        AIMSynthesizer(ATTRS, epsilon=1.0, max_model_size=True).fit(people(300))
 
 
 def test_seeds_reproduce():

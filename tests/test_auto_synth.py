@@ -12,6 +12,7 @@ from people import ATTRS, people
 from dpknn.accounting import BudgetAccountant, zcdp_rho
 from dpknn.exceptions import BudgetExceededError
 from dpknn.synth import AIMSynthesizer, AutoSynthesizer
+from dpknn.synth.aim import auto_model_size
 from dpknn.synth.auto import aim_usefulness
 
 
@@ -32,6 +33,8 @@ def test_few_rows_take_mst_many_take_aim_and_the_record_says_which():
     small = AutoSynthesizer(ATTRS, epsilon=1.0, rng=0).fit(people(800))
     large = AutoSynthesizer(ATTRS, epsilon=4.0, rng=0).fit(people(40_000))
     assert (small.method_, large.method_) == ("mst", "aim")
+    # "auto" sizes AIM's model for the epsilon AIM gets, what is left after the count.
+    assert large.synthesizer_.max_model_size_ == auto_model_size(0.99 * 4.0) == 79_200
     for model, n, eps in ((small, 800, 1.0), (large, 40_000, 4.0)):
         pub = model.public_params()
         assert pub["chosen"] == model.method_ and pub["theta"] == 2.5 and pub["count_share"] == 0.01

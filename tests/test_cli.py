@@ -480,6 +480,7 @@ def test_synth_mst_with_public_mcar_rates(tmp_path):
     assert res.returncode == 0, res.stderr
     side = json.loads((tmp_path / "o.csv.json").read_text())
     assert side["mcar_rates"] == {"AGE": 0.25} and side["noise"] == "laplace" and side["delta"] == 0.0
+    assert "observed rows" in side["description"] and "MCAR" in side["description"]
     assert len(side["table_epsilons"]) == 2
     out = pd.read_csv(tmp_path / "o.csv")
     assert out["AGE"].isna().mean() == pytest.approx(0.25, abs=0.02)

@@ -41,6 +41,12 @@ SYNTH_METHODS = {
 }
 
 
+# With --mcar-rates those attributes have no gap code, so "missingness as a category" would misdescribe them.
+MST_MCAR_DESCRIPTION = ("MST: noisy marginals on a private maximum spanning tree, one fitted model; the attributes "
+                        "with public MCAR rates measured on their observed rows (amplified), missingness as a "
+                        "category for the others")
+
+
 def _degree(text):
     return text if text == "auto" else int(text)
 
@@ -102,6 +108,8 @@ def _cmd_synth(args):
     elif marginal:
         never = [] if args.never_missing is None else comma_list(args.never_missing)
         extra = {} if args.mcar_rates is None else {"mcar_rates": mcar_rates(args.mcar_rates)}
+        if extra:
+            what = MST_MCAR_DESCRIPTION
         model = {"auto": AutoSynthesizer, "aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
             noise=args.noise or "auto", never_missing=never, progress=args.progress, rng=args.seed, **extra)

@@ -91,7 +91,8 @@ class AutoSynthesizer(Synthesizer):
         Passed to the chosen synthesiser (:class:`~dpknn.synth.AIMSynthesizer`,
         :class:`~dpknn.synth.MSTSynthesizer`).
     workload, max_model_size :
-        Passed to AIM when it is chosen.
+        Passed to AIM when it is chosen; AIM's ε is (1 − ``count_share``)·ε, so "auto" sizes
+        its model for that ε (79,200 cells at ε = 4).
     progress : bool, default False
     rng : numpy.random.Generator, int or None
         Noise source of :meth:`fit` (None: the OS CSPRNG); the count and the chosen synthesiser
@@ -120,7 +121,7 @@ class AutoSynthesizer(Synthesizer):
     """
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, theta=2.5, count_share=0.01, noise="auto",
-                 workload=2, max_model_size=20_000, bins="auto", bin_edges=None, quantile_share=0.1,
+                 workload=2, max_model_size="auto", bins="auto", bin_edges=None, quantile_share=0.1,
                  quantile_levels=4, never_missing=(), n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon

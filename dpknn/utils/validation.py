@@ -60,7 +60,7 @@ def check_rng(rng):
 def check_positive_int(value, name, *, minimum=1):
     """Return ``value`` as int if it is an integer ``>= minimum``, else raise naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and float(value).is_integer():
+        if not isinstance(value, bool) and isinstance(value, numbers.Real) and float(value).is_integer():
             raise TypeError(f"{name} must be an integer, got the float {value!r}.")
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}.")
     if value < minimum:
