@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from dpknn import check_rng
-from dpknn.utils.validation import check_positive_int, check_positive_real
+from dpknn.utils.validation import check_positive_int, check_positive_int_or_auto, check_positive_real
 
 
 def test_check_rng_passes_generator_through():
@@ -28,6 +28,14 @@ def test_positive_int_and_finite_real():
         check_positive_int(0, "k")
     with pytest.raises(TypeError, match="k must be an integer, got the float 2.0"):
         check_positive_int(2.0, "k")
+    with pytest.raises(TypeError, match="k must be an integer, got bool True"):
+        check_positive_int(True, "k")
+    assert check_positive_int_or_auto("auto", "k", auto="ten") == "auto"
+    assert check_positive_int_or_auto(np.int64(7), "k", auto="ten") == 7
+    with pytest.raises(ValueError, match=r"k must be an integer >= 1, got 0\. Or 'auto': ten\."):
+        check_positive_int_or_auto(0, "k", auto="ten")
+    with pytest.raises(TypeError, match="got str 'AUTO'. Or 'auto': ten"):
+        check_positive_int_or_auto("AUTO", "k", auto="ten")
     assert check_positive_real(2, "eps") == 2.0
     with pytest.raises(ValueError, match="eps must be a finite number > 0"):
         check_positive_real(float("inf"), "eps")

@@ -70,7 +70,7 @@ from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.synth.graphical_model import fit_model, junction_tree
 from dpknn.synth.marginal import MarginalSynthesizer, measure, universe_edges
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.validation import check_positive_int, check_positive_real
+from dpknn.utils.validation import check_positive_int, check_positive_int_or_auto, check_positive_real
 
 __all__ = ["AIMSynthesizer", "Round", "affordable", "auto_model_size", "candidate_scores", "workload_candidates"]
 
@@ -245,12 +245,9 @@ class AIMSynthesizer(MarginalSynthesizer):
 
     def model_size(self):
         """The model's size limit in cells: ``max_model_size``, or :func:`auto_model_size` of ``epsilon``."""
-        if isinstance(self.max_model_size, str) and self.max_model_size == "auto":
-            return auto_model_size(self.epsilon)
-        try:
-            return check_positive_int(self.max_model_size, "max_model_size")
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"{exc} Or 'auto': 20,000 cells per unit of epsilon.") from None
+        size = check_positive_int_or_auto(self.max_model_size, "max_model_size",
+                                          auto="20,000 cells per unit of epsilon")
+        return auto_model_size(self.epsilon) if size == "auto" else size
 
     def _validate_method(self, disc):
         self.model_size()

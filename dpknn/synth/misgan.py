@@ -98,6 +98,7 @@ from dpknn.synth.tabular import TabularEncoding
 from dpknn.utils.validation import (
     check_is_fitted,
     check_positive_int,
+    check_positive_int_or_auto,
     check_positive_real,
     check_rng,
     check_unit_interval,
@@ -227,8 +228,7 @@ class DPMisGAN(Synthesizer):
 
     def __init__(self, attributes, *, epsilon, delta=None, bins=20, bin_edges=None, epochs=40,
                  batch_size="auto", clip=1.0, n_critic=1, gp_weight=10.0, mask_weight=0.2, latent_dim=64, hidden=128,
-                 lr=3e-3,
-                 ema_decay=0.999, n_rows=None, accounting="valid", progress=False, rng=None):
+                 lr=3e-3, ema_decay=0.999, n_rows=None, accounting="valid", progress=False, rng=None):
         self.attributes = attributes
         self.bins = bins
         self.bin_edges = bin_edges
@@ -254,11 +254,7 @@ class DPMisGAN(Synthesizer):
         eps = check_positive_real(self.epsilon, "epsilon")
         for name in ("bins", "epochs", "n_critic", "latent_dim", "hidden"):
             check_positive_int(getattr(self, name), name)
-        if self.batch_size != "auto":
-            try:
-                check_positive_int(self.batch_size, "batch_size")
-            except (TypeError, ValueError) as exc:
-                raise type(exc)(f"{exc} Or 'auto': min(256, n/8).") from None
+        check_positive_int_or_auto(self.batch_size, "batch_size", auto="min(256, n/8)")
         for name in ("clip", "gp_weight", "lr"):
             check_positive_real(getattr(self, name), name)
         check_positive_real(self.mask_weight, "mask_weight", allow_zero=True)

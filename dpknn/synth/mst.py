@@ -363,7 +363,8 @@ class MSTSynthesizer(MarginalSynthesizer):
         if d > 1:
             pairs = [(a, b) for a in range(d) for b in range(a + 1, d)]
             pair_counts = dict(zip(pairs, counts.tables(pairs)))
-            observed = {pair: observed_probability(pair, dict(enumerate(rates))) for pair in pairs}
+            by_index = dict(enumerate(rates))
+            observed = {pair: observed_probability(pair, by_index) for pair in pairs}
             edges = select_tree(pair_counts, scaled, fixed, replace(budget, total=rho2), src, observed=observed,
                                 progress=self.progress)
             two_way = [measure(counts, e, cost3, src, budget=budget) for e in edges]

@@ -15,8 +15,8 @@ import numbers
 import numpy as np
 
 __all__ = ["Boolean", "Constraint", "InstanceOf", "Interval", "Options", "check_is_fitted",
-           "check_params", "check_positive_int", "check_positive_real", "check_rng", "check_unit_interval",
-           "record_features", "validate_params"]
+           "check_params", "check_positive_int", "check_positive_int_or_auto", "check_positive_real", "check_rng",
+           "check_unit_interval", "record_features", "validate_params"]
 
 
 def check_rng(rng):
@@ -59,13 +59,25 @@ def check_rng(rng):
 
 def check_positive_int(value, name, *, minimum=1):
     """Return ``value`` as int if it is an integer ``>= minimum``, else raise naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if not isinstance(value, bool) and isinstance(value, numbers.Real) and float(value).is_integer():
+    if isinstance(value, bool):   # an int subclass, but True is never meant as a count
+        raise TypeError(f"{name} must be an integer, got bool {value!r}.")
+    if not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and float(value).is_integer():
             raise TypeError(f"{name} must be an integer, got the float {value!r}.")
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}.")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
     return int(value)
+
+
+def check_positive_int_or_auto(value, name, *, auto):
+    """``"auto"``, or ``value`` as an int ``>= 1``; else raise naming ``name`` and what ``auto`` (text) means."""
+    if isinstance(value, str) and value == "auto":
+        return "auto"
+    try:
+        return check_positive_int(value, name)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{exc} Or 'auto': {auto}.") from None
 
 
 def check_positive_real(value, name, *, allow_zero=False):
