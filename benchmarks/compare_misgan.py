@@ -3,7 +3,8 @@
 For each table (those of ``compare_synthesis.py``) this trains:
 
 - ``misgan (non-private)``: the networks, losses and steps of :class:`dpknn.synth.DPMisGAN`, with
-  plain mini-batch gradients (no clipping, no noise): the reference a DP version can at best reach;
+  plain mini-batch gradients (no clipping, no noise) and, when ``marginal_share`` > 0, the exact
+  two-way tables as the generators' targets: the reference a DP version can at best reach;
 - ``dp-misgan eps=E`` for each requested ε (valid accounting, public ``n_rows``);
 - ``privbayes-value eps=E``: PrivBayes (its default degree) with missingness as a value (it reproduces gaps,
   as the GAN does) at the largest requested ε: the issue's yardstick.
@@ -14,6 +15,7 @@ to PrivBayes. A bootstrap of the training rows gives the sampling floor (a perfe
 training rows scores about this).
 
     python benchmarks/compare_misgan.py --tables slid,chile --epsilons 1000,4,1 --seeds 0
+    python benchmarks/compare_misgan.py --tables slid --epsilons 1000 --marginal-share 0   # adversarial only
 """
 
 import argparse
@@ -34,17 +36,27 @@ def nonprivate_misgan(attrs, train, gan, seed):
     """The GAN of ``gan`` (a DPMisGAN, for its settings) trained without clipping or noise."""
     import torch
 
+    from dpknn.schema.marginals import count_tables, extended_codes
     from dpknn.synth import misgan_torch as mt
+    from dpknn.synth.misgan import table_sets
     from dpknn.synth.tabular import TabularEncoding
 
     enc = TabularEncoding(attrs, bins=gan.bins, edges=gan.bin_edges)
     x, m = enc.encode(train)
     n = len(train)
     b = gan.batch_for(n)
+    loss = None
+    if gan.marginal_share > 0:   # the exact tables: what noisy ones estimate
+        sizes = enc.discretization.sizes
+        sets = table_sets(len(sizes))
+        exact = count_tables(extended_codes(enc.discretization.encode(train), sizes), sizes, sets)
+        loss = mt.MarginalLoss(enc.segments, [(s, t / n) for s, t in zip(sets, exact)])
     trainer = mt.Trainer(enc, latent=gan.latent_dim, hidden=gan.hidden, lr=gan.lr, gp_weight=gan.gp_weight,
-                         mask_weight=gan.mask_weight, generator=torch.Generator().manual_seed(seed))
+                         mask_weight=gan.mask_weight, generator=torch.Generator().manual_seed(seed),
+                         marginal_loss=loss, marginal_weight=gan.marginal_weight)
     mt.train(trainer, x, m, q=b / n, steps=gan.epochs * (n // b), steps_per_epoch=n // b, n_critic=gan.n_critic,
-             clip=1e30, sigma=0.0, expected_batch=b, np_gen=np.random.default_rng(seed))
+             clip=1e30, sigma=0.0, expected_batch=b, np_gen=np.random.default_rng(seed),
+             pretrain_steps=gan.pretrain_steps)
     xs, ms = mt.generate(*trainer.released(), n, latent=gan.latent_dim,
                          generator=torch.Generator().manual_seed(seed + 1))
     gen = np.random.default_rng(seed + 1)
@@ -69,6 +81,8 @@ def main():
     ap.add_argument("--epsilons", default="1000,4,1")
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--epochs", type=int, default=None, help="DPMisGAN's epochs (default: its default)")
+    ap.add_argument("--marginal-share", type=float, default=None,
+                    help="DPMisGAN's marginal_share (default: its default; 0: the adversarial losses alone)")
     ap.add_argument("--out", default=None, help="CSV of every run")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
@@ -78,7 +92,8 @@ def main():
         df, attrs, _, _ = table(name)
         df = df[[a.name for a in attrs]]
         train = df[np.random.default_rng(0).random(len(df)) < 0.8].reset_index(drop=True)
-        extra = {} if args.epochs is None else {"epochs": args.epochs}
+        extra = {k: v for k, v in (("epochs", args.epochs), ("marginal_share", args.marginal_share))
+                 if v is not None}
         top = max(epsilons)
         plan = [("bootstrap of the training rows", "bootstrap", None), ("misgan (non-private)", "misgan", None),
                 (f"privbayes-value eps={top:g}", "privbayes", top),

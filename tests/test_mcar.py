@@ -134,6 +134,13 @@ def test_accountant_records_raw_and_amplified_and_composes_rdp():
         acc.spend(0.6)
     assert acc.ledger == before
     assert BudgetAccountant(1.0).spend_sgm.__doc__
+    # A zCDP part spent with the steps adds ρα to the same curve (DP-MisGAN's tables).
+    acc = BudgetAccountant(3.0, 1e-5)
+    acc.spend_sgm(q=0.01, sigma=1.1, steps=1000, rho=0.05, label="critic and tables")
+    assert acc.spent()[0] == pytest.approx(rdp_epsilon(q=0.01, sigma=1.1, steps=1000, delta=1e-5, rho=0.05).epsilon,
+                                           rel=1e-12)
+    with pytest.raises(ValueError, match="rho"):
+        acc.spend_sgm(q=0.01, sigma=1.1, rho=-1.0)
 
 
 def test_experiment_tables():

@@ -31,14 +31,16 @@ def _frame(n, seed=0, p_missing=0.2):
 
 # --- without torch ------------------------------------------------------------------------------
 def test_official_configuration_sigma_valid_and_paper():
-    """n = 32,561, B = 16, 300 epochs, 5 critic steps, ε = 3, δ = 1e-6 (SYNTHESIS oracles)."""
-    gan = DPMisGAN(ATTRS, epsilon=3.0, delta=1e-6, epochs=300, batch_size=16, n_critic=5)
-    q, steps, sigma, delta, eps = gan.privacy_parameters(32_561)
+    """n = 32,561, B = 16, 300 epochs, 5 critic steps, ε = 3, δ = 1e-6 (SYNTHESIS oracles; MisGAN's
+    adversarial losses alone, no tables)."""
+    gan = DPMisGAN(ATTRS, epsilon=3.0, delta=1e-6, epochs=300, batch_size=16, n_critic=5, marginal_share=0)
+    q, steps, sigma, delta, eps, rho = gan.privacy_parameters(32_561)
+    assert rho == 0
     assert steps == 610_500 and q == 16 / 32_561 and delta == 1e-6
     assert sigma == pytest.approx(0.8963, abs=5e-4)
     assert eps <= 3.0 and eps == pytest.approx(3.0, abs=1e-4)
     gan.set_params(accounting="paper")
-    _, _, sigma_p, _, eps_p = gan.privacy_parameters(32_561)
+    _, _, sigma_p, _, eps_p, _ = gan.privacy_parameters(32_561)
     assert sigma_p == pytest.approx(0.7355, abs=5e-4)
     assert sigma_p == paper_sigma(q=q, steps=steps, n_critic=5, epsilon=3.0, delta=1e-6)
     assert sigma_p == sgm_sigma(q=q, steps=244_200, epsilon=3.0, delta=1e-6)
@@ -60,10 +62,61 @@ def test_default_delta_and_validation():
                          (dict(batch_size=2.0), TypeError, "batch_size"),
                          (dict(batch_size="big"), TypeError, "batch_size"), (dict(clip=-1), ValueError, "clip"),
                          (dict(delta=1.5), ValueError, "delta"), (dict(accounting="gs"), ValueError, "accounting"),
-                         (dict(mask_weight=-0.1), ValueError, "mask_weight"), (dict(n_rows=0), ValueError, "n_rows")]:
+                         (dict(mask_weight=-0.1), ValueError, "mask_weight"), (dict(n_rows=0), ValueError, "n_rows"),
+                         (dict(marginal_share=1.0), ValueError, "marginal_share must be below 1"),
+                         (dict(marginal_share=-0.1), ValueError, "marginal_share"),
+                         (dict(marginal_share=True), TypeError, "marginal_share"),
+                         (dict(marginal_weight=0), ValueError, "marginal_weight"),
+                         (dict(pretrain_steps=-1), ValueError, "pretrain_steps"),
+                         (dict(accounting="paper"), ValueError, "marginal_share=0")]:
         params = {"epsilon": 1.0, **kw}
         with pytest.raises(err, match=msg):
             DPMisGAN(ATTRS, **params).privacy_parameters(1000)
+
+
+def test_tables_take_their_share_of_rho_and_the_critics_the_rest():
+    """ρ_m = share·ρ(ε, δ); σ is the smallest whose steps fit beside the tables; the run's ε is the
+    RDP conversion of both together, at most the target."""
+    from dpknn.accounting import zcdp_rho
+
+    n = 5_924
+    for eps in (1.0, 4.0, 1000.0):
+        gan = DPMisGAN(ATTRS, epsilon=eps)
+        p = gan.privacy_parameters(n)
+        assert p.rho == pytest.approx(0.9 * zcdp_rho(eps, 1e-5), rel=1e-12) and p.rho <= 0.9 * zcdp_rho(eps, 1e-5)
+        assert p.epsilon == rdp_epsilon(q=p.q, sigma=p.sigma, steps=p.steps, delta=p.delta, rho=p.rho).epsilon
+        assert p.epsilon <= eps
+        assert rdp_epsilon(q=p.q, sigma=p.sigma * (1 - 1e-4), steps=p.steps, delta=p.delta,
+                           rho=p.rho).epsilon > eps
+        alone = DPMisGAN(ATTRS, epsilon=eps, marginal_share=0).privacy_parameters(n)
+        assert alone.rho == 0 and alone.sigma < p.sigma   # the tables cost the critics some noise
+
+
+def test_tables_are_every_pair_with_a_gap_code_and_discrete_gaussian_noise():
+    from dpknn.mechanisms.randomness import as_source
+    from dpknn.schema.marginals import count_tables, extended_codes
+    from dpknn.synth.misgan import measure_tables, table_sets
+
+    assert table_sets(1) == [(0,)] and table_sets(3) == [(0, 1), (0, 2), (1, 2)]
+    enc = TabularEncoding(ATTRS, bins=10)
+    df = _frame(3_000, seed=3)
+    codes, sizes = enc.discretization.encode(df), enc.discretization.sizes
+    exact = count_tables(extended_codes(codes, sizes), sizes, table_sets(4))
+    rho = 0.06
+    tables = measure_tables(codes, sizes, rho, as_source(5))
+    assert [t.attributes for t in tables] == table_sets(4)
+    errors = []
+    for t, x in zip(tables, exact):
+        assert t.counts.shape == tuple(sizes[list(t.attributes)] + 1) and t.counts.dtype.kind == "i"
+        assert t.sigma == pytest.approx(math.sqrt(6 / (2 * rho)))   # ρ/6 each: variance 1/(2ρ/6)
+        errors.append((t.counts - x.astype(np.int64)).ravel())
+    err = np.concatenate(errors)
+    assert abs(err.mean()) < 4 * tables[0].sigma / math.sqrt(err.size)
+    assert err.var() == pytest.approx(tables[0].sigma ** 2, rel=0.1)
+    assert not np.array_equal(tables[0].counts, exact[0])   # noise was added
+    # Reproducible from a seed, different from another.
+    again = measure_tables(codes, sizes, rho, as_source(5))
+    assert all(np.array_equal(a.counts, b.counts) for a, b in zip(tables, again))
 
 
 def test_importing_dpknn_synth_never_needs_torch(tmp_path):
@@ -238,7 +291,8 @@ def test_empirical_privacy_of_one_critic_step_on_worst_case_neighbours():
 
 
 def _small_gan(**kw):
-    params = dict(epsilon=3.0, delta=1e-5, epochs=2, batch_size=32, n_rows=600, hidden=16, latent_dim=8, rng=0)
+    params = dict(epsilon=3.0, delta=1e-5, epochs=2, batch_size=32, n_rows=600, hidden=16, latent_dim=8,
+                  pretrain_steps=20, rng=0)
     params.update(kw)
     return DPMisGAN(ATTRS, **params)
 
@@ -248,7 +302,9 @@ def test_accountant_epsilon_equals_rdp_epsilon_of_the_run():
     df = _frame(600, seed=1)
     acc = BudgetAccountant(3.0, 1e-5)
     gan = _small_gan().fit(df, accountant=acc)
-    want = rdp_epsilon(q=gan.sampling_rate_, sigma=gan.noise_multiplier_, steps=gan.steps_, delta=1e-5).epsilon
+    want = rdp_epsilon(q=gan.sampling_rate_, sigma=gan.noise_multiplier_, steps=gan.steps_, delta=1e-5,
+                       rho=gan.marginal_rho_).epsilon
+    assert gan.marginal_rho_ > 0 and len(gan.marginals_) == 6
     assert gan.steps_ == 2 * (600 // 32) and gan.sampling_rate_ == 32 / 600
     assert acc.spent()[0] == pytest.approx(want, rel=1e-12) and gan.epsilon_ == pytest.approx(want, rel=1e-12)
     assert want <= 3.0
@@ -286,6 +342,7 @@ def test_seeded_runs_are_reproducible_and_inputs_untouched():
     pd.testing.assert_frame_equal(sa, sb)
     assert not sa.equals(sc)
     np.testing.assert_array_equal(a.curator_.values["batch_sizes"], b.curator_.values["batch_sizes"])
+    assert all(np.array_equal(s.counts, t.counts) for s, t in zip(a.marginals_, b.marginals_))
     for p, r in zip(a.data_generator_.parameters(), b.data_generator_.parameters()):
         assert torch.equal(p, r)
     # Domain-valid rows in declared order; gaps only when asked.
@@ -303,7 +360,7 @@ def test_warnings_paper_mode_and_unfitted():
     assert gan.sampling_rate_ == 32 / 600
     with pytest.warns(PrivacyLeakWarning, match="NOT"):
         # With 5 critic steps per generator step the paper counts 2T/5 < T mechanisms.
-        paper = _small_gan(accounting="paper", n_critic=5).fit(df)
+        paper = _small_gan(accounting="paper", n_critic=5, marginal_share=0).fit(df)
     assert paper.epsilon_ > 3.0
     with pytest.raises(NotFittedError, match="not fitted"):
         _small_gan().sample(3)
@@ -319,7 +376,7 @@ def test_training_learns_a_skewed_marginal_and_its_missingness():
     a[rng.random(n) < 0.3] = np.nan
     df = pd.DataFrame({"A": a})
     gan = DPMisGAN([Categorical("A", [0, 1])], epsilon=1e4, delta=1e-5, epochs=15, batch_size=64, n_critic=1,
-                   hidden=32, latent_dim=8, lr=1e-3, n_rows=n, rng=1)
+                   hidden=32, latent_dim=8, lr=1e-3, n_rows=n, marginal_share=0, rng=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         gan.fit(df)
@@ -339,7 +396,8 @@ def test_training_learns_a_dependence_between_attributes():
     b = np.where(rng.random(n) < 0.9, a, rng.integers(0, 3, n))
     df = pd.DataFrame({"A": a, "B": b})
     attrs = [Categorical("A", [0, 1, 2]), Categorical("B", [0, 1, 2])]
-    common = dict(epsilon=1e4, delta=1e-5, epochs=20, batch_size=16, hidden=32, latent_dim=8, n_rows=n, rng=1)
+    common = dict(epsilon=1e4, delta=1e-5, epochs=20, batch_size=16, hidden=32, latent_dim=8, n_rows=n,
+                  marginal_share=0, rng=1)
 
     def equal_share(gan):
         s = gan.fit(df).sample(4000, rng=2)
@@ -349,3 +407,51 @@ def test_training_learns_a_dependence_between_attributes():
     assert learnt > 0.5, learnt
     # Negative control: the settings that did not learn it stay near independence.
     assert equal_share(DPMisGAN(attrs, n_critic=5, lr=2e-4, ema_decay=0.0, **common)) < 0.4
+
+
+@pytest.mark.slow
+def test_the_marginal_loss_is_the_distance_of_the_tables_that_sample_draws():
+    """MarginalLoss's expected table (codes and gap drawn independently given the latent) is the
+    table of the rows that sample(missing=True) draws: equal within sampling error on 200,000 rows."""
+    from dpknn.schema.marginals import count_tables, extended_codes
+
+    attrs = [Categorical("A", [0, 1, 2]), Ordinal("B", 0, 9)]
+    gan = DPMisGAN(attrs, epsilon=10.0, delta=1e-5, epochs=1, batch_size=32, n_rows=300, hidden=16, latent_dim=8,
+                   pretrain_steps=30, rng=0)
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"A": rng.integers(0, 3, 300), "B": rng.integers(0, 10, 300).astype(float)})
+    df.loc[rng.random(300) < 0.3, "B"] = None
+    gan.fit(df)
+    n = 200_000
+    z = torch.randn((n, 8), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        probs, mask = gan.data_generator_(z), gan.mask_generator_(z)
+        uniform = np.full((4, 11), 1 / 44)
+        loss = float(mt.MarginalLoss(gan.encoding_.segments, [((0, 1), uniform)])(probs, mask))
+    gen = np.random.default_rng(5)
+    rows = gan.encoding_.decode(probs.numpy(), (gen.random(mask.shape) < mask.numpy()).astype(np.float32), rng=gen)
+    disc = gan.encoding_.discretization
+    drawn = count_tables(extended_codes(disc.encode(rows), disc.sizes), disc.sizes, [(0, 1)])[0] / n
+    assert loss == pytest.approx(np.abs(drawn - uniform).sum(), abs=0.01)
+    assert loss > 0.05   # the generators are not uniform: the check can fail
+
+
+@pytest.mark.slow
+def test_the_tables_teach_a_dependence_the_short_adversarial_run_misses():
+    """Two attributes equal in 93 % of rows: with the released tables (the default) a short run
+    draws them equal in most rows; the same run on the adversarial losses alone does not."""
+    rng = np.random.default_rng(0)
+    n = 1000
+    a = rng.integers(0, 3, n)
+    b = np.where(rng.random(n) < 0.9, a, rng.integers(0, 3, n))
+    df = pd.DataFrame({"A": a, "B": b})
+    attrs = [Categorical("A", [0, 1, 2]), Categorical("B", [0, 1, 2])]
+    common = dict(epsilon=10.0, delta=1e-5, epochs=2, batch_size=32, hidden=32, latent_dim=8, n_rows=n,
+                  pretrain_steps=300, rng=1)
+
+    def equal_share(gan):
+        s = gan.fit(df).sample(4000, rng=2)
+        return (s["A"].astype(int) == s["B"].astype(int)).mean()
+
+    assert equal_share(DPMisGAN(attrs, **common)) > 0.85
+    assert equal_share(DPMisGAN(attrs, marginal_share=0, **common)) < 0.6

@@ -106,3 +106,29 @@ def test_validation():
         rdp_epsilon(q=0.1, sigma=1.0, steps=1, delta=1e-5, conversion="plain")
     with pytest.raises(ValueError, match="steps"):
         rdp_epsilon(q=0.1, sigma=1.0, steps=-1, delta=1e-5)
+
+
+def test_a_zcdp_part_composes_as_rho_times_the_order():
+    """ρ-zCDP is RDP ρα at every order: alone it converts to no less than the exact zCDP conversion
+    (which optimises over every α, not a grid) and to within 1 % of it; beside SGM steps the curves add."""
+    from dpknn.accounting import zcdp_epsilon
+    from dpknn.accounting.rdp import convert
+
+    orders = np.asarray(DEFAULT_ORDERS)
+    for rho, delta in [(0.01, 1e-5), (0.5, 1e-6), (4.0, 1e-9)]:
+        alone = rdp_epsilon(q=0.1, sigma=1.0, steps=0, delta=delta, rho=rho).epsilon
+        exact = zcdp_epsilon(rho, delta)
+        assert exact <= alone <= 1.01 * exact
+    both = rdp_epsilon(q=0.01, sigma=1.1, steps=1000, delta=1e-5, rho=0.05)
+    curve = 1000 * sgm_rdp(q=0.01, sigma=1.1) + 0.05 * orders
+    assert both == convert(curve, orders, 1e-5, "improved")
+    assert both.epsilon > rdp_epsilon(q=0.01, sigma=1.1, steps=1000, delta=1e-5).epsilon
+    # σ for what the zCDP part leaves: the smallest that fits, and larger than without it.
+    sigma = sgm_sigma(q=0.01, steps=1000, epsilon=1.0, delta=1e-5, rho=0.02)
+    assert rdp_epsilon(q=0.01, sigma=sigma, steps=1000, delta=1e-5, rho=0.02).epsilon <= 1.0
+    assert rdp_epsilon(q=0.01, sigma=sigma * (1 - 1e-4), steps=1000, delta=1e-5, rho=0.02).epsilon > 1.0
+    assert sigma > sgm_sigma(q=0.01, steps=1000, epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="alone converts"):
+        sgm_sigma(q=0.01, steps=1000, epsilon=1.0, delta=1e-5, rho=0.05)
+    with pytest.raises(ValueError, match="rho"):
+        rdp_epsilon(q=0.01, sigma=1.1, steps=1, delta=1e-5, rho=-0.1)

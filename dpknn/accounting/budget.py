@@ -248,15 +248,17 @@ class BudgetAccountant:
             self._add(0, cost.epsilon)
         return cost
 
-    def spend_sgm(self, *, q, sigma, steps=1, label=""):
-        """Check and record ``steps`` sampled-Gaussian steps (rate q, noise multiplier σ) in RDP.
+    def spend_sgm(self, *, q, sigma, steps=1, rho=0.0, label=""):
+        """Check and record ``steps`` sampled-Gaussian steps (rate q, noise multiplier σ) in RDP,
+        with a ``rho``-zCDP part beside them (RDP ρα at every order α), as one spend.
 
         The RDP curve of all such spends is composed (summed over orders) and converted to
         (ε, δ) at ``rdp_delta`` with the improved conversion (:func:`dpknn.accounting.rdp_epsilon`).
         Refused, with nothing recorded, when the converted total would exceed the budget.
         """
         self._refuse_if_detached()
-        add = steps * _rdp.sgm_rdp(q=q, sigma=sigma)
+        rho = NON_NEGATIVE.check(rho, "rho")
+        add = steps * _rdp.sgm_rdp(q=q, sigma=sigma) + rho * np.asarray(_rdp.DEFAULT_ORDERS)
         with self._lock:
             before, _ = self._rdp_part(self._rdp, self._rdp_used)
             after, d = self._rdp_part(self._rdp + add, True)

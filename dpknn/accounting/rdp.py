@@ -10,7 +10,11 @@ add/remove one record is R(α) = ln A_α / (α - 1) with (Mironov, Talwar, Zhang
   with generalised binomial coefficients whose signs alternate past α, summed with signs in the
   log domain.
 
-T steps compose to T·R(α) (Mironov 2017, Proposition 1). Conversion to (ε, δ):
+T steps compose to T·R(α) (Mironov 2017, Proposition 1). A ρ-zCDP mechanism run beside them (say
+discrete Gaussian tables, :class:`~dpknn.mechanisms.DiscreteGaussian`) has Rényi divergence at most
+ρα at every order α > 1 (that is the definition of ρ-zCDP; Bun and Steinke 2016, Definition 1.1),
+so the two compose, adaptively, to T·R(α) + ρα (``rho`` of :func:`rdp_epsilon` and
+:func:`sgm_sigma`). Conversion to (ε, δ):
 
 - ``"improved"`` (default, as dp-accounting does; Balle et al. 2020, Theorem 21):
   ε = min_α T·R(α) + ln((α-1)/α) - (ln δ + ln α)/(α - 1) over orders α > 1.01, and ε = 0 at an
@@ -28,6 +32,8 @@ References
    mechanism", §3.3.
 .. [3] Balle, Barthe, Gaboardi, Hsu, Sato (2020). "Hypothesis testing interpretations and Rényi
    differential privacy", Theorem 21.
+.. [4] Bun, Steinke (2016). "Concentrated differential privacy: simplifications, extensions, and
+   lower bounds", TCC, Definition 1.1.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from dpknn.utils.validation import EPSILON, POSITIVE_DELTA
+from dpknn.utils.validation import EPSILON, NON_NEGATIVE, POSITIVE_DELTA
 
 __all__ = ["DEFAULT_ORDERS", "RdpResult", "convert", "rdp_epsilon", "sgm_rdp", "sgm_sigma"]
 
@@ -158,8 +164,9 @@ def convert(rdp, orders, delta, conversion):
     return RdpResult(max(float(eps[i]), 0.0), float(orders[i]))
 
 
-def rdp_epsilon(*, q, sigma, steps, delta, orders=None, conversion="improved"):
-    """(ε, order) of ``steps`` compositions of the sampled Gaussian mechanism at ``delta``.
+def rdp_epsilon(*, q, sigma, steps, delta, rho=0.0, orders=None, conversion="improved"):
+    """(ε, order) of ``steps`` compositions of the sampled Gaussian mechanism at ``delta``, with a
+    ``rho``-zCDP part composed beside them (module docstring).
 
     Add/remove-one neighbours, Poisson sampling with probability q, noise multiplier σ.
 
@@ -169,6 +176,8 @@ def rdp_epsilon(*, q, sigma, steps, delta, orders=None, conversion="improved"):
     steps : int
         Number of compositions T >= 0.
     delta : float in (0, 1)
+    rho : float >= 0, default 0
+        ρ of the zCDP mechanisms run on the same data (RDP ρα at every order α).
     orders : sequence or None
         None: :data:`DEFAULT_ORDERS` (156 orders, as dp-accounting).
     conversion : {"improved", "paper"}
@@ -187,20 +196,30 @@ def rdp_epsilon(*, q, sigma, steps, delta, orders=None, conversion="improved"):
     delta = POSITIVE_DELTA.check(delta, "delta")
     if conversion not in _CONVERSIONS:
         raise ValueError(f"conversion must be one of {_CONVERSIONS}, got {conversion!r}.")
+    rho = NON_NEGATIVE.check(rho, "rho")
     orders = _check_orders(orders)
-    rdp = steps * sgm_rdp(q=q, sigma=sigma, orders=orders)
+    rdp = steps * sgm_rdp(q=q, sigma=sigma, orders=orders) + rho * orders
     return convert(rdp, orders, float(delta), conversion)
 
 
-def sgm_sigma(*, q, steps, epsilon, delta, orders=None, conversion="improved", rtol=1e-6):
-    """Smallest noise multiplier σ (to ``rtol``) with ``rdp_epsilon(q, σ, steps, δ) <= epsilon``.
+def sgm_sigma(*, q, steps, epsilon, delta, rho=0.0, orders=None, conversion="improved", rtol=1e-6):
+    """Smallest noise multiplier σ (to ``rtol``) with ``rdp_epsilon(q, σ, steps, δ, rho) <= epsilon``.
 
-    Bisection: ε decreases as σ grows. The σ returned always meets the target.
+    Bisection: ε decreases as σ grows. The σ returned always meets the target. Refused when the
+    ``rho``-zCDP part alone converts to more than ``epsilon`` (no σ leaves room for the steps).
     """
     epsilon = EPSILON.check(epsilon, "epsilon")
+    rho = NON_NEGATIVE.check(rho, "rho")
+    if rho > 0:
+        grid = _check_orders(orders)
+        alone = convert(rho * grid, grid, float(POSITIVE_DELTA.check(delta, "delta")), conversion).epsilon
+        if alone >= epsilon:
+            raise ValueError(f"rho={rho!r} alone converts to epsilon={alone:.6g} >= {epsilon!r} at delta={delta!r}; "
+                             "give the sampled Gaussian steps a share of the budget (a smaller rho).")
 
     def eps(s):
-        return rdp_epsilon(q=q, sigma=s, steps=steps, delta=delta, orders=orders, conversion=conversion).epsilon
+        return rdp_epsilon(q=q, sigma=s, steps=steps, delta=delta, rho=rho, orders=orders,
+                           conversion=conversion).epsilon
 
     hi = 1.0
     while eps(hi) > epsilon:

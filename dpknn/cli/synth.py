@@ -37,7 +37,8 @@ SYNTH_METHODS = {
     "privbayese": ("PrivBayesE: each table on the rows observed on it", "observe"),
     "privbayes-value": ("PrivBayes with missingness as a value (reproduces gaps)", "value"),
     "columnwise": ("column-wise naive-Bayes stages that impute as they go (KaminoI)", None),
-    "dpmisgan": ("MisGAN trained with DP-SGD on both critics (valid DP-MisGAN)", None),
+    "dpmisgan": ("MisGAN trained with DP-SGD on both critics, its generators also fitted to two-way tables with "
+                 "discrete Gaussian noise (valid DP-MisGAN)", None),
 }
 
 
@@ -74,7 +75,7 @@ def _cmd_synth(args):
         attrs = read_attributes(args.attributes)
     what, missing = SYNTH_METHODS[args.method]
     gan_only = {"--input-rows": args.input_rows, "--epochs": args.epochs, "--batch-size": args.batch_size,
-                "--gaps": args.gaps or None}
+                "--marginal-share": args.marginal_share, "--gaps": args.gaps or None}
     if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
         raise CLIError(f"{', '.join(k for k, v in gan_only.items() if v is not None)} apply to --method dpmisgan only.")
     marginal = args.method in ("auto", "aim", "mst")
@@ -101,7 +102,8 @@ def _cmd_synth(args):
             raise CLIError("--method dpmisgan needs --input-rows, the public number of input rows that sets the "
                            "sampling rate batch/rows and the step count (derived from the data they would reveal n).")
         # Only the options given: the estimator's defaults hold otherwise, and it validates what was given.
-        given = {k: v for k, v in (("epochs", args.epochs), ("batch_size", args.batch_size)) if v is not None}
+        given = {k: v for k, v in (("epochs", args.epochs), ("batch_size", args.batch_size), ("bins", args.bins),
+                                   ("marginal_share", args.marginal_share)) if v is not None}
         model = DPMisGAN(attrs, epsilon=args.epsilon, delta=args.delta, n_rows=args.input_rows,
                          progress=args.progress, rng=args.seed, **given)
         sample_options["missing"] = args.gaps
@@ -239,6 +241,9 @@ def add_synth_parser(sub):
     gan.add_argument("--epochs", type=int, default=None, help="expected passes over the data (default 40)")
     gan.add_argument("--batch-size", type=int, default=None,
                      help="expected batch size (default: min(256, input rows / 8))")
+    gan.add_argument("--marginal-share", type=float, default=None,
+                     help="share of the zCDP budget on the two-way tables the generators also fit (default 0.9; "
+                          "0: MisGAN's adversarial losses alone)")
     gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
     p.add_argument("--progress", action="store_true", help="show progress")
     add_seed(p)

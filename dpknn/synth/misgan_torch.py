@@ -1,8 +1,9 @@
 """The torch half of :class:`~dpknn.synth.DPMisGAN`: networks, per-example clipped gradients, training.
 
 Imported only when a GAN is fitted or sampled, so that ``import dpknn.synth`` never needs torch.
-Everything that touches the records is in :func:`clipped_gradient_sum`; the generators see
-only the critics, which are the output of the noisy steps (post-processing).
+Everything that touches the records is in :meth:`Trainer.clipped_gradient_sum`; the generators see
+only the critics, which are the output of the noisy steps, and the released noisy tables of
+:class:`MarginalLoss` (post-processing).
 """
 
 from __future__ import annotations
@@ -144,16 +145,62 @@ def poisson_batch(gen, n, q):
     return np.flatnonzero(gen.random(n) < q)
 
 
-class Trainer:
-    """MisGAN with DP-SGD on both critics; the state of one :meth:`DPMisGAN.fit`."""
+class MarginalLoss:
+    """The L1 distance between the generators' expected tables and released target tables.
 
-    def __init__(self, enc, *, latent, hidden, lr, gp_weight, mask_weight, generator, ema_decay=0.999):
+    A generated row's attribute a is, in expectation over its draw, the vector
+    e_a = [m_a·p_a, 1 − m_a] over a's codes and the gap (p_a the data generator's softmax over
+    the codes, m_a the mask generator's probability that a is observed; the codes and the mask
+    are drawn independently given the latent, as :meth:`DPMisGAN.sample` does). The expected
+    table of a pair (a, b) is then the batch mean of e_a ⊗ e_b, a differentiable function of the
+    generators. The loss is the mean over the tables of ‖expected − target‖₁, the target a
+    released noisy table divided by its own noisy total: a function of released values only.
+
+    Parameters
+    ----------
+    segments : sequence of Segment
+        The encoding's column blocks (its ``CODES`` blocks are read).
+    tables : sequence of (tuple of int, ndarray)
+        Attribute indices (one or two) and the target proportions over their extended codes.
+    """
+
+    def __init__(self, segments, tables):
+        self.blocks = {s.attribute: (s.start, s.stop) for s in segments if s.kind == CODES}
+        self.tables = [(tuple(a), torch.as_tensor(t, dtype=torch.float32)) for a, t in tables]
+
+    def __call__(self, probs, mask):
+        """The loss for a batch of data-generator scores ``probs`` (b, p) and masks ``mask`` (b, d)."""
+        ext = {}
+        for a, (lo, hi) in self.blocks.items():
+            m = mask[:, a:a + 1]
+            ext[a] = torch.cat([probs[:, lo:hi] * m, 1.0 - m], dim=1)
+        total = probs.new_zeros(())
+        for attrs, target in self.tables:
+            if len(attrs) == 1:
+                table = ext[attrs[0]].mean(dim=0)
+            else:
+                table = ext[attrs[0]].T @ ext[attrs[1]] / probs.shape[0]
+            total = total + (table - target).abs().sum()
+        return total / len(self.tables)
+
+
+class Trainer:
+    """MisGAN with DP-SGD on both critics; the state of one :meth:`DPMisGAN.fit`.
+
+    With a :class:`MarginalLoss`, both generators also minimise ``marginal_weight`` times it, first
+    alone for :meth:`pretrain` steps and then beside the critics' losses."""
+
+    def __init__(self, enc, *, latent, hidden, lr, gp_weight, mask_weight, generator, ema_decay=0.999,
+                 marginal_loss=None, marginal_weight=10.0, marginal_batch=1024):
         p, d = enc.n_columns, len(enc.attributes)
         self.column_attribute = torch.as_tensor(enc.column_attribute, dtype=torch.long)
         self.latent = latent
         self.gp_weight = gp_weight
         self.mask_weight = mask_weight
         self.gen = generator
+        self.marginal_loss = marginal_loss
+        self.marginal_weight = marginal_weight
+        self.marginal_batch = marginal_batch
         self.data_generator = DataGenerator(latent, hidden, enc.segments, generator=generator)
         self.mask_generator = MaskGenerator(latent, hidden, d, generator=generator)
         self.critic_x = mlp([p + d, hidden, hidden, 1], generator=generator, leaky=True)
@@ -184,6 +231,27 @@ class Trainer:
         x = self.data_generator(z, generator=self.gen)
         return critic_input(x, m, self.column_attribute), m
 
+    def marginal_term(self):
+        """``marginal_weight`` × the :class:`MarginalLoss` of a fresh batch of latents (0 without one)."""
+        if self.marginal_loss is None:
+            return torch.zeros(())
+        z = torch.randn((self.marginal_batch, self.latent), generator=self.gen)
+        return self.marginal_weight * self.marginal_loss(self.data_generator(z), self.mask_generator(z))
+
+    def pretrain(self, steps, *, progress=False):
+        """``steps`` steps of both generators on the marginal term alone: post-processing of the
+        released tables, before the critics are trained. Returns the last loss."""
+        last = math.nan
+        params = [*self.data_generator.parameters(), *self.mask_generator.parameters()]
+        for _ in progress_bar(range(steps), progress=progress, desc="DP-MisGAN tables", unit="step"):
+            loss = self.marginal_term()
+            for p, g in zip(params, torch.autograd.grad(loss, params)):
+                p.grad = g
+            self.opt_gx.step()
+            self.opt_gm.step()
+            last = float(loss.detach())
+        return last
+
     def clipped_gradient_sum(self, x, m, clip):
         """Σ_i clip(∇ℓ_i) over the records (x, m) of a batch, and their gradient norms before clipping."""
         b = x.shape[0]
@@ -213,9 +281,10 @@ class Trainer:
         fake_in, fake_m = self.fakes(b)
         loss_x = -self.critic_x(fake_in).mean()
         loss_m = -self.critic_m(fake_m).mean()
-        gx = torch.autograd.grad(loss_x, list(self.data_generator.parameters()), retain_graph=True)
+        tables = self.marginal_term()
+        gx = torch.autograd.grad(loss_x + tables, list(self.data_generator.parameters()), retain_graph=True)
         # MisGAN: the mask generator also serves the data critic, with weight α.
-        gm = torch.autograd.grad(loss_m + self.mask_weight * loss_x, list(self.mask_generator.parameters()))
+        gm = torch.autograd.grad(loss_m + self.mask_weight * loss_x + tables, list(self.mask_generator.parameters()))
         for p, g in zip(self.data_generator.parameters(), gx):
             p.grad = g
         for p, g in zip(self.mask_generator.parameters(), gm):
@@ -228,8 +297,12 @@ class Trainer:
 
 
 def train(trainer, x, m, *, q, steps, steps_per_epoch, n_critic, clip, sigma, expected_batch, np_gen,
-          progress=False):
-    """Run ``steps`` critic steps (a generator step after every ``n_critic``); curator diagnostics back."""
+          pretrain_steps=0, progress=False):
+    """Run ``pretrain_steps`` generator steps on the tables (with a marginal loss), then ``steps``
+    critic steps (a generator step after every ``n_critic``); curator diagnostics back."""
+    if trainer.marginal_loss is not None and pretrain_steps:
+        logger.info("DP-MisGAN: marginal loss %.4f after %d generator steps on the released tables",
+                    trainer.pretrain(pretrain_steps, progress=progress), pretrain_steps)
     xt = torch.as_tensor(x)
     mt = torch.as_tensor(m)
     n = x.shape[0]
