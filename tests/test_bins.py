@@ -20,7 +20,7 @@ from dpknn.schema import geometric_edges
 from dpknn.schema.discretization import Discretization, tail_rate, within_bin, within_tail
 from dpknn.synth import MSTSynthesizer
 from dpknn.synth.bins import candidate_grid, median_scores, quantile_edges
-from dpknn.synth.marginal import binned_attributes
+from dpknn.synth.marginal import SHAPED_WIDTH, binned_attributes
 
 
 @settings(max_examples=60, deadline=None)
@@ -194,13 +194,16 @@ def test_quantile_bins_keep_a_skewed_median_within_15_percent(bins):
     syn = model.sample(20_000, rng=1)
     assert abs(np.nanmedian(syn.pay) / real - 1) < 0.15
     assert abs(np.nanmean(syn.pay) / np.nanmean(df.pay) - 1) < 0.25
-    assert set(model.bin_edges_) == {"pay", "age"} and len(model.bin_edges_["pay"]) <= 15
-    assert all(isinstance(v, int) for v in model.bin_edges_["age"])
+    assert len(model.bin_edges_["pay"]) <= 15
     inner = model.discretization_.inner_edges(attrs[0])
     if bins == "auto":
         assert inner is None and model.shapes_[0] is not None   # equal public bins, quantile shape inside
+        # age's bins hold 9 values (< SHAPED_WIDTH): drawn from the model's shape, no quantiles spent on it.
+        assert set(model.bin_edges_) == {"pay"} and model.shapes_[1] is None
     else:
         assert inner == tuple(model.bin_edges_["pay"]) and model.shapes_[0] is None
+        assert set(model.bin_edges_) == {"pay", "age"}
+        assert all(isinstance(v, int) for v in model.bin_edges_["age"])
     rec = model.public_params()
     assert rec["released_bin_edges"]["pay"] == model.bin_edges_["pay"] and rec["quantile_share"] == 0.1
 
@@ -225,13 +228,20 @@ def test_quantile_bins_respect_public_edges_and_refusals():
     attrs = [Continuous("pay", 0, 500_000), Ordinal("age", 15, 99), Ordinal("kids", 0, 9),
              Categorical("sex", ["F", "M"])]
     assert [a.name for a in binned_attributes(Discretization(attrs, 10))] == ["pay", "age"]
+    # "auto" shapes only the amounts: an Ordinal of at least SHAPED_WIDTH values per bin, every Continuous.
+    assert SHAPED_WIDTH == 16
+    assert [a.name for a in binned_attributes(Discretization(attrs, 10), min_width=SHAPED_WIDTH)] == ["pay"]
+    assert [a.name for a in binned_attributes(Discretization(attrs, 5), min_width=SHAPED_WIDTH)] == ["pay", "age"]
     assert [a.name for a in binned_attributes(Discretization(attrs, 10, {"pay": [1000]}))] == ["age"]
     assert [a.name for a in binned_attributes(Discretization(attrs, 128))] == ["pay"]
     df = _skewed(2_000, np.random.default_rng(4)).assign(kids=1)
     given = geometric_edges(0, 500_000, 12, first=2_000)
     m = MSTSynthesizer(attrs, epsilon=1.0, bin_edges={"pay": given}, never_missing=["age", "sex", "kids"],
                        rng=0).fit(df)
-    assert set(m.bin_edges_) == {"age"}
+    assert m.bin_edges_ == {} and m.public_params()["quantile_share"] == 0.0   # age's bins are narrow
+    q = MSTSynthesizer(attrs, epsilon=1.0, bins="quantiles", bin_edges={"pay": given},
+                       never_missing=["age", "sex", "kids"], rng=0).fit(df)
+    assert set(q.bin_edges_) == {"age"}
     assert m.discretization_.inner_edges(attrs[0]) == tuple(given)
     assert m.public_params()["bin_edges"]["pay"] == list(given)
     with pytest.raises(ValueError, match="quantile_share"):

@@ -69,7 +69,7 @@ def test_fit_sample_universes_and_public_record():
     pub = model.public_params()
     assert pub["epsilon"] == 1.0 and pub["never_missing"] == ["AGE", "SEX", "WORK"]
     d, rest = 4, pub["rho"] * (1 - pub["quantile_share"])     # bins="auto": the quantiles first
-    assert pub["quantile_share"] == 0.1 and set(pub["released_bin_edges"]) == {"AGE", "INCOME"}
+    assert pub["quantile_share"] == 0.1 and set(pub["released_bin_edges"]) == {"INCOME"}
     assert pub["sigma_one_way"] == pytest.approx((d / (2 * rest * 0.2)) ** 0.5)
     assert pub["sigma_two_way"] == pytest.approx(((d - 1) / (2 * rest * 0.7)) ** 0.5)
     assert "4000" not in json.dumps({k: v for k, v in pub.items() if k != "released_bin_edges"})
