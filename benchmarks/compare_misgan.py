@@ -50,7 +50,7 @@ def nonprivate_misgan(attrs, train, gan, seed):
         sizes = enc.discretization.sizes
         sets = table_sets(len(sizes))
         exact = count_tables(extended_codes(enc.discretization.encode(train), sizes), sizes, sets)
-        loss = mt.MarginalLoss(enc.segments, [(s, t / n) for s, t in zip(sets, exact)])
+        loss = mt.MarginalLoss(enc.segments, list(zip(sets, exact)))
     trainer = mt.Trainer(enc, latent=gan.latent_dim, hidden=gan.hidden, lr=gan.lr, gp_weight=gan.gp_weight,
                          mask_weight=gan.mask_weight, generator=torch.Generator().manual_seed(seed),
                          marginal_loss=loss, marginal_weight=gan.marginal_weight)

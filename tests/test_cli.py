@@ -467,6 +467,33 @@ def test_synth_refuses_bad_input(tmp_path):
     assert res.returncode == 2 and "upper" in res.stderr
 
 
+def test_synth_reads_public_bin_edges_from_the_attributes_file(tmp_path):
+    """``bin_edges`` in an [[attribute]] table become the method's public edges (no quantiles are
+    released for that attribute); bad edges and methods without edges are refused up front."""
+    from dpknn.datasets.census import make_census
+
+    make_census(3000, rng=0).to_csv(tmp_path / "in.csv", index=False)
+    edged = ATTRIBUTES.replace('upper = 5001\n', 'upper = 5001\nbin_edges = [100, 500, 1000, 2000]\n')
+    (tmp_path / "a.toml").write_text(edged)
+    common = ["synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "1", "--rows", "500", "--seed", "1"]
+    res = run(*common, "--output", "out.csv", "--method", "mst", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    side = json.loads((tmp_path / "out.csv.json").read_text())
+    assert side["bin_edges"] == {"INCWAGE": [100.0, 500.0, 1000.0, 2000.0]} and side["released_bin_edges"] == {}
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert out["INCWAGE"].dropna().between(0, 5001).all()
+    res = run(*common, "--output", "o.csv", "--method", "privbayes", cwd=tmp_path)
+    assert res.returncode == 2 and "bin_edges in a.toml (for ['INCWAGE']) apply to --method auto" in res.stderr
+    (tmp_path / "b.toml").write_text(ATTRIBUTES.replace('upper = 5001\n', 'upper = 5001\nbin_edges = [900, 100]\n'))
+    res = run(*common[:1], "--attributes", "b.toml", *common[3:], "--output", "o.csv", cwd=tmp_path)
+    assert res.returncode == 2 and "must increase strictly inside" in res.stderr
+    sex_edges = ATTRIBUTES.replace("categories = [1, 2]\n", "categories = [1, 2]\nbin_edges = [1]\n")
+    (tmp_path / "c.toml").write_text(sex_edges)
+    res = run(*common[:1], "--attributes", "c.toml", *common[3:], "--output", "o.csv", cwd=tmp_path)
+    assert res.returncode == 2 and "not a numeric attribute" in res.stderr
+    assert not (tmp_path / "o.csv").exists()
+
+
 def test_synth_mst_with_public_mcar_rates(tmp_path):
     (tmp_path / "a.toml").write_text(ATTRIBUTES)
     rng = np.random.default_rng(0)
@@ -500,7 +527,10 @@ def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
     res = run(*common, "--output", "out.csv", "--input-rows", "1000", "--epochs", "0", cwd=tmp_path)
     assert res.returncode == 2 and "epochs" in res.stderr and not (tmp_path / "out.csv").exists()
     res = run(*common, "--output", "out.csv", "--input-rows", "1000", "--epochs", "1", "--batch-size", "50",
-              "--gaps", cwd=tmp_path)
+              "--marginal-share", "1.5", cwd=tmp_path)
+    assert res.returncode == 2 and "marginal_share must be in [0, 1)" in res.stderr
+    res = run(*common, "--output", "out.csv", "--input-rows", "1000", "--epochs", "1", "--batch-size", "50",
+              "--gaps", "--bins", "5", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     out = pd.read_csv(tmp_path / "out.csv")
     assert list(out.columns) == ["AGE", "SEX", "INCWAGE"] and len(out) == 300
@@ -509,9 +539,21 @@ def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
     assert side["method"] == "dpmisgan" and side["input_rows"] == 1000 and side["critic_steps"] == 20
     assert side["sampling_rate"] == 0.05 and side["delta"] == 1e-5 and side["epsilon"] <= 3.0
     assert "1200" not in json.dumps(side)
+    # The tables: every pair, their zCDP cost, the share; --bins reached the GAN.
+    assert side["marginal_tables"] == [["AGE", "SEX"], ["AGE", "INCWAGE"], ["SEX", "INCWAGE"]]
+    assert side["marginal_share"] == 0.9 and 0 < side["marginal_rho"] and side["bins"] == 5
+    res = run(*common, "--output", "adv.csv", "--input-rows", "1000", "--epochs", "1", "--batch-size", "50",
+              "--marginal-share", "0", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    adv = json.loads((tmp_path / "adv.csv.json").read_text())
+    assert adv["marginal_tables"] == [] and adv["marginal_rho"] == 0.0
+    assert adv["noise_multiplier"] < side["noise_multiplier"]   # the critics got the whole budget
     res = run("synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "1", "--rows", "5",
               "--output", "o.csv", "--epochs", "3", cwd=tmp_path)
-    assert res.returncode == 2 and "dpmisgan only" in res.stderr
+    assert res.returncode == 2 and "--epochs applies to --method dpmisgan only" in res.stderr
+    res = run("synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "1", "--rows", "5",
+              "--output", "o.csv", "--epochs", "3", "--marginal-share", "0.5", cwd=tmp_path)
+    assert res.returncode == 2 and "--epochs, --marginal-share apply to --method dpmisgan only" in res.stderr
 
 
 def test_impute_and_release_on_a_folder_of_parquet_partitions(tmp_path):

@@ -1,5 +1,6 @@
 """dpknn.synth.misgan: DP-MisGAN with DP-SGD on both critics (skipped without torch)."""
 
+import json
 import math
 import subprocess
 import sys
@@ -63,7 +64,8 @@ def test_default_delta_and_validation():
                          (dict(batch_size="big"), TypeError, "batch_size"), (dict(clip=-1), ValueError, "clip"),
                          (dict(delta=1.5), ValueError, "delta"), (dict(accounting="gs"), ValueError, "accounting"),
                          (dict(mask_weight=-0.1), ValueError, "mask_weight"), (dict(n_rows=0), ValueError, "n_rows"),
-                         (dict(marginal_share=1.0), ValueError, "marginal_share must be below 1"),
+                         (dict(marginal_share=1.0), ValueError, r"marginal_share must be in \[0, 1\)"),
+                         (dict(marginal_share=1.5), ValueError, r"marginal_share must be in \[0, 1\)"),
                          (dict(marginal_share=-0.1), ValueError, "marginal_share"),
                          (dict(marginal_share=True), TypeError, "marginal_share"),
                          (dict(marginal_weight=0), ValueError, "marginal_weight"),
@@ -75,21 +77,27 @@ def test_default_delta_and_validation():
 
 
 def test_tables_take_their_share_of_rho_and_the_critics_the_rest():
-    """ρ_m = share·ρ(ε, δ); σ is the smallest whose steps fit beside the tables; the run's ε is the
-    RDP conversion of both together, at most the target."""
-    from dpknn.accounting import zcdp_rho
+    """ρ_m converts alone to share·ε; σ is the smallest whose steps fit beside the tables; the run's
+    ε is the RDP conversion of both together, at most the target."""
+    from dpknn.accounting import rdp_rho
 
     n = 5_924
     for eps in (1.0, 4.0, 1000.0):
         gan = DPMisGAN(ATTRS, epsilon=eps)
         p = gan.privacy_parameters(n)
-        assert p.rho == pytest.approx(0.9 * zcdp_rho(eps, 1e-5), rel=1e-12) and p.rho <= 0.9 * zcdp_rho(eps, 1e-5)
+        assert p.rho == rdp_rho(0.9 * eps, 1e-5)
+        assert rdp_epsilon(q=p.q, sigma=1.0, steps=0, delta=p.delta, rho=p.rho).epsilon <= 0.9 * eps
         assert p.epsilon == rdp_epsilon(q=p.q, sigma=p.sigma, steps=p.steps, delta=p.delta, rho=p.rho).epsilon
         assert p.epsilon <= eps
         assert rdp_epsilon(q=p.q, sigma=p.sigma * (1 - 1e-4), steps=p.steps, delta=p.delta,
                            rho=p.rho).epsilon > eps
         alone = DPMisGAN(ATTRS, epsilon=eps, marginal_share=0).privacy_parameters(n)
         assert alone.rho == 0 and alone.sigma < p.sigma   # the tables cost the critics some noise
+    # Past σ = 100 the critics learn nothing and the accounting takes minutes: refused, naming the fixes.
+    for share in (0.9, 0.0):
+        with pytest.raises(ValueError, match="noise multiplier above 100.*fewer epochs"):
+            DPMisGAN(ATTRS, epsilon=0.05, marginal_share=share).privacy_parameters(1_000)
+    assert DPMisGAN(ATTRS, epsilon=0.05, epochs=1).privacy_parameters(1_000).sigma <= 100
 
 
 def test_tables_are_every_pair_with_a_gap_code_and_discrete_gaussian_noise():
@@ -117,6 +125,16 @@ def test_tables_are_every_pair_with_a_gap_code_and_discrete_gaussian_noise():
     # Reproducible from a seed, different from another.
     again = measure_tables(codes, sizes, rho, as_source(5))
     assert all(np.array_equal(a.counts, b.counts) for a, b in zip(tables, again))
+    other = measure_tables(codes, sizes, rho, as_source(6))
+    assert not all(np.array_equal(a.counts, b.counts) for a, b in zip(tables, other))
+    # "Not applicable" is a code of its own, counted where the record is outside the universe.
+    attrs = [Ordinal("AGE", 0, 99), Continuous("INCOME", 0, 1000, universe={"AGE": (15, None)})]
+    enc = TabularEncoding(attrs, bins=10)
+    people = pd.DataFrame({"AGE": [5, 30, 40, 70], "INCOME": [np.nan, 100.0, np.nan, 900.0]})
+    codes, sizes = enc.discretization.encode(people), enc.discretization.sizes
+    (table,) = measure_tables(codes, sizes, 1e6, as_source(0))   # almost no noise
+    assert table.counts.shape == (sizes[0] + 1, 10 + 1 + 1)       # income: 10 bins, "not applicable", a gap
+    assert table.counts[:, 10].sum() == 1 and table.counts[:, 11].sum() == 1 and table.counts[:, :10].sum() == 2
 
 
 def test_importing_dpknn_synth_never_needs_torch(tmp_path):
@@ -358,6 +376,12 @@ def test_warnings_paper_mode_and_unfitted():
     with pytest.warns(PrivacyLeakWarning, match="n_rows is None"):
         gan = _small_gan(n_rows=None).fit(df)
     assert gan.sampling_rate_ == 32 / 600
+    # What was computed from the data's 600 rows stays with the curator.
+    record = gan.public_params()
+    assert [record[k] for k in ("sampling_rate", "critic_steps", "noise_multiplier", "marginal_rho")] == [None] * 4
+    assert record["epsilon"] == 3.0 and record["delta"] == 1e-5 and "withheld" in record
+    assert "600" not in json.dumps(record, default=str) and str(gan.steps_) not in json.dumps(record, default=str)
+    assert _small_gan().fit(df).public_params()["critic_steps"] == 2 * (600 // 32)
     with pytest.warns(PrivacyLeakWarning, match="NOT"):
         # With 5 critic steps per generator step the paper counts 2T/5 < T mechanisms.
         paper = _small_gan(accounting="paper", n_critic=5, marginal_share=0).fit(df)
@@ -411,8 +435,10 @@ def test_training_learns_a_dependence_between_attributes():
 
 @pytest.mark.slow
 def test_the_marginal_loss_is_the_distance_of_the_tables_that_sample_draws():
-    """MarginalLoss's expected table (codes and gap drawn independently given the latent) is the
-    table of the rows that sample(missing=True) draws: equal within sampling error on 200,000 rows."""
+    """MarginalLoss's two terms are the distances of the tables of the rows that sample draws:
+    with its gaps (codes and gap drawn independently given the latent, ``missing=True``) to the
+    whole target, and without them (``missing=False``) to the target's observed block; equal
+    within sampling error on 200,000 rows."""
     from dpknn.schema.marginals import count_tables, extended_codes
 
     attrs = [Categorical("A", [0, 1, 2]), Ordinal("B", 0, 9)]
@@ -424,16 +450,23 @@ def test_the_marginal_loss_is_the_distance_of_the_tables_that_sample_draws():
     gan.fit(df)
     n = 200_000
     z = torch.randn((n, 8), generator=torch.Generator().manual_seed(4))
+    target = np.full((4, 11), 1000.0)   # counts: 1/44 of the whole in each cell, 1/30 of the observed block
     with torch.no_grad():
         probs, mask = gan.data_generator_(z), gan.mask_generator_(z)
-        uniform = np.full((4, 11), 1 / 44)
-        loss = float(mt.MarginalLoss(gan.encoding_.segments, [((0, 1), uniform)])(probs, mask))
-    gen = np.random.default_rng(5)
-    rows = gan.encoding_.decode(probs.numpy(), (gen.random(mask.shape) < mask.numpy()).astype(np.float32), rng=gen)
+        loss = float(mt.MarginalLoss(gan.encoding_.segments, [((0, 1), target)])(probs, mask))
     disc = gan.encoding_.discretization
-    drawn = count_tables(extended_codes(disc.encode(rows), disc.sizes), disc.sizes, [(0, 1)])[0] / n
-    assert loss == pytest.approx(np.abs(drawn - uniform).sum(), abs=0.01)
-    assert loss > 0.05   # the generators are not uniform: the check can fail
+
+    def table(rows):
+        return count_tables(extended_codes(disc.encode(rows), disc.sizes), disc.sizes, [(0, 1)])[0] / n
+
+    gen = np.random.default_rng(5)
+    with_gaps = table(gan.encoding_.decode(probs.numpy(), (gen.random(mask.shape) < mask.numpy()).astype(np.float32),
+                                           rng=gen))
+    without = table(gan.encoding_.decode(probs.numpy(), None, rng=gen))
+    assert without[:, -1].sum() == without[-1].sum() == 0
+    want = np.abs(with_gaps - 1 / 44).sum() + np.abs(without[:3, :10] - 1 / 30).sum()
+    assert loss == pytest.approx(want, abs=0.02)
+    assert loss > 0.1   # the generators are not uniform: the check can fail
 
 
 @pytest.mark.slow
@@ -455,3 +488,15 @@ def test_the_tables_teach_a_dependence_the_short_adversarial_run_misses():
 
     assert equal_share(DPMisGAN(attrs, **common)) > 0.85
     assert equal_share(DPMisGAN(attrs, marginal_share=0, **common)) < 0.6
+
+
+@pytest.mark.slow
+def test_the_pretrained_generators_are_released_when_no_generator_step_follows():
+    """n_critic above the step count: no adversarial generator step, and the released generators are
+    the ones fitted to the tables, not their initial weights."""
+    df = _frame(600, seed=4)
+    fitted = _small_gan(n_critic=1000, pretrain_steps=50).fit(df)
+    untouched = _small_gan(n_critic=1000, pretrain_steps=0).fit(df)
+    assert fitted.generator_steps_ == untouched.generator_steps_ == 0
+    assert any(not torch.equal(p, r) for p, r in zip(fitted.data_generator_.parameters(),
+                                                      untouched.data_generator_.parameters()))

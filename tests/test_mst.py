@@ -76,6 +76,26 @@ def test_fit_sample_universes_and_public_record():
     assert model.sample(0).shape == (0, 4)
 
 
+def test_universes_that_fix_the_tree_give_its_edges_the_selection_share():
+    """Every edge is a universe edge: nothing is chosen, so the edges get ρ₂ + ρ₃ and the public
+    record says no selection was paid for; with a free edge left, the split is as declared."""
+    from dpknn import Continuous
+
+    fixed = [ATTRS[0], Categorical("WORK", ["yes", "no"], universe={"AGE": {"low": 15}}),
+             Continuous("INCOME", 0, 100_000, universe={"AGE": {"low": 15}})]
+    df = people(3000)
+    df.loc[df["AGE"] < 15, "WORK"] = None
+    m = MSTSynthesizer(fixed, epsilon=1.0, noise="gaussian", bins=10, never_missing=["AGE"], rng=0).fit(df)
+    pub = m.public_params()
+    assert pub["selection_share"] == 0.0 and m.tree_ == (("AGE", "WORK"), ("AGE", "INCOME"))
+    rho = zcdp_rho(1.0, 1e-9)
+    assert pub["sigma_two_way"] == pytest.approx((2 / (2 * rho * 0.8)) ** 0.5)   # ρ₃ + ρ₂ over 2 edges
+    free = MSTSynthesizer([*fixed, Categorical("SEX", [1, 2])], epsilon=1.0, noise="gaussian", bins=10,
+                          never_missing=["AGE", "SEX"], rng=0).fit(df)
+    assert free.public_params()["selection_share"] == 0.1
+    assert free.public_params()["sigma_two_way"] == pytest.approx((3 / (2 * rho * 0.7)) ** 0.5)
+
+
 def test_accuracy_with_a_large_budget():
     # ε = 1000: the noise is negligible, so the synthetic two-way marginals of the tree's edges
     # match the real ones up to rounding.

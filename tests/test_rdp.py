@@ -112,7 +112,7 @@ def test_a_zcdp_part_composes_as_rho_times_the_order():
     """ρ-zCDP is RDP ρα at every order: alone it converts to no less than the exact zCDP conversion
     (which optimises over every α, not a grid) and to within 1 % of it; beside SGM steps the curves add."""
     from dpknn.accounting import zcdp_epsilon
-    from dpknn.accounting.rdp import convert
+    from dpknn.accounting.rdp import convert, zcdp_curve
 
     orders = np.asarray(DEFAULT_ORDERS)
     for rho, delta in [(0.01, 1e-5), (0.5, 1e-6), (4.0, 1e-9)]:
@@ -120,8 +120,9 @@ def test_a_zcdp_part_composes_as_rho_times_the_order():
         exact = zcdp_epsilon(rho, delta)
         assert exact <= alone <= 1.01 * exact
     both = rdp_epsilon(q=0.01, sigma=1.1, steps=1000, delta=1e-5, rho=0.05)
-    curve = 1000 * sgm_rdp(q=0.01, sigma=1.1) + 0.05 * orders
+    curve = 1000 * sgm_rdp(q=0.01, sigma=1.1) + zcdp_curve(0.05, orders)
     assert both == convert(curve, orders, 1e-5, "improved")
+    assert np.all(zcdp_curve(0.05, orders) >= 0.05 * orders)   # rounded up, never down
     assert both.epsilon > rdp_epsilon(q=0.01, sigma=1.1, steps=1000, delta=1e-5).epsilon
     # σ for what the zCDP part leaves: the smallest that fits, and larger than without it.
     sigma = sgm_sigma(q=0.01, steps=1000, epsilon=1.0, delta=1e-5, rho=0.02)
@@ -132,3 +133,16 @@ def test_a_zcdp_part_composes_as_rho_times_the_order():
         sgm_sigma(q=0.01, steps=1000, epsilon=1.0, delta=1e-5, rho=0.05)
     with pytest.raises(ValueError, match="rho"):
         rdp_epsilon(q=0.01, sigma=1.1, steps=1, delta=1e-5, rho=-0.1)
+
+
+def test_rdp_rho_is_the_largest_zcdp_part_the_grid_converts_within_epsilon():
+    from dpknn.accounting import rdp_rho, zcdp_rho
+    from dpknn.accounting.rdp import convert, zcdp_curve
+
+    orders = np.asarray(DEFAULT_ORDERS)
+    for eps, delta in [(0.05, 1e-5), (1.0, 1e-5), (4.0, 1e-9), (1000.0, 1e-6)]:
+        rho = rdp_rho(eps, delta)
+        assert convert(zcdp_curve(rho, orders), orders, delta, "improved").epsilon <= eps
+        assert convert(zcdp_curve(rho * (1 + 1e-9), orders), orders, delta, "improved").epsilon > eps
+        # The grid converts no better than the exact conversion: at most zcdp_rho, and close to it.
+        assert 0.9 * zcdp_rho(eps, delta) < rho <= zcdp_rho(eps, delta)

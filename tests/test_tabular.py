@@ -99,6 +99,20 @@ def test_not_applicable_is_a_code_and_never_decodes_to_a_value():
     syn = enc.decode(scores, rng=rng)
     young = syn["AGE"] < 15
     assert young.any() and syn.loc[young, "INCOME"].isna().all()
+    # ... and inside it "not applicable" is never drawn: every adult has an income (no mask: no gaps),
+    # drawn among the value codes in proportion to their scores.
+    assert syn.loc[~young, "INCOME"].notna().all()
+    heavy = np.zeros_like(scores)
+    heavy[:, enc.segments[0].start:enc.segments[0].stop] = 1.0          # AGE uniform over its codes
+    heavy[:, codes.stop - 1] = 0.9                                       # "not applicable" 90 %
+    heavy[:, codes.start + 3] = 0.1                                      # else the bin [300, 400)
+    both = enc.decode(heavy, rng=np.random.default_rng(1))
+    adult = both["AGE"] >= 15
+    assert both.loc[adult, "INCOME"].between(300, 400).all() and both.loc[~adult, "INCOME"].isna().all()
+    assert enc.decode(heavy).loc[lambda f: f["AGE"] >= 15, "INCOME"].notna().all()   # argmax too
+    # The negative control: the block's own draw, before the universe step, is mostly "not applicable".
+    from dpknn.synth.tabular import draw_codes
+    assert (draw_codes(heavy[:, codes.start:codes.stop], np.random.default_rng(2)) == 10).mean() > 0.85
 
 
 def test_decode_is_domain_valid_and_draws_codes_by_score():

@@ -258,7 +258,7 @@ class BudgetAccountant:
         """
         self._refuse_if_detached()
         rho = NON_NEGATIVE.check(rho, "rho")
-        add = steps * _rdp.sgm_rdp(q=q, sigma=sigma) + rho * np.asarray(_rdp.DEFAULT_ORDERS)
+        add = steps * _rdp.sgm_rdp(q=q, sigma=sigma) + _rdp.zcdp_curve(rho, _rdp.DEFAULT_ORDERS)
         with self._lock:
             before, _ = self._rdp_part(self._rdp, self._rdp_used)
             after, d = self._rdp_part(self._rdp + add, True)

@@ -47,7 +47,7 @@ from scipy import special
 
 from dpknn.utils.validation import EPSILON, NON_NEGATIVE, POSITIVE_DELTA
 
-__all__ = ["DEFAULT_ORDERS", "RdpResult", "convert", "rdp_epsilon", "sgm_rdp", "sgm_sigma"]
+__all__ = ["DEFAULT_ORDERS", "RdpResult", "convert", "rdp_epsilon", "rdp_rho", "sgm_rdp", "sgm_sigma", "zcdp_curve"]
 
 #: Orders searched by default: 1.1, 1.2, ..., 10.9, 11, ..., 63, 128, 256, 512, 1024 (156 orders).
 DEFAULT_ORDERS = tuple([1 + x / 10 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024])
@@ -198,8 +198,37 @@ def rdp_epsilon(*, q, sigma, steps, delta, rho=0.0, orders=None, conversion="imp
         raise ValueError(f"conversion must be one of {_CONVERSIONS}, got {conversion!r}.")
     rho = NON_NEGATIVE.check(rho, "rho")
     orders = _check_orders(orders)
-    rdp = steps * sgm_rdp(q=q, sigma=sigma, orders=orders) + rho * orders
+    rdp = steps * sgm_rdp(q=q, sigma=sigma, orders=orders) + zcdp_curve(rho, orders)
     return convert(rdp, orders, float(delta), conversion)
+
+
+def zcdp_curve(rho, orders):
+    """ρα at each order, rounded up: the RDP curve of a ρ-zCDP mechanism (module docstring)."""
+    return np.nextafter(rho * np.asarray(orders, dtype=np.float64), np.inf) if rho else np.zeros(len(orders))
+
+
+def rdp_rho(epsilon, delta, *, orders=None, conversion="improved"):
+    """The largest ρ (to 1e-12 relative) whose RDP curve ρα converts, at these orders, to at most
+    ``epsilon`` at ``delta``: the zCDP part that leaves exactly ``epsilon`` on this accountant's
+    grid (:func:`~dpknn.accounting.zcdp_rho` is the same with the exact conversion, which the
+    grid can only approach from above)."""
+    epsilon = EPSILON.check(epsilon, "epsilon")
+    delta = float(POSITIVE_DELTA.check(delta, "delta"))
+    grid = _check_orders(orders)
+
+    def fits(rho):
+        return convert(zcdp_curve(rho, grid), grid, delta, conversion).epsilon <= epsilon
+
+    lo, hi = 0.0, max(epsilon, 1.0)
+    while fits(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1e-12 * hi:
+        mid = (lo + hi) / 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def sgm_sigma(*, q, steps, epsilon, delta, rho=0.0, orders=None, conversion="improved", rtol=1e-6):
@@ -212,7 +241,7 @@ def sgm_sigma(*, q, steps, epsilon, delta, rho=0.0, orders=None, conversion="imp
     rho = NON_NEGATIVE.check(rho, "rho")
     if rho > 0:
         grid = _check_orders(orders)
-        alone = convert(rho * grid, grid, float(POSITIVE_DELTA.check(delta, "delta")), conversion).epsilon
+        alone = convert(zcdp_curve(rho, grid), grid, float(POSITIVE_DELTA.check(delta, "delta")), conversion).epsilon
         if alone >= epsilon:
             raise ValueError(f"rho={rho!r} alone converts to epsilon={alone:.6g} >= {epsilon!r} at delta={delta!r}; "
                              "give the sampled Gaussian steps a share of the budget (a smaller rho).")

@@ -63,7 +63,7 @@ def _bins(text):
 
 
 def _cmd_synth(args):
-    from dpknn.schema.discretization import read_attributes
+    from dpknn.schema.discretization import read_attributes_file
     from dpknn.synth import AIMSynthesizer, AutoSynthesizer, ColumnwiseSynthesizer, DPMisGAN, MSTSynthesizer, PrivBayes
 
     check_outputs([args.output, _sidecar(args.output)], [args.input, args.attributes])
@@ -72,12 +72,14 @@ def _cmd_synth(args):
         raise CLIError(f"--rows must be a positive number of synthetic rows, got {args.rows}.")
     check_path_not_imputed(args.input)
     with file_content(args.attributes):
-        attrs = read_attributes(args.attributes)
+        declared = read_attributes_file(args.attributes)
+    attrs, edges = declared.attributes, declared.bin_edges or None
     what, missing = SYNTH_METHODS[args.method]
     gan_only = {"--input-rows": args.input_rows, "--epochs": args.epochs, "--batch-size": args.batch_size,
                 "--marginal-share": args.marginal_share, "--gaps": args.gaps or None}
     if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
-        raise CLIError(f"{', '.join(k for k, v in gan_only.items() if v is not None)} apply to --method dpmisgan only.")
+        named = [k for k, v in gan_only.items() if v is not None]
+        raise CLIError(f"{', '.join(named)} appl{'ies' if len(named) == 1 else 'y'} to --method dpmisgan only.")
     marginal = args.method in ("auto", "aim", "mst")
     if not marginal and args.method != "dpmisgan" and args.delta is not None:
         raise CLIError("--delta applies to --method auto, aim, mst and dpmisgan only.")
@@ -96,6 +98,9 @@ def _cmd_synth(args):
     if isinstance(args.bins, str) and not marginal:
         raise CLIError(f"--bins {args.bins} applies to --method auto, aim and mst only; give a number of equal bins.")
     bins = args.bins if args.bins is not None else ("auto" if marginal else 10)
+    if edges and not (marginal or args.method == "dpmisgan"):
+        raise CLIError(f"bin_edges in {args.attributes} (for {sorted(edges)}) apply to --method auto, aim, mst and "
+                       "dpmisgan only; remove them or choose one of those methods.")
     sample_options = {}
     if args.method == "dpmisgan":
         if args.input_rows is None:
@@ -103,7 +108,7 @@ def _cmd_synth(args):
                            "sampling rate batch/rows and the step count (derived from the data they would reveal n).")
         # Only the options given: the estimator's defaults hold otherwise, and it validates what was given.
         given = {k: v for k, v in (("epochs", args.epochs), ("batch_size", args.batch_size), ("bins", args.bins),
-                                   ("marginal_share", args.marginal_share)) if v is not None}
+                                   ("marginal_share", args.marginal_share), ("bin_edges", edges)) if v is not None}
         model = DPMisGAN(attrs, epsilon=args.epsilon, delta=args.delta, n_rows=args.input_rows,
                          progress=args.progress, rng=args.seed, **given)
         sample_options["missing"] = args.gaps
@@ -114,7 +119,8 @@ def _cmd_synth(args):
             what = MST_MCAR_DESCRIPTION
         model = {"auto": AutoSynthesizer, "aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
-            noise=args.noise or "auto", never_missing=never, progress=args.progress, rng=args.seed, **extra)
+            bin_edges=edges, noise=args.noise or "auto", never_missing=never, progress=args.progress, rng=args.seed,
+            **extra)
     elif args.method == "columnwise":
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=bins, progress=args.progress,
                                       rng=args.seed)
@@ -134,8 +140,12 @@ def _cmd_synth(args):
         public["accounting"] = public.pop("accounting")   # the record has always ended with it
     write_files([(args.output, table_writer(out, args.output)),
                  (_sidecar(args.output), text_writer(json.dumps(public, indent=2, default=str) + "\n"))])
-    print(f"{args.method}: {what}; epsilon={model.epsilon_:g}, delta={model.delta_:g}; wrote {args.rows} synthetic "
-          f"rows to {args.output} and the public parameters to {_sidecar(args.output)}")
+    chosen = f" (chose {model.method_})" if args.method == "auto" else ""
+    print(f"{args.method}{chosen}: {what}; epsilon={model.epsilon_:g}, delta={model.delta_:g}; wrote {args.rows} "
+          f"synthetic rows to {args.output} and the public parameters to {_sidecar(args.output)}")
+    if marginal and args.never_missing is None:
+        print("note: every attribute may get synthetic gaps (missingness is a code of each); name the attributes that "
+              "are complete by design with --never-missing")
     return 0
 
 
@@ -217,7 +227,8 @@ def add_synth_parser(sub):
     p.add_argument("--bins", type=_bins, default=None, metavar="{N,auto,quantiles}",
                    help="bins of wide numeric attributes: N equal public bins (default 10, the only choice besides "
                         "auto, aim and mst); auto, aim and mst: auto (default; 10 equal bins, values inside drawn "
-                        "from DP quantiles' shape) or quantiles (bins cut at DP quantiles); see docs/synthesis.md")
+                        "from DP quantiles' shape for amounts: Continuous attributes and Ordinals of 16 or more "
+                        "values per bin) or quantiles (bins cut at DP quantiles); see docs/synthesis.md")
     p.add_argument("--max-rows", type=int, default=None,
                    help="public bound on the input's rows (PrivBayes); without it a bound is released with 1%% of "
                         "epsilon and delta=1e-9")
@@ -242,7 +253,8 @@ def add_synth_parser(sub):
     gan.add_argument("--batch-size", type=int, default=None,
                      help="expected batch size (default: min(256, input rows / 8))")
     gan.add_argument("--marginal-share", type=float, default=None,
-                     help="share of the zCDP budget on the two-way tables the generators also fit (default 0.9; "
+                     help="the two-way tables the generators also fit get the zCDP budget that alone would be this "
+                          "share of epsilon (default 0.9; "
                           "0: MisGAN's adversarial losses alone)")
     gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
     p.add_argument("--progress", action="store_true", help="show progress")

@@ -101,7 +101,8 @@ GAN_STRATEGY = ("DP-MisGAN", "missing-aware")
 def _fit_sample(model, strategy, attrs, data, n, epsilon, seed, gan_epochs=10):
     if model == "DP-MisGAN":
         # δ = 10^-(digits(n) + 1) of the public n; the GAN's (ε, δ) is approximate DP, the others' pure.
-        gan = DPMisGAN(attrs, epsilon=epsilon, epochs=gan_epochs, n_rows=n, rng=seed)
+        # The paper's MisGAN, as this experiment has always run it: no tables (marginal_share=0), 20 bins.
+        gan = DPMisGAN(attrs, epsilon=epsilon, epochs=gan_epochs, n_rows=n, marginal_share=0, bins=20, rng=seed)
         return gan.fit(data).sample(n, rng=seed + 7)
     if strategy == "complete rows":
         data = data.dropna()

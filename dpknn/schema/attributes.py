@@ -365,7 +365,8 @@ class Continuous:
         if bad.any():
             raise DomainError(
                 f"column {self.name!r} has values outside its public range [{self.lower}, {self.upper}]: "
-                f"{_show(obs[bad])}. Clamp them first (dpknn.processing.clamp)."
+                f"{_show(obs[bad])}. Clamp them first (dpknn.processing.clamp, or a [clamp] step of dpknn process) or "
+                f"widen the public range if it was wrong."
             )
         return values, missing
 

@@ -32,6 +32,7 @@ from dpknn.schema.attributes import Categorical, Continuous, Ordinal, check_univ
 from dpknn.utils.validation import check_keys, check_positive_int
 
 __all__ = [
+    "AttributesFile",
     "Discretization",
     "ValueShape",
     "bin_positions",
@@ -40,6 +41,7 @@ __all__ = [
     "edge_densities",
     "geometric_edges",
     "read_attributes",
+    "read_attributes_file",
     "tail_rate",
     "within_bin",
     "within_tail",
@@ -455,13 +457,33 @@ class Discretization:
 
 
 def read_attributes(path, *, allow_draft=False):
-    """The attributes listed in a TOML file.
+    """The attributes listed in a TOML file (:func:`read_attributes_file`'s ``attributes``)."""
+    return read_attributes_file(path, allow_draft=allow_draft).attributes
+
+
+@dataclass(frozen=True)
+class AttributesFile:
+    """What an attributes file declares: the attributes, and the public inner bin edges some
+    numeric ones give for synthesis (``{name: edges}``, checked against the domains)."""
+
+    attributes: tuple
+    bin_edges: dict
+
+
+def read_attributes_file(path, *, allow_draft=False):
+    """The attributes listed in a TOML file, and their public bin edges.
 
     Either ``[[attribute]]`` tables (``name``, ``type`` and the type's keys, as in a schema; see
     ``docs/synthesis.md``), or a schema file, whose known then imputed attributes are taken in
     order (an imputed attribute keeps its universe: synthetic values are missing outside it). An
-    ``[[attribute]]`` table may give a ``universe`` too. A file with ``draft = true`` is refused unless
+    ``[[attribute]]`` table may give a ``universe`` too, and a numeric one ``bin_edges``: public
+    inner edges of its bins in synthesis (say at the cuts of a derived column, or geometric for
+    money), strictly increasing inside its range. A file with ``draft = true`` is refused unless
     ``allow_draft`` (:func:`dpknn.schema.check_draft`).
+
+    Returns
+    -------
+    AttributesFile
     """
     from dpknn.schema.attributes import DRAFT_KEY, Schema, attribute_from_dict, check_draft
     from dpknn.utils.io import read_toml
@@ -473,8 +495,19 @@ def read_attributes(path, *, allow_draft=False):
         check_keys(spec, {"attribute"}, f"attributes file {str(path)!r}", hint="it lists [[attribute]] tables only")
         if not isinstance(spec["attribute"], list):
             raise ValueError(f"attributes file {str(path)!r}: 'attribute' must be a list of [[attribute]] tables.")
-        return check_attributes(attribute_from_dict(e, "attribute") for e in spec["attribute"])
+        tables = [e if isinstance(e, dict) else {} for e in spec["attribute"]]
+        edges = {e.get("name"): e["bin_edges"] for e in tables if "bin_edges" in e}
+        attrs = check_attributes(attribute_from_dict({k: v for k, v in e.items() if k != "bin_edges"}
+                                                     if isinstance(e, dict) else e, "attribute")
+                                 for e in spec["attribute"])
+        for name, given in edges.items():
+            if not isinstance(given, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                      for v in given):
+                raise ValueError(f"attributes file {str(path)!r}: bin_edges of {name!r} must be a list of numbers, "
+                                 f"got {given!r}.")
+        _check_edges(edges, attrs)
+        return AttributesFile(attrs, {name: list(v) for name, v in edges.items()})
     if "known" in spec or "imputed" in spec:
         schema = Schema.from_dict(spec)
-        return check_attributes([*schema.known, *schema.imputed])
+        return AttributesFile(check_attributes([*schema.known, *schema.imputed]), {})
     raise ValueError(f"attributes file {str(path)!r} lists no [[attribute]] tables (nor [[known]]/[[imputed]]).")

@@ -31,10 +31,11 @@ What makes it learn a table (each measured on SLID, 5,924 rows, without privacy;
   two-way table of the attributes' codes (a gap one more code) with discrete Gaussian noise,
   and both generators also minimise the L1 distance between their expected tables and the
   noisy ones (:class:`~dpknn.synth.misgan_torch.MarginalLoss`; the idea of GEM, Liu, Vietri,
-  Wu 2021): first alone for ``pretrain_steps`` steps, then beside the critics' losses. The
+  Wu 2021), and their values under a gap follow the rows observed on each pair (the loss's
+  second term): first alone for ``pretrain_steps`` steps, then beside the critics' losses. The
   critics still teach what the tables do not hold (where a value lies inside its bin, more
-  than two attributes at a time). On SLID: 0.086 → 0.028 at ε = 1000, 0.126 → 0.031 at
-  ε = 4, 0.233 → 0.043 at ε = 1 (``benchmarks/README.md``).
+  than two attributes at a time). On SLID (2 seeds): 0.086 → 0.030 at ε = 1000, 0.126 → 0.028
+  at ε = 4, 0.233 → 0.040 at ε = 1 (``benchmarks/README.md``).
 
 Privacy (add/remove one record together with its mask):
 
@@ -43,10 +44,11 @@ Privacy (add/remove one record together with its mask):
   each table by one (L2 sensitivity 1), so a table with
   :class:`~dpknn.mechanisms.DiscreteGaussian` noise of variance 1/(2ρ_m/k) on the integer grid
   is (ρ_m/k)-zCDP (Canonne, Kamath, Steinke 2020, Theorem 4) and the k tables are ρ_m-zCDP (Bun
-  and Steinke 2016, Lemma 2.3), ρ_m = ``marginal_share``·ρ(ε, δ), ρ(ε, δ) the largest ρ whose
-  exact conversion gives (ε, δ) (:func:`~dpknn.accounting.zcdp_rho`). ρ_m-zCDP is Rényi DP
-  of ρ_m·α at every order α (Bun and Steinke 2016, Definition 1.1). The tables are measured
-  first; everything after reads them only through the generators (post-processing).
+  and Steinke 2016, Lemma 2.3). ρ_m is the largest ρ whose conversion alone gives
+  (``marginal_share``·ε, δ) on the accountant's orders (:func:`~dpknn.accounting.rdp_rho`), so
+  the critics always keep a share of ε. ρ_m-zCDP is Rényi DP of ρ_m·α at every order α (Bun and
+  Steinke 2016, Definition 1.1). The tables are measured first; everything after reads them
+  only through the generators (post-processing).
 - **Each critic step is one sampled Gaussian mechanism** (Abadi et al. 2016; Mironov, Talwar,
   Zhang 2019). The batch is a Poisson sample, each record with probability q = B/n. For each
   sampled record the gradient of its own loss with respect to *both* critics' parameters is
@@ -57,7 +59,8 @@ Privacy (add/remove one record together with its mask):
   Adding or removing a record changes the sum by at most C in L2, so the step is the SGM with
   noise multiplier σ and rate q.
 - **The generators are post-processing**: they are trained only through the critics, which
-  are the output of the noisy steps, and on fake data; so are their moving averages.
+  are the output of the noisy steps, on fake data, and on the released tables; so are their
+  moving averages.
 - **Composition**: T = epochs · ⌊n/B⌋ critic steps and the tables compose in Rényi DP to
   T·R_SGM(α) + ρ_m·α (Mironov 2017, Proposition 1, which allows each step to depend on the
   earlier outputs) and convert to (ε, δ) (:func:`dpknn.accounting.rdp_epsilon` with ``rho``).
@@ -66,8 +69,9 @@ Privacy (add/remove one record together with its mask):
 **What n is.** q and T are computed from a row count. With ``n_rows`` given it is a public
 number and everything above holds as stated. With ``n_rows=None`` the data's own n is used, as
 Opacus and TF-Privacy do: the guarantee is then for the mechanism with this (q, T) held fixed
-while a record is added or removed, and q, T, σ and δ reveal n, so they stay with the curator
-(a :class:`~dpknn.exceptions.PrivacyLeakWarning` says so).
+while a record is added or removed, and q, T, σ, ρ_m and δ reveal n, so they stay with the
+curator (a :class:`~dpknn.exceptions.PrivacyLeakWarning` says so, and
+:meth:`DPMisGAN.public_params` withholds them).
 
 **The paper's accounting is not valid.** Mohapatra et al. (2024, Alg. 1, Thm 4.7) noise the
 *generators'* gradients and train the critics on all the data without privacy; their critics
@@ -110,14 +114,14 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import numbers
 import warnings
 from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
 
-from dpknn.accounting import rdp_epsilon, sgm_sigma, zcdp_rho
-from dpknn.accounting.budget import float_down
+from dpknn.accounting import rdp_epsilon, rdp_rho, sgm_sigma
 from dpknn.exceptions import PrivacyLeakWarning
 from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.base import CuratorDiagnostics
@@ -152,6 +156,11 @@ def _torch():
     except ImportError as exc:  # torch absent or broken
         raise ImportError(f"{TORCH_HINT} ({exc})") from exc
     return misgan_torch
+
+
+#: The largest noise multiplier DP-MisGAN accepts: past it the noise per coordinate, σC/B, swamps a
+#: clipped batch's signal for any batch up to 256 (σ/B > 0.4), and the accounting of one σ takes seconds.
+SIGMA_CAP = 100.0
 
 
 def default_delta(n):
@@ -195,11 +204,13 @@ def paper_sigma(*, q, steps, n_critic, epsilon, delta):
 
 
 class DPMisGAN(Synthesizer):
-    """DP synthetic data with gaps by MisGAN trained with DP-SGD on its critics.
+    """DP synthetic data with gaps by MisGAN trained with DP-SGD on its critics, its generators
+    also fitted to two-way tables released with discrete Gaussian noise.
 
     (ε, δ)-DP under add/remove one record (with its mask) by the RDP of the sampled Gaussian
-    mechanism composed over the critic steps (Mironov, Talwar, Zhang 2019; the module docstring
-    gives the argument, what ``n_rows`` means, and why the paper's accounting is not valid).
+    mechanism over the critic steps (Mironov, Talwar, Zhang 2019) composed with the tables' zCDP
+    (Canonne, Kamath, Steinke 2020, Theorem 4); the module docstring gives the argument, what
+    ``n_rows`` means, and why the paper's accounting is not valid.
 
     Parameters
     ----------
@@ -220,10 +231,11 @@ class DPMisGAN(Synthesizer):
     epochs : int, default 40
         Passes over the data in expectation: T = epochs · ⌊n/B⌋ critic steps.
     marginal_share : float in [0, 1), default 0.9
-        Share of ρ(ε, δ) spent on the two-way tables that the generators also fit (module
-        docstring); the critics' DP-SGD gets what is left of (ε, δ). 0: MisGAN's adversarial
-        losses alone. 0.5, 0.75 and 0.9 were measured (``benchmarks/README.md``): 0.9 was best
-        or within the seeds' spread at ε = 1 and 4.
+        The two-way tables that the generators also fit (module docstring) get the largest ρ
+        whose conversion alone is (``marginal_share``·ε, δ)-DP; the critics' DP-SGD gets what
+        the composition leaves of (ε, δ). 0: MisGAN's adversarial losses alone. Shares 0.5, 0.75
+        and 0.9 of ρ(ε, δ) were measured on SLID and Chile (one seed, ``benchmarks/README.md``):
+        0.9 was best on Chile at ε = 1 and 4, and within 0.003 of the best on SLID.
     marginal_weight : float, default 10.0
         λ: weight of the tables' L1 distance in the generators' losses.
     pretrain_steps : int, default 2000
@@ -256,7 +268,8 @@ class DPMisGAN(Synthesizer):
         (:class:`~dpknn.exceptions.PrivacyLeakWarning`).
     accounting : {"valid", "paper"}, default "valid"
         "paper" computes σ by the paper's invalid Theorem 4.7 (NOT DP at ``epsilon``); the
-        ε the run really has is in ``epsilon_``.
+        ε the run really has is in ``epsilon_``. It reproduces the paper's MisGAN, which has no
+        tables: it needs ``marginal_share=0``.
     progress : bool, default False
     rng : numpy.random.Generator, int or None
         Source of the sampling, the initial weights and the noise (None: the OS CSPRNG).
@@ -277,7 +290,7 @@ class DPMisGAN(Synthesizer):
         Critic steps T, each one sampled Gaussian mechanism.
     generator_steps_ : int
     epsilon_, delta_ : float
-        The (ε, δ) this run has: ε = ``rdp_epsilon(q, σ, T, δ)``.
+        The (ε, δ) this run has: ε = ``rdp_epsilon(q, σ, T, δ, rho=ρ_m)``.
     data_generator_, mask_generator_ : torch.nn.Module
         The released generators: moving averages of the trained ones (the critics are discarded).
     generator_losses_ : list of (float, float)
@@ -289,8 +302,8 @@ class DPMisGAN(Synthesizer):
 
     Notes
     -----
-    ``noise_multiplier_``, ``sampling_rate_``, ``steps_`` and ``delta_`` are public only when
-    ``n_rows`` is given.
+    ``noise_multiplier_``, ``sampling_rate_``, ``steps_``, ``delta_`` and ``marginal_rho_`` are public
+    only when ``n_rows`` is given.
 
     Examples
     --------
@@ -340,10 +353,12 @@ class DPMisGAN(Synthesizer):
         for name in ("clip", "gp_weight", "lr", "marginal_weight"):
             check_positive_real(getattr(self, name), name)
         check_positive_int(self.pretrain_steps, "pretrain_steps", minimum=0)
-        share = check_unit_interval(self.marginal_share, "marginal_share", closed=True)
-        if share >= 1:
-            raise ValueError(f"marginal_share must be below 1 (the critics need a share), got {share!r}; 0 turns "
-                             "the tables off.")
+        share = self.marginal_share
+        if isinstance(share, bool) or not isinstance(share, numbers.Real):
+            raise TypeError(f"marginal_share must be a real number, got {type(share).__name__} {share!r}.")
+        if not 0 <= share < 1:
+            raise ValueError(f"marginal_share must be in [0, 1), got {share!r}: the critics need a share, and 0 "
+                             "turns the tables off.")
         if share > 0 and self.accounting == "paper":
             raise ValueError("accounting='paper' reproduces the paper's MisGAN, which measures no tables; pass "
                              "marginal_share=0 with it.")
@@ -376,11 +391,16 @@ class DPMisGAN(Synthesizer):
         q = B / n
         steps = int(self.epochs) * (n // B)
         delta = default_delta(n) if self.delta is None else float(self.delta)
-        share = Fraction(self.marginal_share)
-        rho = float_down(share * Fraction(zcdp_rho(eps, delta))) if share > 0 else 0.0
+        rho = rdp_rho(float(self.marginal_share) * eps, delta) if self.marginal_share > 0 else 0.0
         if self.accounting == "paper":
             sigma = paper_sigma(q=q, steps=steps, n_critic=int(self.n_critic), epsilon=eps, delta=delta)
         else:
+            if rdp_epsilon(q=q, sigma=SIGMA_CAP, steps=steps, delta=delta, rho=rho).epsilon > eps:
+                raise ValueError(
+                    f"DPMisGAN at epsilon={eps:g} on {n} rows with {steps} critic steps (epochs={self.epochs}, batch "
+                    f"{B}) needs a noise multiplier above {SIGMA_CAP:g}, at which the critics learn nothing (and its "
+                    f"accounting takes minutes): give fewer epochs, a larger epsilon, or a smaller marginal_share "
+                    f"(now {self.marginal_share:g}) so that the critics get more of the budget.")
             sigma = sgm_sigma(q=q, steps=steps, epsilon=eps, delta=delta, rho=rho)
         run_eps = rdp_epsilon(q=q, sigma=sigma, steps=steps, delta=delta, rho=rho).epsilon
         return GanPrivacy(q, steps, sigma, delta, run_eps, rho)
@@ -393,8 +413,8 @@ class DPMisGAN(Synthesizer):
         X : pandas.DataFrame
         y : ignored
         accountant : BudgetAccountant or None
-            Charged T sampled-Gaussian steps (q, σ) in its RDP part before the data are read;
-            refused, with nothing trained, when they do not fit.
+            Charged T sampled-Gaussian steps (q, σ) and the tables' ρ_m in its RDP part before the
+            data are read; refused, with nothing trained, when they do not fit.
         """
         check_not_imputed(X, "X")  # imputed values would be learnt as observed ones
         enc, eps = self._validate()
@@ -405,7 +425,8 @@ class DPMisGAN(Synthesizer):
             n = len(X)
             warnings.warn("DPMisGAN: n_rows is None, so the sampling rate q = batch_size/n, the step count, the "
                           "'auto' batch size and the default delta are computed from the data's row count; they "
-                          "reveal n and stay with the curator. Pass a public n_rows to make them public.",
+                          "reveal n (as do sigma and the tables' rho) and stay with the curator: public_params() "
+                          "withholds them. Pass a public n_rows to make them public.",
                           PrivacyLeakWarning, stacklevel=2)
         else:
             n = int(self.n_rows)
@@ -428,9 +449,9 @@ class DPMisGAN(Synthesizer):
         np_gen = src.generator if src.generator is not None else np.random.default_rng(src.randbits(128))
         gen = torch.Generator().manual_seed(int(src.randbelow(2**63)))
         B = self.batch_for(n)
-        # Each target is a released table over its own noisy total (at least 1): released values only.
-        loss = mt.MarginalLoss(enc.segments, [(t.attributes, t.counts / max(float(t.counts.sum()), 1.0))
-                                              for t in tables]) if tables else None
+        # The targets are the released tables (MarginalLoss normalises them): released values only.
+        loss = mt.MarginalLoss(enc.segments, [(t.attributes, t.counts) for t in tables],
+                               total=self.n_rows) if tables else None
         trainer = mt.Trainer(enc, latent=int(self.latent_dim), hidden=int(self.hidden), lr=float(self.lr),
                              gp_weight=float(self.gp_weight), mask_weight=float(self.mask_weight),
                              ema_decay=float(self.ema_decay), generator=gen, marginal_loss=loss,
@@ -458,6 +479,20 @@ class DPMisGAN(Synthesizer):
                                             "clipped_share": diag["clipped_share"]})
         self.n_features_in_ = len(enc.attributes)
         return self
+
+    def public_params(self):
+        """The public record (:meth:`Synthesizer.public_params`). With ``n_rows=None`` the
+        parameters computed from the data's row count (q, T, σ, ρ_m, an "auto" batch and the
+        default δ; the run's ε, which σ's search sets to within 10⁻⁶ of the target) are withheld:
+        None, and ε is the target."""
+        record = super().public_params()
+        if self.n_rows is None:
+            withheld = ["sampling_rate", "critic_steps", "noise_multiplier", "marginal_rho"]
+            withheld += ["batch_size"] if self.batch_size == "auto" else []
+            withheld += ["delta"] if self.delta is None else []
+            record.update({k: None for k in withheld}, epsilon=float(self.epsilon),
+                          withheld=f"{withheld}: computed from the data's row count (n_rows is None)")
+        return record
 
     def released_params(self):
         """The public number of input rows, the DP-SGD parameters and the accounting used."""

@@ -36,7 +36,8 @@ step reads the data only through the mechanism named):
 - Step 2: r choices, r = d − 1 − (universe edges), each
   :class:`~dpknn.mechanisms.ExponentialMechanism` with ε_s = √(8ρ₂/r) rounded down, which is
   ε_s-bounded-range and so ε_s²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2).
-- Step 3: d − 1 tables, each with ρ₃/(d − 1).
+- Step 3: d − 1 tables, each with ρ₃/(d − 1). When the universes fix the whole tree (r = 0, a
+  public fact), nothing is chosen and the edges get ρ₂ too: ρ₃ + ρ₂.
 - Step 4 and sampling are post-processing.
 
 Adaptive composition adds ρ (Bun and Steinke 2016, Lemma 2.3): ρ_q + ρ₁ + r·ε_s²/8 + ρ₃ ≤ ρ, so
@@ -350,6 +351,9 @@ class MSTSynthesizer(MarginalSynthesizer):
         fixed = universe_edges(disc.attributes)
         rho1, rho2, rho3 = mst_budget(budget.total, self.one_way_share, self.selection_share)
         d = len(counts.sizes)
+        if len(fixed) >= d - 1:   # the universes fix the tree (public): no choice to pay for
+            rho2, rho3 = Fraction(0), rho3 + rho2
+        self.selection_spent_ = bool(rho2)
         # An attribute without a gap code is counted on its observed rows (Counts cuts the code).
         if rates.any():
             cost1, cost3 = amplified_costs(rho1, rho3, d, rates)
@@ -383,7 +387,8 @@ class MSTSynthesizer(MarginalSynthesizer):
         one = self.measurements_[0].sigma
         two = self.measurements_[-1].sigma if len(self.measurements_) > self.n_features_in_ else None
         return {**super().released_params(), "one_way_share": self.one_way_share,
-                "selection_share": self.selection_share, "tree": [list(e) for e in self.tree_],
+                "selection_share": self.selection_share if self.selection_spent_ else 0.0,
+                "tree": [list(e) for e in self.tree_],
                 "sigma_one_way": one, "sigma_two_way": two,
                 **({} if self.table_epsilons_ is None else
                    {"mcar_rates": dict(self.mcar_rates), "table_epsilons": list(self.table_epsilons_),

@@ -31,7 +31,7 @@ import numpy as np
 from dpknn.schema.attributes import Categorical, Ordinal
 from dpknn.schema.discretization import MISSING, Discretization
 
-__all__ = ["CODES", "POSITION", "Segment", "TabularEncoding"]
+__all__ = ["CODES", "POSITION", "Segment", "TabularEncoding", "draw_codes"]
 
 CODES = "codes"
 POSITION = "position"
@@ -54,6 +54,16 @@ def _has_position(disc, a):
     lo, hi = disc.bounds(a)
     # An Ordinal bin [first, last] spans [first, last + 1): one value per bin needs no position.
     return not isinstance(a, Ordinal) or bool(np.any(hi - lo > 1))
+
+
+def draw_codes(p, rng):
+    """A code per row of the non-negative scores ``p`` (n, k): drawn in proportion (uniform where a
+    row is all zero) with ``rng``, the largest without."""
+    if rng is None:
+        return p.argmax(axis=1)
+    tot = p.sum(axis=1, keepdims=True)
+    p = np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), 1.0 / p.shape[1])
+    return np.minimum((p.cumsum(axis=1) < rng.random((p.shape[0], 1))).sum(axis=1), p.shape[1] - 1)
 
 
 @dataclass(frozen=True)
@@ -141,7 +151,10 @@ class TabularEncoding:
         :class:`numpy.random.Generator`) the code is drawn in proportion to them, without it the
         largest is taken. A position is clipped to [0, 1]. ``m`` None: every cell observed;
         otherwise a cell with m < 1/2 decodes to a missing value (NaN; ``<NA>`` in an Ordinal's
-        ``Int64`` column), as does "not applicable".
+        ``Int64`` column). Universes are structural: an attribute is missing outside its universe
+        whatever its scores, and inside it "not applicable" is never drawn (its code is drawn, or
+        taken, among the value codes). A universe is a condition on attributes that have none, so
+        their decoded values settle it before the others are drawn.
         """
         x = np.asarray(x, dtype=np.float64)
         if x.ndim != 2 or x.shape[1] != self.n_columns:
@@ -150,20 +163,28 @@ class TabularEncoding:
         miss = np.zeros((n, d), dtype=bool) if m is None else np.asarray(m) < 0.5
         codes = np.empty((d, n), dtype=np.int64)
         positions = [None] * d
+        scores = {}
         for s in self.segments:
             block = x[:, s.start:s.stop]
             if s.kind == POSITION:
                 positions[s.attribute] = block[:, 0]
                 continue
-            p = np.clip(block, 0.0, None)
-            if rng is None:
-                c = p.argmax(axis=1)
-            else:
-                tot = p.sum(axis=1, keepdims=True)
-                p = np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), 1.0 / p.shape[1])
-                c = np.minimum((p.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1), p.shape[1] - 1)
-            codes[s.attribute] = np.where(miss[:, s.attribute], MISSING, c)
+            scores[s.attribute] = np.clip(block, 0.0, None)
+            codes[s.attribute] = np.where(miss[:, s.attribute], MISSING, draw_codes(scores[s.attribute], rng))
         # A numeric attribute without a position column has one value per bin: position 0 is it.
         positions = [np.zeros(n) if p is None and not isinstance(a, Categorical) else p
                      for a, p in zip(self.attributes, positions)]
-        return self.discretization.decode(codes, rng=rng, positions=positions)
+        disc = self.discretization
+        # Every position is given, so decoding is a function of the codes: the universe-free attributes'
+        # values below are the ones returned.
+        values = disc.decode(codes, rng=rng, positions=positions)
+        redrawn = False
+        for j, a in enumerate(self.attributes):
+            if a.universe is None:
+                continue
+            na = disc.value_codes(a)
+            rows = np.flatnonzero(a.universe.mask(values) & (codes[j] == na))
+            if rows.size:
+                codes[j, rows] = draw_codes(scores[j][rows, :na], rng)
+                redrawn = True
+        return disc.decode(codes, rng=rng, positions=positions) if redrawn else values
