@@ -34,8 +34,8 @@ What makes it learn a table (each measured on SLID, 5,924 rows, without privacy;
   Wu 2021), and their values under a gap follow the rows observed on each pair (the loss's
   second term): first alone for ``pretrain_steps`` steps, then beside the critics' losses. The
   critics still teach what the tables do not hold (where a value lies inside its bin, more
-  than two attributes at a time). On SLID (2 seeds): 0.086 → 0.030 at ε = 1000, 0.126 → 0.028
-  at ε = 4, 0.233 → 0.040 at ε = 1 (``benchmarks/README.md``).
+  than two attributes at a time). On SLID (2 seeds): 0.086 → 0.028 at ε = 1000, 0.126 → 0.030
+  at ε = 4, 0.233 → 0.039 at ε = 1 (``benchmarks/README.md``).
 
 Privacy (add/remove one record together with its mask):
 
