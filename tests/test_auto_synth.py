@@ -11,7 +11,7 @@ from people import ATTRS, people
 
 from dpknn.accounting import BudgetAccountant, zcdp_rho
 from dpknn.exceptions import BudgetExceededError
-from dpknn.synth import AIMSynthesizer, AutoSynthesizer
+from dpknn.synth import AIMSynthesizer, AutoSynthesizer, MSTSynthesizer
 from dpknn.synth.aim import auto_model_size
 from dpknn.synth.auto import aim_usefulness
 
@@ -71,3 +71,15 @@ def test_budget_is_checked_before_the_data_and_refusals():
         with pytest.raises(ValueError, match=match):
             AutoSynthesizer(ATTRS, epsilon=1.0, never_missing=["WORK"], rng=gen).fit(bad)
         assert gen.bit_generator.state == state
+
+
+def test_the_released_count_buys_the_useful_quantiles_only():
+    # 800 rows at ε = 1: INCOME's median would be off by more than its parts hold, so no quantile
+    # is released and the model has their share; 40,000 at ε = 4 buy every level.
+    small = AutoSynthesizer(ATTRS, epsilon=1.0, rng=0).fit(people(800))
+    large = AutoSynthesizer(ATTRS, epsilon=4.0, rng=0).fit(people(40_000))
+    assert small.synthesizer_.n_rows == small.released_rows_ and small.synthesizer_.bin_edges_ == {}
+    assert small.public_params()["quantile_share"] == 0.0 and small.delta_ == 1e-9
+    assert large.public_params()["quantile_levels"] == 4 and len(large.synthesizer_.bin_edges_["INCOME"]) == 15
+    # Without the rule (an explicit n_rows of None on the method) the small table spends them anyway.
+    assert MSTSynthesizer(ATTRS, epsilon=0.99).plan().levels == 4

@@ -13,14 +13,21 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from dpknn import Categorical, Continuous, Ordinal
-from dpknn.accounting import exponential_epsilon, exponential_rho
+from dpknn.accounting import exponential_epsilon, exponential_rho, zcdp_rho
 from dpknn.mechanisms import ExponentialMechanism
 from dpknn.mechanisms.randomness import as_source
 from dpknn.schema import geometric_edges
 from dpknn.schema.discretization import Discretization, tail_rate, within_bin, within_tail
 from dpknn.synth import MSTSynthesizer
 from dpknn.synth.bins import candidate_grid, median_scores, quantile_edges
-from dpknn.synth.marginal import SHAPED_WIDTH, binned_attributes
+from dpknn.synth.marginal import (
+    QUANTILE_THETA,
+    SHAPED_WIDTH,
+    PureBudget,
+    ZCDPBudget,
+    binned_attributes,
+    useful_levels,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -266,3 +273,83 @@ def test_value_shape_draws_inside_the_interval_with_the_restricted_law():
     empty = ValueShape(np.array([0.0, 1.0]), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     w = empty.draw_between(np.full(u.size, 1.0), np.full(u.size, 2.0), u)
     assert w.min() >= 1.0 and w.max() < 2.0 and abs(w.mean() - 1.5) < 0.01
+
+
+@settings(max_examples=100, deadline=None)
+@given(widths=st.lists(st.floats(0.5, 1000.0), min_size=1, max_size=8), data=st.data())
+def test_value_shape_puts_each_bins_mass_inside_it(widths, data):
+    # Every bin of the shape, the end bins' exponential tails included (a lowest bin sparser than
+    # its neighbour once drew nothing below its upper edge), holds its mass: exactly in the
+    # tabulated CDF and in draws over the whole range.
+    from dpknn.schema.discretization import ValueShape
+
+    masses = np.array(data.draw(st.lists(st.floats(0.01, 1.0), min_size=len(widths), max_size=len(widths))))
+    ends = np.r_[0.0, np.cumsum(widths)]
+    shape = ValueShape(ends[:-1], ends[1:], masses)
+    cum = np.r_[0.0, np.cumsum(masses / masses.sum())]
+    assert np.all(np.diff(shape.cdf) >= 0)
+    assert np.interp(ends, shape.grid, shape.cdf) == pytest.approx(cum, abs=1e-9)
+    u = np.random.default_rng(6).random(20_000)
+    v = shape.draw_between(np.zeros(u.size), np.full(u.size, ends[-1]), u)
+    drawn = np.histogram(v, bins=ends)[0] / u.size
+    assert drawn == pytest.approx(np.diff(cum), abs=0.02)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.integers(0, 10**7), epsilon=st.floats(0.05, 8.0), widths=st.lists(st.sampled_from([0, 40, 9000]),
+       min_size=1, max_size=3), levels=st.integers(1, 6), gaussian=st.booleans())
+def test_useful_levels_buys_exactly_the_theta_useful_levels(rows, epsilon, widths, levels, gaussian):
+    # Brute force of the definition: level l is useful when rows/2^l >= θ (ln|G| + 1) / ε_q, |G| the
+    # largest public grid (0: a Continuous, 4096 points; else an Ordinal of that span).
+    attrs = [Continuous(f"x{i}", 0, 1) if w == 0 else Ordinal(f"x{i}", 0, w) for i, w in enumerate(widths)]
+    budget = ZCDPBudget(Fraction(zcdp_rho(epsilon, 1e-9))) if gaussian else PureBudget(Fraction(epsilon))
+    part = Fraction(1, 10) * budget.total
+    eps_q = float(budget.choice_epsilon(part, levels * len(attrs)))
+    grid = max(len(candidate_grid(a)) for a in attrs)
+    useful = [rows / 2**lv >= QUANTILE_THETA * (np.log(grid) + 1) / eps_q for lv in range(1, levels + 1)]
+    bought = useful_levels(rows, attrs, budget, part, levels)
+    assert bought == sum(useful) and all(useful[:bought])   # usefulness falls with the level
+
+
+def test_useful_levels_meet_their_rank_error_bound():
+    # The bound useful_levels relies on: the released median is within (ln|G| + 1)/ε_q ranks of
+    # the true one with probability at least 1 - 1/e (McSherry-Talwar); a control at a tenth of
+    # the bound shows the check can fail.
+    attr = Continuous("pay", 0, 500_000)
+    values = np.sort(np.random.default_rng(0).lognormal(np.log(20_000), 0.8, 3000))
+    eps_q = 0.05
+    bound = (np.log(len(candidate_grid(attr))) + 1) / eps_q
+    src = as_source(np.random.default_rng(1))
+    ranks = np.array([np.searchsorted(values, quantile_edges(values, attr, levels=1, epsilon=eps_q, src=src).edges[0])
+                      for _ in range(300)])
+    off = np.abs(ranks - values.size / 2)
+    assert np.mean(off <= bound) >= 1 - 1 / np.e
+    assert np.mean(off <= bound / 10) < 1 - 1 / np.e
+
+
+def test_a_row_count_buys_only_the_useful_quantiles_and_gives_the_rest_to_the_model():
+    attrs = [Continuous("pay", 0, 500_000), Ordinal("age", 15, 99), Categorical("sex", ["F", "M"])]
+    df = _skewed(20_000, np.random.default_rng(3))
+    kw = {"epsilon": 1.0, "never_missing": ["age", "sex"], "noise": "laplace"}
+    every = MSTSynthesizer(attrs, **kw).plan()
+    few = MSTSynthesizer(attrs, n_rows=1_000, **kw).plan()
+    many = MSTSynthesizer(attrs, n_rows=10**7, **kw).plan()
+    assert (every.levels, few.levels, many.levels) == (4, 0, 4) and few.wide == []
+    assert few.quantiles == 0 and every.quantiles == many.quantiles == Fraction(0.1)
+    assert few.budget == every.budget and few.delta == every.delta == 0.0   # the currency never reads n_rows
+    # By hand: ε_q = 0.1/4 per level, |G| = 4096; level l is useful when
+    # n/2^l >= 2.5 (ln 4096 + 1) / 0.025 = 931.8: for 1,000 rows none, for 5,000 the first two.
+    df = df.iloc[:5_000]
+    mid = MSTSynthesizer(attrs, n_rows=5_000, **kw)
+    assert mid.plan().levels == 2 and mid.plan().quantiles == Fraction(0.1) / 2
+    model = mid.set_params(rng=0).fit(df)
+    rec = model.public_params()
+    assert len(model.bin_edges_["pay"]) == 3 and rec["quantile_levels"] == 2 and rec["quantile_share"] == 0.05
+    assert rec["n_rows"] == 5_000
+    real = np.nanmedian(df.pay)
+    assert abs(np.nanmedian(model.sample(5_000, rng=1).pay) / real - 1) < 0.15
+    none = MSTSynthesizer(attrs, n_rows=1_000, rng=0, **kw).fit(df)
+    assert none.bin_edges_ == {} and none.public_params()["quantile_share"] == 0.0
+    assert MSTSynthesizer(attrs, bins="quantiles", n_rows=1_000, **kw).plan().levels == 4   # its bins need them
+    with pytest.raises(ValueError, match="n_rows"):
+        MSTSynthesizer(attrs, n_rows=-1, **kw).plan()

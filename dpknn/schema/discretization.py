@@ -167,7 +167,8 @@ def tail_rate(f_inner, mass, width):
 def within_tail(u, kappa):
     """Position in [0, 1) from the inner edge, for uniforms ``u``, under the density ∝ e^{−κ t}."""
     u = np.asarray(u, dtype=np.float64)
-    t = u if abs(kappa) < 1e-12 else -np.log1p(u * np.expm1(-kappa)) / kappa
+    with np.errstate(divide="ignore"):   # u = 1 under a steep tail: −log(0) = inf, clipped to the edge
+        t = u if abs(kappa) < 1e-12 else -np.log1p(u * np.expm1(-kappa)) / kappa
     return np.clip(t, 0.0, np.nextafter(1.0, 0.0))
 
 
@@ -203,7 +204,8 @@ def bin_positions(lo, hi, masses, c, u):
             t[top] = within_tail(u[top], tail_rate(f[k - 1], m[k - 1], hi[k - 1] - lo[k - 1]))
         if d[0] <= d[1]:
             bottom = c == 0
-            t[bottom] = np.minimum(1.0 - within_tail(u[bottom], tail_rate(f[1], m[0], hi[0] - lo[0])),
+            # 1 − u keeps t increasing in u: ValueShape tabulates these positions as a quantile function.
+            t[bottom] = np.minimum(1.0 - within_tail(1.0 - u[bottom], tail_rate(f[1], m[0], hi[0] - lo[0])),
                                    np.nextafter(1.0, 0.0))
     return t
 

@@ -169,10 +169,11 @@ class AIMSynthesizer(MarginalSynthesizer):
         since a larger budget measures the tables of a larger model well enough to pay for them.
     rounds : int or None
         T, which sets the first rounds' noise (ρ_m = 0.9ρ/T); None: 16 × the attributes (AIM's).
-    bins, bin_edges, quantile_share, quantile_levels, never_missing :
+    bins, bin_edges, quantile_share, quantile_levels, n_rows, never_missing :
         As :class:`~dpknn.synth.MSTSynthesizer`'s.
     iterations : int, default 1000
-        Most steps of the final estimate (each round's warm-started one takes at most a tenth);
+        Most steps of the final estimate, by entropic mirror descent (each round's warm-started
+        one, by L-BFGS, takes at most a tenth; :func:`~dpknn.synth.graphical_model.fit_model`);
         1000 and 2000 gave the same 2-way TVD on the public tables of
         ``benchmarks/compare_synthesis.py``, at half the time.
     n_jobs : int, default 2
@@ -207,8 +208,8 @@ class AIMSynthesizer(MarginalSynthesizer):
     """
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", workload=2, max_model_size="auto",
-                 rounds=None, bins="auto", bin_edges=None, quantile_share=0.1, quantile_levels=4, never_missing=(),
-                 iterations=1000, n_jobs=2, progress=False, rng=None):
+                 rounds=None, bins="auto", bin_edges=None, quantile_share=0.1, quantile_levels=4, n_rows=None,
+                 never_missing=(), iterations=1000, n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.delta = delta
@@ -220,6 +221,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         self.bin_edges = bin_edges
         self.quantile_share = quantile_share
         self.quantile_levels = quantile_levels
+        self.n_rows = n_rows
         self.never_missing = never_missing
         self.iterations = iterations
         self.n_jobs = n_jobs
@@ -298,8 +300,9 @@ class AIMSynthesizer(MarginalSynthesizer):
             measurements.append(measure(counts, r, rho_m, src, budget=budget))
             self.rounds_.append(Round(r, budget.choice_cost(eps), rho_m))
             before = model.total * model.marginal(r, marginals)
+            # The final model is the one sampled: mirror descent fits it closer (compare_estimators.py).
             model = fit_model(sizes, [m.attributes for m in measurements], measurements, start=model,
-                              **({"iterations": self.iterations} if last else
+                              **({"iterations": self.iterations, "method": "mirror"} if last else
                                  {"iterations": max(self.iterations // 10, 1), "tol": ROUND_TOL}))
             marginals = model.clique_marginals()   # one forward pass per model: here and the next scores
             moved = np.abs(model.total * model.marginal(r, marginals) - before).sum()

@@ -15,7 +15,10 @@ is on depends on its number of rows, which is not public, so it is released firs
    holds ñ/c̄ rows per cell on average, c̄ the mean size of the two-way tables (public). AIM
    runs when (ñ/c̄)/s ≥ θ, MST otherwise.
 3. **Fit** the chosen synthesiser with (ε − ε₀, δ) on the same data, its noise drawn from the
-   same source after the count's.
+   same source after the count's, and ñ as its ``n_rows``: with ``bins="auto"`` it buys only
+   the levels of quantiles that are θ-useful for ñ rows
+   (:func:`~dpknn.synth.marginal.useful_levels`; post-processing of ñ), and the model gets
+   the rest of their share.
 
 **Privacy**, add/remove one record with its missingness pattern: step 1 is (ε₀, 0)-DP, step 3
 (ε − ε₀, δ)-DP, and sequential composition (Dwork and Roth 2014, Theorem 3.16) gives (ε, δ)-DP.
@@ -140,10 +143,10 @@ class AutoSynthesizer(Synthesizer):
         self.progress = progress
         self.rng = rng
 
-    def _candidates(self, epsilon):
+    def _candidates(self, epsilon, rows=None):
         shared = {"epsilon": epsilon, "delta": self.delta, "noise": self.noise, "bins": self.bins,
                   "bin_edges": self.bin_edges, "quantile_share": self.quantile_share,
-                  "quantile_levels": self.quantile_levels, "never_missing": self.never_missing,
+                  "quantile_levels": self.quantile_levels, "n_rows": rows, "never_missing": self.never_missing,
                   "n_jobs": self.n_jobs, "progress": self.progress}
         return {"aim": AIMSynthesizer(self.attributes, workload=self.workload, max_model_size=self.max_model_size,
                                       **shared),
@@ -175,7 +178,8 @@ class AutoSynthesizer(Synthesizer):
         encode_checked(X, plans["aim"])   # domain errors and never_missing gaps before the count is drawn
         src = as_source(self.rng)
         rows = max(Geometric(epsilon=eps0).release(len(X), rng=src).value, 0)   # post-processing: a count
-        ratio = aim_usefulness(rows, candidates["aim"], plans["aim"])
+        candidates = self._candidates(rest, rows)   # ñ buys the useful levels of quantiles (post-processing)
+        ratio = aim_usefulness(rows, candidates["aim"], candidates["aim"].plan())
         method = "aim" if ratio >= self.theta else "mst"
         logger.info("AutoSynthesizer: released rows %d, AIM usefulness %.3g (theta %g): %s", rows, ratio,
                     self.theta, method)

@@ -9,7 +9,10 @@ that choice lives here:
 - **Discretisation** by public bins (:class:`~dpknn.schema.Discretization`), with ``bins``
   "auto" or "quantiles" using DP approximate quantiles released first with ρ_q =
   ``quantile_share``·ρ (:mod:`dpknn.synth.bins`, which states the theorem); when no attribute
-  is wide enough to be binned by quantiles (public: the domains say so), ρ_q = 0.
+  is wide enough to be binned by quantiles (public: the domains say so), ρ_q = 0. Given a
+  public or released row count ``n_rows``, ``"auto"`` buys the quantiles level by level, only
+  while a level is θ-useful (:func:`useful_levels`); the share of the levels not bought goes to
+  the model.
 - **Missing values** as one more code of an attribute (the last), except for an attribute in
   ``never_missing`` (a public fact of the survey design), which gets none and whose gaps
   :meth:`fit` refuses (a refusal that reveals one bit, ``docs/privacy.md``), and except for an
@@ -79,7 +82,7 @@ from dpknn.schema.attributes import Continuous, Ordinal
 from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes
 from dpknn.synth.base import Synthesizer
-from dpknn.synth.bins import quantile_edges
+from dpknn.synth.bins import candidate_grid, quantile_edges
 from dpknn.synth.graphical_model import Measurement, round_counts
 from dpknn.utils.validation import (
     EPSILON,
@@ -90,10 +93,9 @@ from dpknn.utils.validation import (
     check_unit_interval,
 )
 
-__all__ = ["NOISES", "SHAPED_WIDTH", "Counts", "MarginalSynthesizer", "Prepared", "PureBudget", "ZCDPBudget",
-           "binned_attributes", "blank_at_rates",
-           "encode_checked", "mean_pair_cells", "measure", "measure_quantiles", "planned_error", "rescaled",
-           "universe_edges"]
+__all__ = ["NOISES", "QUANTILE_THETA", "SHAPED_WIDTH", "Counts", "MarginalSynthesizer", "Prepared", "PureBudget",
+           "ZCDPBudget", "binned_attributes", "blank_at_rates", "encode_checked", "mean_pair_cells", "measure",
+           "measure_quantiles", "planned_error", "rescaled", "universe_edges", "useful_levels"]
 
 logger = logging.getLogger(__name__)
 
@@ -177,6 +179,35 @@ def planned_error(budget, share, plan):
 SHAPED_WIDTH = 16
 
 
+#: A level of quantiles is bought when the records of each of its parts are at least θ times its
+#: median's rank error (:func:`useful_levels`); 2.5, the θ of :class:`~dpknn.synth.AutoSynthesizer`.
+QUANTILE_THETA = 2.5
+
+
+def useful_levels(rows, attributes, budget, part, levels, *, theta=QUANTILE_THETA):
+    """How many levels of quantiles, at most ``levels``, are worth their budget for ``rows`` records.
+
+    ``part`` of ``budget`` pays for ``levels`` levels on each of ``attributes``, so each level
+    runs an exponential mechanism at ε_q = ``budget.choice_epsilon(part, levels·k)``. Its median
+    of m values falls, with probability at least 1 − 1/e, within (ln|G| + 1)/ε_q ranks of the
+    true one (|G| the public candidate grid): the score −|2·#{x < g} − m| has sensitivity 1 and
+    moves by 2 per rank, and the exponential mechanism's output scores within (2/ε_q)(ln|G| + t)
+    of the best with probability at least 1 − e^{−t} (McSherry and Talwar 2007, Theorem 8; here
+    t = 1). Level L splits the records into 2^L parts of about rows/2^L;
+    it is θ-useful when a part holds at least θ times that error, the rule PrivBayes applies to
+    its noisy tables (Zhang et al. 2017, §4.4). Returns the number of levels from the first that
+    are; 0 when even the median is not. Reads public values only: ``rows`` is public or released.
+    """
+    if not attributes or rows <= 0:
+        return 0
+    eps_q = budget.choice_epsilon(part, levels * len(attributes))
+    error = (math.log(max(candidate_grid(a).size for a in attributes)) + 1) / eps_q
+    bought = 0
+    while bought < levels and rows / 2 ** (bought + 1) >= theta * error:
+        bought += 1
+    return bought
+
+
 def binned_attributes(disc, *, min_width=2):
     """The numeric attributes whose codes are bins of several values in ``disc`` (every Continuous,
     and every Ordinal with at least ``min_width`` values per bin) and that have no given edges:
@@ -254,7 +285,8 @@ def measure(counts, attributes, cost, src, *, budget):
 class Prepared:
     """A fit's public plan: the discretisation, which attributes may not be missing, the public
     MCAR rates of the attributes measured on their observed rows (0 elsewhere), the budget and
-    its quantile part (exact), the bins mode and the attributes whose quantiles are released."""
+    its quantile part (exact), the bins mode, the attributes whose quantiles are released and the
+    levels of their recursion."""
 
     disc: Discretization
     never: np.ndarray
@@ -265,6 +297,7 @@ class Prepared:
     quantiles: Fraction
     mode: str
     wide: list
+    levels: int
 
     @property
     def gapless(self):
@@ -377,6 +410,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         if rates.any() and self.noise == "gaussian":
             raise ValueError("mcar_rates amplify pure-DP tables only (accounting.mcar); use noise='laplace' or "
                              "'auto' (--noise laplace or auto), which then takes laplace, or drop mcar_rates.")
+        rows = None if self.n_rows is None else check_positive_int(self.n_rows, "n_rows", minimum=0)
         quantile_part = share if wide else Fraction(0)   # nothing to bin by quantiles: the model gets it all
         pure = PureBudget(Fraction(eps))
         budget = pure if self.noise == "laplace" else ZCDPBudget(Fraction(zcdp_rho(eps, delta)))
@@ -386,7 +420,13 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             plan = self.planned_tables(disc.sizes + ~never)
             budget = min([budget, pure], key=lambda b: planned_error(b, 1 - quantile_part, plan))
         delta = delta if budget.noise == "gaussian" else 0.0
-        return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode, wide)
+        # The currency is chosen before n_rows is read, so a released n_rows never changes δ.
+        bought = levels if wide else 0
+        if wide and mode == "auto" and rows is not None:
+            bought = useful_levels(rows, wide, budget, share * budget.total, levels)
+            quantile_part = share * Fraction(bought, levels)
+        return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode,
+                        wide if bought else [], bought)
 
     def fit(self, X, y=None, *, accountant=None):
         """Release the quantiles (``bins`` "auto" or "quantiles"), measure and select tables, fit
@@ -412,10 +452,10 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         src = as_source(self.rng)
         disc = plan.disc
         codes = encode_checked(X, plan)  # domain errors and the never_missing refusal before anything is released
-        quantiles = measure_quantiles(X, plan.wide, self.quantile_levels, replace(plan.budget, total=plan.quantiles),
-                                      src)
+        quantiles = measure_quantiles(X, plan.wide, plan.levels, replace(plan.budget, total=plan.quantiles), src)
         self.public_edges_ = {name: list(e) for name, e in disc.edges}
         self.bin_edges_ = {q.name: list(q.edges) for q in quantiles}
+        self.quantile_levels_ = plan.levels
         if plan.mode == "quantiles" and quantiles:
             disc = Discretization(disc.attributes, disc.bins, {**dict(disc.edges), **self.bin_edges_})
             codes = disc.encode(X)
@@ -442,7 +482,10 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         """Public bins, released bin edges, never-missing attributes, the noise and ρ (None under pure
         DP); a subclass adds what it measured."""
         return {"bins": self.bins, "bin_edges": self.public_edges_, "released_bin_edges": self.bin_edges_,
-                "quantile_share": self.quantile_share if self.bin_edges_ else 0.0,
+                "quantile_share": (float(Fraction(self.quantile_share) * Fraction(self.quantile_levels_,
+                                                                                  self.quantile_levels))
+                                   if self.bin_edges_ else 0.0),
+                "quantile_levels": self.quantile_levels_ if self.bin_edges_ else 0, "n_rows": self.n_rows,
                 "never_missing": list(self.never_missing), "noise": self.noise_, "rho": self.rho_}
 
     def sample(self, n, *, rng=None):

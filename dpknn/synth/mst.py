@@ -232,6 +232,13 @@ class MSTSynthesizer(MarginalSynthesizer):
         Share of ρ for the quantiles when ``bins`` is "auto" or "quantiles".
     quantile_levels : int, default 4
         Levels of the quantile recursion: up to 2^levels bins.
+    n_rows : int or None
+        A public or released number of rows (a census total, or
+        :class:`~dpknn.synth.AutoSynthesizer`'s released count; never ``len(X)``). With
+        ``bins="auto"`` it lets the quantiles be bought level by level while a level is
+        θ-useful for that many rows (:func:`~dpknn.synth.marginal.useful_levels`), the rest of
+        their share going to the model: on tables of a few thousand rows at ε ≤ 2 the
+        quantiles' ranks are mostly noise. None: every level is bought.
     never_missing : sequence of str, default ()
         Attributes that have no gaps by design (public): they get no missing code.
     mcar_rates : dict or None
@@ -288,8 +295,8 @@ class MSTSynthesizer(MarginalSynthesizer):
     """
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", bins="auto", bin_edges=None,
-                 quantile_share=0.1, quantile_levels=4, never_missing=(), mcar_rates=None, one_way_share=0.2,
-                 selection_share=0.1, iterations=2000, n_jobs=2, progress=False, rng=None):
+                 quantile_share=0.1, quantile_levels=4, n_rows=None, never_missing=(), mcar_rates=None,
+                 one_way_share=0.2, selection_share=0.1, iterations=2000, n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.delta = delta
@@ -298,6 +305,7 @@ class MSTSynthesizer(MarginalSynthesizer):
         self.bin_edges = bin_edges
         self.quantile_share = quantile_share
         self.quantile_levels = quantile_levels
+        self.n_rows = n_rows
         self.never_missing = never_missing
         self.mcar_rates = mcar_rates
         self.one_way_share = one_way_share
