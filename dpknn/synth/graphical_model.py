@@ -425,7 +425,7 @@ def _mirror_descent(psi, tree, sizes, shapes, measured, total, iterations, tol):
             t_mu = _forward(tree, sizes, t_cond)[0]
             t_loss, t_grad = _loss_and_gradient(t_mu, tree, sizes, measured, total)
             decrease = sum(float((g * (m - n)).sum()) for g, m, n in zip(grad, mu, t_mu))
-            if loss - t_loss >= 0.5 * decrease:
+            if t_loss <= loss and loss - t_loss >= 0.5 * decrease:   # Armijo, and never uphill
                 break
             alpha *= 0.5
         else:
