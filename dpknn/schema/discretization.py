@@ -497,11 +497,10 @@ def read_attributes_file(path, *, allow_draft=False):
         check_keys(spec, {"attribute"}, f"attributes file {str(path)!r}", hint="it lists [[attribute]] tables only")
         if not isinstance(spec["attribute"], list):
             raise ValueError(f"attributes file {str(path)!r}: 'attribute' must be a list of [[attribute]] tables.")
-        tables = [e if isinstance(e, dict) else {} for e in spec["attribute"]]
-        edges = {e.get("name"): e["bin_edges"] for e in tables if "bin_edges" in e}
+        tables = spec["attribute"]
+        edges = {e.get("name"): e["bin_edges"] for e in tables if isinstance(e, dict) and "bin_edges" in e}
         attrs = check_attributes(attribute_from_dict({k: v for k, v in e.items() if k != "bin_edges"}
-                                                     if isinstance(e, dict) else e, "attribute")
-                                 for e in spec["attribute"])
+                                                     if isinstance(e, dict) else e, "attribute") for e in tables)
         for name, given in edges.items():
             if not isinstance(given, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                       for v in given):

@@ -398,9 +398,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         if self.noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}.")
         delta = POSITIVE_DELTA.check(self.delta, "delta") if self.noise != "laplace" else 0.0
-        share = Fraction(check_unit_interval(self.quantile_share, "quantile_share", closed=True))
-        if share >= 1:
-            raise ValueError(f"quantile_share must be below 1 (the rest fits the model), got {self.quantile_share}.")
+        share = Fraction(check_unit_interval(self.quantile_share, "quantile_share", closed="left",
+                                             why="the rest fits the model"))
         wide = [] if mode == "equal" else binned_attributes(disc, min_width=SHAPED_WIDTH if mode == "auto" else 2)
         if wide and share <= 0:
             raise ValueError(f"bins={mode!r} needs quantile_share > 0 to release the quantiles of "

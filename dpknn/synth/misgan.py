@@ -114,7 +114,6 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import numbers
 import warnings
 from fractions import Fraction
 from typing import NamedTuple
@@ -353,12 +352,8 @@ class DPMisGAN(Synthesizer):
         for name in ("clip", "gp_weight", "lr", "marginal_weight"):
             check_positive_real(getattr(self, name), name)
         check_positive_int(self.pretrain_steps, "pretrain_steps", minimum=0)
-        share = self.marginal_share
-        if isinstance(share, bool) or not isinstance(share, numbers.Real):
-            raise TypeError(f"marginal_share must be a real number, got {type(share).__name__} {share!r}.")
-        if not 0 <= share < 1:
-            raise ValueError(f"marginal_share must be in [0, 1), got {share!r}: the critics need a share, and 0 "
-                             "turns the tables off.")
+        share = check_unit_interval(self.marginal_share, "marginal_share", closed="left",
+                                    why="the critics need a share, and 0 turns the tables off")
         if share > 0 and self.accounting == "paper":
             raise ValueError("accounting='paper' reproduces the paper's MisGAN, which measures no tables; pass "
                              "marginal_share=0 with it.")

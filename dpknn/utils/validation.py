@@ -90,13 +90,17 @@ def check_positive_real(value, name, *, allow_zero=False):
     return value
 
 
-def check_unit_interval(value, name, *, closed=False):
-    """Return ``value`` as float if it lies in (0, 1), or in [0, 1] when ``closed``; else raise naming ``name``."""
+def check_unit_interval(value, name, *, closed=False, why=""):
+    """Return ``value`` as float if it lies in (0, 1), in [0, 1] when ``closed``, or in [0, 1) when
+    ``closed="left"``; else raise naming ``name`` (and ``why``, appended to the message)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}.")
     value = float(value)
-    if not ((0 <= value <= 1) if closed else (0 < value < 1)):
-        raise ValueError(f"{name} must be in {'[0, 1]' if closed else '(0, 1)'}, got {value!r}.")
+    low = (0 <= value) if closed else (0 < value)
+    high = (value <= 1) if closed is True else (value < 1)
+    if not (low and high):
+        interval = {True: "[0, 1]", "left": "[0, 1)"}.get(closed, "(0, 1)")
+        raise ValueError(f"{name} must be in {interval}, got {value!r}{': ' + why if why else ''}.")
     return value
 
 
