@@ -217,12 +217,12 @@ def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, c
         where = check_where(schema, {"AGE": (20, 59), "SEX": [1]})
         wage = check_where(schema, {"INCWAGE": (100, None)})
         for w in (where, wage, {}):
-            for complete_only in (False, True):
-                assert stats.count(w, complete_only=complete_only) == memory.count(w, complete_only=complete_only)
-        for complete_only in (False, True):
+            for observed_only in (False, True):
+                assert stats.count(w, observed_only=observed_only) == memory.count(w, observed_only=observed_only)
+        for observed_only in (False, True):
             # Exact moments (fractions), partition by partition: equal to the in-memory ones, not just close.
-            assert stats.moments("INCWAGE", where, (0.0, 2000.0), complete_only=complete_only) == \
-                memory.moments("INCWAGE", where, (0.0, 2000.0), complete_only=complete_only)
+            assert stats.moments("INCWAGE", where, (0.0, 2000.0), observed_only=observed_only) == \
+                memory.moments("INCWAGE", where, (0.0, 2000.0), observed_only=observed_only)
         rel = private.mean("INCWAGE", where=where, epsilon=1.5, count_epsilon=1.0)
         assert rel.epsilon == 2.5 and set(rel.to_dict()) >= {"value", "epsilon", "params"}
         assert rel.mechanism == "smooth_polyplace"
@@ -374,8 +374,8 @@ def test_releases_on_random_problems_with_labels_equal_in_memory(tmp_path, clien
         assert private.fit.l1_ == memory.fit.l1_
         for where in ({"g": ["a"]}, {"m": (2, 6), "o0": (0, 3)}, {"y": (10, 60)}, {}):
             w = check_where(schema, where)
-            for complete_only in (False, True):
-                assert private.count(w, complete_only=complete_only) == memory.count(w, complete_only=complete_only)
+            for observed_only in (False, True):
+                assert private.count(w, observed_only=observed_only) == memory.count(w, observed_only=observed_only)
             assert private.moments("y", w, (0.0, 100.0)) == memory.moments("y", w, (0.0, 100.0))
             assert private.moments("m", w, (0.0, 8.0)) == memory.moments("m", w, (0.0, 8.0))
 

@@ -265,3 +265,33 @@ def test_ledger_labels_read_as_text():
     assert "proportion numerator where AGE in [20, 29] and SEX in {1, 2} and INCWAGE ≥ 658" in labels
     assert "proportion denominator where AGE in [20, 29] and SEX in {1, 2}" in labels
     assert "variance of INCWAGE where AGE ≤ 64" in labels
+
+
+def test_a_release_at_its_clamp_says_so():
+    """Issue 47, finding 3: a count released as 0 because its noise went below 0 (noise scale far above the
+    estimate) must not read as a true 0: the release marks what post-processing clamped, from the noisy value
+    alone, and an unclamped release carries no mark."""
+    from dpknn.mechanisms import Release
+
+    census = make_census(2000, rng=5)
+    schema = census_schema()
+    private = PrivateImputation(census, schema, accountant=BudgetAccountant(math.inf), rng=3)
+    marks = []
+    for _ in range(60):
+        # A small subpopulation at epsilon 0.75: PolyPlace scale ~18 (1 + L1) against a count of a few.
+        rel = private.count({"INCWAGE": (4000, None), "AGE": (90, 99)}, epsilon=0.75)
+        marks.append(rel.to_dict().get("clamped"))
+        if rel.clamped is None:
+            assert "clamped" not in rel.to_dict() and rel.value >= 0
+        else:
+            assert rel.clamped == "low" and rel.value == 0 and rel.to_dict()["clamped"] == "low"
+    assert "low" in marks and None in marks
+    # The mark is a function of the noisy value only: Release.clamp moves it to the end and says which.
+    raw = Release(value=-3, epsilon=1.0, delta=0.0, mechanism="geometric")
+    assert raw.clamp(0, math.inf).value == 0 and raw.clamp(0, math.inf).clamped == "low"
+    assert Release(value=7.5, epsilon=1.0, delta=0.0, mechanism="laplace").clamp(0.0, 5.0).clamped == "high"
+    assert Release(value=0, epsilon=1.0, delta=0.0, mechanism="geometric").clamp(0, 9).clamped is None
+    # A mean and a variance mark theirs too (tiny epsilon on a wide range pushes them out of it).
+    mean = private.mean("INCWAGE", where={"AGE": (90, 99)}, bounds=(0.0, 5000.0), epsilon=0.01,
+                        count_epsilon=0.01, method="ignore_missing")
+    assert (mean.clamped is not None) == (mean.value in (0.0, 5000.0))

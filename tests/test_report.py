@@ -114,7 +114,6 @@ def test_estimates_are_the_noise_free_values(fitted):
     df, imp = fitted
     rep = curator_report(imp, df, queries=QUERIES, draws=40, rng=1)
     out = imp.transform(df)
-    complete = df[["wage", "lang"]].notna().all(axis=1) | ((df.age < 20) & df.lang.notna())
     adults = df.age >= 20
     expected = {
         "count fr": (out.lang == "fr").sum(),
@@ -123,12 +122,16 @@ def test_estimates_are_the_noise_free_values(fitted):
         "mean wage 30-59": out.wage[out.age >= 30].mean(),
         "variance wage": out.wage[adults].var(ddof=1),
     }
+    # ignore_missing: each query's available cases (its own attributes observed), not the complete records:
+    # a record missing wage still counts among the French speakers (issue 47, finding 4).
     alternative = {
-        "count fr": ((df.lang == "fr") & complete).sum(),
-        "share fr among M": ((df.lang == "fr") & (df.sex == "M") & complete).sum() / ((df.sex == "M") & complete).sum(),
-        "mean wage 30-59": df.wage[(df.age >= 30) & complete].mean(),
-        "variance wage": df.wage[adults & complete].var(ddof=1),
+        "count fr": (df.lang == "fr").sum(),
+        "share fr among M": ((df.lang == "fr") & (df.sex == "M")).sum() / ((df.sex == "M") & df.lang.notna()).sum(),
+        "mean wage 30-59": df.wage[df.age >= 30].dropna().mean(),
+        "variance wage": df.wage[adults].dropna().var(ddof=1),
     }
+    complete = df[["wage", "lang"]].notna().all(axis=1) | ((df.age < 20) & df.lang.notna())
+    assert ((df.lang == "fr") & complete).sum() < alternative["count fr"]   # the data tell the two apart
     for plan, alt in rep.planned:
         assert plan.estimate == pytest.approx(expected[plan.name], rel=1e-12), plan.name
         if plan.name in alternative:
@@ -172,6 +175,52 @@ def test_interval_is_the_exact_noise_interval(fitted):
     cum = np.cumsum(discrete_laplace_pmf(support, 2.0))
     assert _cdf_check(geometric.error, lambda z: float(cum[int(z) + 200]))
     assert not _cdf_check(geometric.error, lambda z: float(np.cumsum(discrete_laplace_pmf(support, 1.0))[int(z) + 200]))
+
+
+def test_tails_match_brute_force_releases_and_heavy_noise_is_warned(fitted):
+    """Issue 47, finding 2: the 99% and 99.9% intervals and P(error > 10%) of each kind of release, against
+    20,000 releases drawn by the code that publishes them. A count at ε = 1 has PolyPlace noise of infinite
+    variance (a = 2.4375): its 99.9% interval is many times its 90% one, and the report warns."""
+    df, imp = fitted
+    queries = [{"name": "count", "type": "count", "where": {"lang": ["fr"]}, "epsilon": 1.0},
+               {"name": "mean", "type": "mean", "column": "wage", "where": {"age": (30, 59)}, "epsilon": 1.2,
+                "count_epsilon": 0.8},
+               {"name": "share", "type": "proportion", "where": {"lang": ["fr"]}, "within": {"sex": ["M"]},
+                "epsilon": 2.0, "denominator_epsilon": 1.0},
+               {"name": "mean im", "type": "mean", "column": "wage", "epsilon": 1.0, "count_epsilon": 1.0,
+                "method": "ignore_missing"}]
+    rep = curator_report(imp, df, queries=queries, draws=400, rng=11)
+    plans = {p.name: p for p, _ in rep.planned}
+    n = 20_000
+    rehearsal = rehearsal_imputation(imp, df, rng=12)
+    for q in queries:
+        plan = plans[q["name"]]
+        err = np.array([float(ask(rehearsal, q).value) for _ in range(n)]) - plan.estimate
+        rehearsal.releases.clear()
+        for (lo, hi), tail in ((plan.error_99, 0.005), (plan.error_999, 0.0005)):
+            sd = math.sqrt(tail * (1 - tail) / n)
+            # Each side holds at most its tail (an interval ending at the clamp holds no mass beyond it), and
+            # an end not at the clamp holds about its tail: the 0.5% grid of the ends allows 10% of it less.
+            for side, end in ((err > hi, hi), (err < lo, lo)):
+                assert side.mean() <= tail + 4.5 * sd, (q["name"], tail, side.mean())
+                low, high = {"count": (0, math.inf), "mean": (0, 100)}.get(q["name"], (0, 1))
+                at_clamp = end <= low - plan.estimate + 1e-9 or end >= high - plan.estimate - 1e-9
+                if not at_clamp and q["name"] in ("count", "mean"):
+                    assert side.mean() >= 0.85 * tail - 4.5 * sd, (q["name"], tail, side.mean())
+        big = np.abs(err) > 0.1 * abs(plan.estimate)
+        assert abs(big.mean() - plan.p_large_error) <= 4.5 * math.sqrt(plan.p_large_error * (1 - plan.p_large_error)
+                                                                       / n) + 1e-4, q["name"]
+    count = plans["count"]
+    assert count.infinite_variance and not plans["mean im"].infinite_variance
+    assert count.error_999[1] > 20 * count.error[1]
+    # Negative control: normal tails scaled from the 90% interval (99.9% at 3.29/1.645 of it) miss the mass.
+    err = np.array([float(ask(rehearsal, queries[0]).value) for _ in range(n)]) - count.estimate
+    assert (err > 2 * count.error[1]).mean() > 20 * 0.0005
+    warned = [w for w in rep.warnings if w.startswith("count: the noise of its last step (smooth_polyplace) has "
+                                                      "infinite variance")]
+    assert len(warned) == 1 and "99.9% interval" in warned[0]
+    text = rep.to_markdown()
+    assert "99.9% interval" in text and "P(error > 10%)" in text and "(infinite variance)" in text
 
 
 def test_rehearsal_caches_change_nothing(fitted):

@@ -105,9 +105,12 @@ def test_l1_and_donors_per_universe_match_brute_force(problem):
     out = imp.transform(df)
     for g, (_, names) in enumerate(groups):
         for name in names:
-            # Outside the universe nothing changes (missing stays missing); inside, nothing is missing.
-            pd.testing.assert_series_equal(out.loc[~in_rows[g], name], df.loc[~in_rows[g], name])
+            # Outside the universe the attribute is not applicable: missing, an observed value there too (the one
+            # meaning of a universe, issue 47); inside, nothing is missing.
+            assert out.loc[~in_rows[g], name].isna().all()
             assert out.loc[in_rows[g], name].notna().all()
+            outside_observed = int(df.loc[~in_rows[g], name].notna().sum())
+            assert imp.n_outside_universe_.get(name, 0) == outside_observed
 
 
 def children_and_adults(n=3000, seed=0):

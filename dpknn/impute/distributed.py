@@ -1096,28 +1096,25 @@ def _l1_search(imp, table, stats, solved, balls, class_cells, short_incomplete):
 
 # ----------------------------------------------------------------------------------------------
 # Releases: the counts and sums of PrivateImputation, partition by partition.
-def _partition_statistic(path, donors, schema, where, universe, complete_only, column, bounds):
+def _partition_statistic(path, donors, schema, where, universe, observed_only, column, bounds):
     """CONFIDENTIAL: the count, or the exact moments of ``column``, of one partition for
     :class:`ParquetStatistics`; ``donors`` (a :class:`PartitionDonors`) fills the
-    imputed attributes first, None reads ``path`` as it is."""
+    imputed attributes first, None reads ``path`` as it is (with ``observed_only``: the records
+    whose values of the query's attributes are observed, as :class:`~dpknn.releases.InMemoryStatistics`)."""
     names = {*where, *universe}
     if column is not None:
         names.add(column)
-    if complete_only:
-        names.update(schema.imputed_names)
-        for a in schema.imputed:
-            if a.universe is not None:
-                names.update(a.universe.where)
     if donors is None:
         df = pd.read_parquet(path, columns=sorted(names))
     else:
         df = _filled(path, schema, donors, columns=names)[0]
     mask = conditions_mask(df, len(df), where, universe)
-    if complete_only:
-        mask &= ~schema.incomplete_mask(df)
     if column is None:
         return int(mask.sum())
-    return exact_moments(summand(df[column].to_numpy()[mask], bounds))
+    values = df[column].to_numpy()
+    if observed_only:
+        mask &= df[column].notna().to_numpy()
+    return exact_moments(summand(values[mask], bounds))
 
 
 class ParquetStatistics(Statistics):
@@ -1207,21 +1204,21 @@ class ParquetStatistics(Statistics):
     def __exit__(self, *exc):
         self.close()
 
-    def _statistic(self, where, universe, complete_only, column=None, bounds=None):
+    def _statistic(self, where, universe, observed_only, column=None, bounds=None):
         universe = {} if universe is None else universe.where
-        if complete_only:
+        if observed_only:
             files, donors = self.input_files, [None] * len(self.input_files)
         elif self.imputed_files is not None:
             files, donors = self.imputed_files, [None] * len(self.imputed_files)
         else:
             files, donors = self.input_files, self._donors
         futures = self.client.map(_partition_statistic, files, donors, schema=self.schema, where=where,
-                                  universe=universe, complete_only=complete_only, column=column, bounds=bounds,
+                                  universe=universe, observed_only=observed_only, column=column, bounds=bounds,
                                   pure=False)
         return functools.reduce(operator.add, self.client.gather(futures))
 
-    def count(self, where, *, complete_only=False, universe=None):
-        return self._statistic(where, universe, complete_only)
+    def count(self, where, *, observed_only=False, universe=None):
+        return self._statistic(where, universe, observed_only)
 
-    def moments(self, column, where, bounds, *, complete_only=False, universe=None):
-        return self._statistic(where, universe, complete_only, column, tuple(bounds))
+    def moments(self, column, where, bounds, *, observed_only=False, universe=None):
+        return self._statistic(where, universe, observed_only, column, tuple(bounds))

@@ -60,7 +60,7 @@ from dpknn.impute.scheme import (
     ordered_donor_classes,
     put_values,
 )
-from dpknn.schema.attributes import Schema
+from dpknn.schema.attributes import Schema, blank_outside_universes, observed_outside_universes
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
     Boolean,
@@ -313,6 +313,10 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         Number of classes with incomplete records and no complete record.
     n_donorless_records_ : int
         Number of incomplete records in those classes: their donors come from other cells.
+    n_outside_universe_ : dict of str to int
+        CONFIDENTIAL: observed values of an imputed attribute outside its universe, by attribute
+        (only those with any). They are not applicable (:class:`~dpknn.schema.Universe`): no donor
+        gives them, and :meth:`transform` leaves the attribute missing there.
     n_features_in_ : int
         Number of columns of the data passed to ``fit``.
     feature_names_in_ : ndarray of str
@@ -372,7 +376,10 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         # Imputed values taken as observed would give the wrong donors and the wrong L1(D).
         check_not_imputed(X, "X")
         if self.schema.has_universes:
-            return self._fit_universes(X, k)
+            self._fit_universes(X, k)
+            self.n_outside_universe_ = _outside_universes(self.schema, X)
+            return self
+        self.n_outside_universe_ = {}
         self._fit_plain(X, k)
         self.groups_ = (UniverseFit(attributes=self.schema.imputed_names, universe=None,
                                     rows=np.arange(len(X), dtype=np.int64), l1=self.l1_,
@@ -444,7 +451,8 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         return {"confidential": True, "l1": int(self.l1_), "n_incomplete": int(self.incomplete_index_.size),
                 "n_classes": self.n_classes_, "n_donorless_classes": self.n_donorless_classes_,
                 "max_donee_count": int(self.donee_counts_.max()),
-                "l1_cases": {kind: dict(vars(c)) for kind, c in self.l1_cases_.items()}}
+                "l1_cases": {kind: dict(vars(c)) for kind, c in self.l1_cases_.items()},
+                "observed_outside_universe": dict(self.n_outside_universe_)}
 
     def l1_for(self, columns):
         """CONFIDENTIAL: the L1(D) that bounds the records whose values of ``columns`` one
@@ -589,7 +597,9 @@ class KNNImputer(TransformerMixin, BaseEstimator):
 
         ``X`` must be the data passed to :meth:`fit`, checked by fingerprint (see
         :meth:`check_fitted_on`). Row order, index and labels are kept; observed values are
-        never changed; ``X`` is not modified.
+        never changed, except that an imputed attribute is left missing outside its universe, where
+        it is not applicable (:class:`~dpknn.schema.Universe`; how many values that blanks is
+        ``n_outside_universe_``); ``X`` is not modified.
 
         After the columns of ``X`` come the imputation flags (:mod:`dpknn.impute.flags`): one boolean
         column ``dpknn_imputed_<attribute>`` per imputed attribute, in the schema's order, True
@@ -601,7 +611,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
 
     def _impute(self, df):
         """Fill A from the donors; ``df`` must be the fitted data (checked by the callers)."""
-        out = df.copy()
+        out = blank_outside_universes(df, self.schema.imputed)
         flags = {}
         for group in self.groups_:
             rows = group.incomplete_index
@@ -626,6 +636,17 @@ class KNNImputer(TransformerMixin, BaseEstimator):
     def fit_transform(self, X, y=None):
         """Fit on ``X`` and return it with A imputed (encoding ``X`` once); ``y`` is ignored."""
         return self.fit(X)._impute(X)
+
+
+def _outside_universes(schema, X):
+    """``observed_outside_universes`` of the imputed attributes, logged for the curator (a warning: such
+    values are usually a universe declared too narrow)."""
+    counts = observed_outside_universes(X, schema.imputed)
+    for name, n in counts.items():
+        logger.warning("%s: %d observed value(s) lie outside its universe %s; they are not applicable there and "
+                       "are read as missing (docs/schema.md, \"Universes\")", name, n,
+                       schema.attribute(name).universe.to_public())
+    return counts
 
 
 def _fingerprint(enc, df, schema):

@@ -25,6 +25,7 @@ import itertools
 import logging
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -32,9 +33,9 @@ import pandas as pd
 
 from dpknn.accounting import BudgetAccountant
 from dpknn.impute.knn import KNNImputer
-from dpknn.mechanisms.base import jsonable
+from dpknn.mechanisms.base import jsonable, noise_survival
 from dpknn.releases.queries import PrivateImputation
-from dpknn.releases.query import check_where, involves_imputed, numeric_bounds
+from dpknn.releases.query import available_conditions, check_where, involves_imputed, numeric_bounds
 from dpknn.releases.queryfile import QUERY_KEYS, ask, query_cost, read_queries
 from dpknn.releases.statistics import CachedStatistics, InMemoryStatistics, universe_of
 from dpknn.schema.attributes import Categorical, Continuous
@@ -137,8 +138,24 @@ class PlannedRelease:
         released value (for a proportion: the numerator's scale over the noise-free denominator).
     error : tuple of two float, or None
         5th and 95th percentiles of ``release - estimate``: a 90% error interval.
+    error_99, error_999 : tuple of two float, or None
+        The 0.5th and 99.5th, and the 0.05th and 99.95th percentiles: 99% and 99.9% intervals.
+    p_large_error : float or None
+        Probability that ``|release - estimate|`` exceeds 10% of ``|estimate|``.
+    infinite_variance : bool
+        The last step's noise has no finite variance (PolyPlace with a <= 3, generalized Cauchy with
+        γ <= 3, i.e. small ε): errors of many noise scales are not rare, which a standard deviation or a
+        90% interval hides.
     problem : str or None
         Why the release cannot be made or planned (then the other fields are None).
+
+    Notes
+    -----
+    The intervals and ``p_large_error`` are exact for the noise of the last step, averaged over the
+    rehearsals of the steps before it (a conditional expectation, so even the 99.9% interval needs
+    no more rehearsals than the 90%): each rehearsal gives the last step's centre (a mean's
+    noisy count, a proportion's noisy denominator) and clamp, and the exact law of its noise
+    (:func:`dpknn.mechanisms.base.noise_survival`) gives the probability of every error from there.
     """
 
     name: str
@@ -149,6 +166,10 @@ class PlannedRelease:
     estimate: float | None = None
     noise_scale: float | None = None
     error: tuple | None = None
+    error_99: tuple | None = None
+    error_999: tuple | None = None
+    p_large_error: float | None = None
+    infinite_variance: bool = False
     problem: str | None = None
 
     @property
@@ -235,20 +256,29 @@ class CuratorReport(Report):
         lines += ["", f"![imputed vs observed]({_FIGURES['distributions']})", ""]
         if self.planned:
             lines += [f"## Planned releases (total epsilon {self.queries_epsilon:g})", "",
-                      f"Each release rehearsed {self.draws} times; the interval is the 5th to 95th percentile of "
-                      "the release. The ignore_missing columns answer the same query on the complete records only "
-                      "(less noise, but biased unless data are missing completely at random).", "",
-                      "| name | query | method | mechanism | epsilon | estimate | noise scale | 90% interval of the "
-                      "release | ignore_missing estimate | ignore_missing 90% interval |",
-                      "|---|---|---|---|---:|---:|---:|---|---:|---|"]
+                      f"Each release rehearsed {self.draws} times. The intervals hold the release with probability "
+                      "90%, 99% and 99.9%, and the last column is the probability that it is off by more than "
+                      f"{LARGE_ERROR:.0%} of its estimate: exact for the noise of the last step, averaged over the "
+                      "rehearsals of the steps before it. Smooth noise at small epsilon has heavy tails (no finite "
+                      "variance): read the 99.9% interval, not the 90% one alone. A release is clamped to its "
+                      "public range (a count at 0), so an interval can end there. The ignore_missing columns answer "
+                      "the same query on its available cases (the records whose values of its attributes are "
+                      "observed; less noise, but biased unless data are missing completely at random).", "",
+                      "| name | query | method | mechanism | epsilon | estimate | noise scale | 90% interval | "
+                      f"99% interval | 99.9% interval | P(error > {LARGE_ERROR:.0%}) | ignore_missing estimate | "
+                      "ignore_missing 90% interval | ignore_missing 99.9% interval |",
+                      "|---|---|---|---|---:|---:|---:|---|---|---|---:|---:|---|---|"]
             for p, alt in self.planned:
                 head = f"| {p.name} | {p.query} | {p.method} | {p.mechanism or '-'} | {p.epsilon:g} |"
                 if p.problem is not None:
-                    lines.append(f"{head} {p.problem} | | | | |")
+                    lines.append(f"{head} {p.problem} |" + " |" * 9)
                     continue
-                lines.append(f"{head} {_fmt(p.estimate)} | "
-                             f"{_fmt(p.noise_scale)} | {_interval(p)} | "
-                             f"{'' if alt is None else _fmt(alt.estimate)} | {'' if alt is None else _interval(alt)} |")
+                heavy = " (infinite variance)" if p.infinite_variance else ""
+                lines.append(f"{head} {_fmt(p.estimate)} | {_fmt(p.noise_scale)}{heavy} | {_interval(p, p.error)} | "
+                             f"{_interval(p, p.error_99)} | {_interval(p, p.error_999)} | "
+                             f"{_probability(p.p_large_error)} | {'' if alt is None else _fmt(alt.estimate)} | "
+                             f"{'' if alt is None else _interval(alt, alt.error)} | "
+                             f"{'' if alt is None else _interval(alt, alt.error_999)} |")
             lines += ["", f"![planned errors]({_FIGURES['planned']})", ""]
         return "\n".join(lines)
 
@@ -261,7 +291,7 @@ class CuratorReport(Report):
                    self.distributions, title=f"Observed and imputed values ({CONFIDENTIAL})"))]
         # Always drawn (empty without a query file), so that no stale plot of an earlier run remains.
         out.append((_FIGURES["planned"], planned_errors_figure(
-            self.planned, title=f"Planned releases: 90% intervals ({CONFIDENTIAL})")))
+            self.planned, title=f"Planned releases: 90% and 99.9% intervals ({CONFIDENTIAL})")))
         return out
 
 
@@ -365,20 +395,21 @@ def _involves(schema, query):
 
 def _estimate(stats, query):
     """The noise-free value of ``query`` and, for a proportion, its denominator."""
-    complete_only = query.get("method", "smooth") == "ignore_missing"
+    observed_only = query.get("method", "smooth") == "ignore_missing"
     schema = stats.schema
     where = check_where(schema, query.get("where"))
     kind = query["type"]
     if kind == "count":
-        return float(stats.count(where, complete_only=complete_only)), None
+        return float(stats.count(where, observed_only=observed_only)), None
     if kind == "proportion":
         within = check_where(schema, query.get("within"), "within")
-        den = stats.count(within, complete_only=complete_only)
-        num = stats.count({**within, **where}, complete_only=complete_only)
+        den = stats.count(available_conditions(schema, within, where) if observed_only else within,
+                          observed_only=observed_only)
+        num = stats.count({**within, **where}, observed_only=observed_only)
         return (num / den if den else None), den
     column = query["column"]
     values = stats.values(column, where, numeric_bounds(schema, column, query.get("bounds")),
-                          complete_only=complete_only, universe=universe_of(schema, column))
+                          observed_only=observed_only, universe=universe_of(schema, column))
     if kind == "mean":
         return (float(values.mean()) if values.size else None), None
     return (float(values.var(ddof=1)) if values.size > 1 else None), None
@@ -400,23 +431,146 @@ def _plan(rehearsal, query, draws):
         return PlannedRelease(**base, problem="not differentially private: not rehearsed")
     try:
         estimate, denominator = _estimate(rehearsal.statistics, query)
-        released, scales = np.empty(draws), np.empty(draws)
+        steps, scales = [], np.empty(draws)
         for i in range(draws):
             rel = ask(rehearsal, query)
-            released[i] = float(rel.value)
+            steps.append(_last_step(rehearsal.statistics, query, rel))
             if query["type"] == "proportion":
-                rel = rel.parts["numerator"]
-                scales[i] = _scale_of(rel) / max(denominator, 1)
+                scales[i] = _scale_of(rel.parts["numerator"]) / max(denominator, 1)
             else:
                 scales[i] = _scale_of(rel)
             rehearsal.releases.clear()
     except (ValueError, TypeError) as exc:
         return PlannedRelease(**base, problem=f"cannot be released: {exc}")
-    base.update(mechanism=rel.mechanism, noise_scale=float(np.median(scales)))
+    last = steps[-1].release
+    base.update(mechanism=last.mechanism, noise_scale=float(np.median(scales)),
+                infinite_variance=_infinite_variance(last))
     if estimate is None:
         return PlannedRelease(**base, problem="no estimate: the subpopulation has too few records")
-    lo, hi = np.percentile(released - estimate, [5, 95])
-    return PlannedRelease(**base, estimate=estimate, error=(float(lo), float(hi)))
+    tails = _Tails(steps, estimate)
+    return PlannedRelease(**base, estimate=estimate, error=tails.interval(0.90), error_99=tails.interval(0.99),
+                          error_999=tails.interval(0.999), p_large_error=tails.beyond(LARGE_ERROR * abs(estimate)))
+
+
+# --- tails -------------------------------------------------------------------------------------
+#: The report gives the probability of an error above this share of the estimate.
+LARGE_ERROR = 0.10
+
+
+@dataclass(frozen=True)
+class _LastStep:
+    """CONFIDENTIAL: one rehearsal's last noisy step. The release is ``clip(centre + Z, low, high)``
+    (``integer``: Z rounded to an integer, as a count's), or for a proportion the numerator count
+    ``max(centre + Z, 0)`` over the rehearsal's noisy ``denominator``; Z is ``release``'s noise."""
+
+    release: object
+    centre: float
+    low: float = -math.inf
+    high: float = math.inf
+    integer: bool = False
+    denominator: float | None = None
+
+
+def _last_step(stats, query, rel):
+    """The :class:`_LastStep` of a rehearsed release ``rel`` of ``query`` (its centre from the cached
+    noise-free statistics and the rehearsal's earlier released steps)."""
+    kind = query["type"]
+    schema = stats.schema
+    observed_only = query.get("method", "smooth") == "ignore_missing"
+    where = check_where(schema, query.get("where"))
+    if kind == "count":
+        return _LastStep(rel, float(stats.count(where, observed_only=observed_only)), low=0.0, integer=True)
+    if kind == "proportion":
+        within = check_where(schema, query.get("within"), "within")
+        num = rel.parts["numerator"]
+        return _LastStep(num, float(stats.count({**within, **where}, observed_only=observed_only)), low=0.0,
+                         integer=True, denominator=float(rel.parts["denominator"].value))
+    column = query["column"]
+    bounds = numeric_bounds(schema, column, query.get("bounds"))
+    moments = stats.moments(column, where, bounds, observed_only=observed_only, universe=universe_of(schema, column))
+    s = float(rel.diagnostics.values["s"])
+    if kind == "mean":
+        return _LastStep(rel, float(moments.total / Fraction(s)), low=bounds[0], high=bounds[1])
+    ybar = Fraction(float(rel.parts["mean"].value))
+    return _LastStep(rel, float(moments.squared_deviations(ybar) / (Fraction(s) - 1)), low=0.0,
+                     high=((bounds[1] - bounds[0]) / 2) ** 2)
+
+
+class _Tails:
+    """P(release − estimate > t) and P(release − estimate < −t) on a geometric grid of t (steps of 0.5%),
+    averaged over the rehearsals' last steps (equal steps, as all of a count's, computed once)."""
+
+    def __init__(self, steps, estimate):
+        spread = max(1e-300, abs(estimate), max(_scale_of(st.release) for st in steps))
+        self.estimate = estimate
+        self.t = np.r_[0.0, spread * np.geomspace(1e-9, 1e12, 10_000)]
+        groups = {}
+        for st in steps:
+            key = (st.release.mechanism, repr(sorted(st.release.params.items())),
+                   repr(sorted(st.release.diagnostics.values.items())), st.centre, st.low, st.high, st.integer,
+                   st.denominator)
+            groups.setdefault(key, [st, 0])[1] += 1
+        self.groups = [(st, n / len(steps)) for st, n in groups.values()]
+        self.above = sum(w * _p_above(st, estimate + self.t) for st, w in self.groups)
+        self.below = sum(w * _p_below(st, estimate - self.t) for st, w in self.groups)
+        # The public range every release is clamped to (a proportion's is [0, 1]).
+        first = steps[0]
+        self.low, self.high = (0.0, 1.0) if first.denominator is not None else (first.low, first.high)
+
+    def beyond(self, t):
+        """P(|release − estimate| > t), exactly at t (counts are integers: t on a grid could cross one)."""
+        v = np.array([t])
+        return float(min(1.0, sum(w * (_p_above(st, self.estimate + v)[0] + _p_below(st, self.estimate - v)[0])
+                                  for st, w in self.groups)))
+
+    def interval(self, level):
+        """(lo, hi) with P(error < lo) and P(error > hi) each at most (1 − level)/2, to 0.5% of the width."""
+        tail = (1.0 - level) / 2
+        return (max(-self._first(self.below, tail), self.low - self.estimate),
+                min(self._first(self.above, tail), self.high - self.estimate))
+
+    def _first(self, p, tail):
+        ok = np.flatnonzero(p <= tail)
+        return float(self.t[ok[0]]) if ok.size else math.inf
+
+
+def _survival(step, x):
+    return np.asarray(noise_survival(step.release, x), dtype=np.float64)
+
+
+def _p_above(st, v):
+    """P(release > v) for one rehearsal's last step, for each value of the array ``v``."""
+    if st.denominator is not None:
+        # The proportion exceeds v in [0, 1) exactly when the numerator count reaches k >= 1.
+        k = np.maximum(1.0, np.floor(v * st.denominator) + 1.0) if st.denominator > 0 else np.ones_like(v)
+        p = _survival(st, k - 0.5 - st.centre)
+        return np.where(v >= 1.0, 0.0, np.where(v < 0.0, 1.0, p))
+    # An integer release above v is at least floor(v) + 1.
+    x = np.floor(v) + 0.5 - st.centre if st.integer else v - st.centre
+    p = _survival(st, x)
+    return np.where(v >= st.high, 0.0, np.where(v < st.low, 1.0, p))
+
+
+def _p_below(st, v):
+    """P(release < v) for one rehearsal's last step (the noise is symmetric), for each value of ``v``."""
+    if st.denominator is not None:
+        # Below v in (0, 1] exactly when the numerator count is at most m >= 0.
+        m = np.ceil(v * st.denominator) - 1.0 if st.denominator > 0 else np.zeros_like(v)
+        p = _survival(st, st.centre - m - 0.5)
+        return np.where(v <= 0.0, 0.0, np.where(v > 1.0, 1.0, p))
+    # An integer release below v is at most ceil(v) - 1.
+    x = st.centre - (np.ceil(v) - 1.0) - 0.5 if st.integer else st.centre - v
+    p = _survival(st, x)
+    return np.where(v <= st.low, 0.0, np.where(v > st.high, 1.0, p))
+
+
+def _infinite_variance(release):
+    """Whether the noise of ``release`` has no finite variance (a heavy tail)."""
+    if release.mechanism == "smooth_polyplace":
+        return float(release.params["a"]) <= 3.0
+    if release.mechanism == "smooth_cauchy":
+        return float(release.params["gamma"]) <= 3.0
+    return False
 
 
 def _scale_of(release):
@@ -433,15 +587,23 @@ def _scale_of(release):
 def _release_warnings(plan, alt):
     if plan.problem is not None:
         return [f"{plan.name}: {plan.problem}"]
+    out = []
+    if plan.infinite_variance:
+        out.append(f"{plan.name}: the noise of its last step ({plan.mechanism}) has infinite variance: errors "
+                   f"of many noise scales are not rare. The 99.9% interval is {_interval(plan, plan.error_999)} "
+                   f"against {_interval(plan, plan.error)} for 90%, and the release is off by more than "
+                   f"{LARGE_ERROR:.0%} of the estimate with probability {_probability(plan.p_large_error)}. More "
+                   "epsilon for this release thins the tail (PolyPlace has a finite variance from epsilon = 2 ln 2 = 1.39 "
+                   "per smooth step).")
     if not plan.noisier_than_estimate:
-        return []
+        return out
     text = (f"{plan.name}: the noise would exceed the estimate's magnitude (estimate {_fmt(plan.estimate)}, 90% "
             f"error interval [{_fmt(plan.error[0])}, {_fmt(plan.error[1])}]): spend more epsilon, ask about a larger "
             "subpopulation or declare narrower bounds")
     if alt is not None and alt.error is not None and not alt.noisier_than_estimate:
         text += ("; method = \"ignore_missing\" would not (but it is biased unless data are missing completely "
                  "at random)")
-    return [text + "."]
+    return [*out, text + "."]
 
 
 # --- summaries ----------------------------------------------------------------------------------
@@ -531,8 +693,15 @@ def _in_universe(universe):
     return "" if universe is None else f" (universe: {_universe_text(universe)})"
 
 
-def _interval(p):
-    return f"[{_fmt(p.estimate + p.error[0])}, {_fmt(p.estimate + p.error[1])}]"
+def _interval(p, error):
+    return f"[{_fmt(p.estimate + error[0])}, {_fmt(p.estimate + error[1])}]"
+
+
+def _probability(p):
+    """A probability as a rounded percentage ("< 0.01%" below that)."""
+    if p is None:
+        return "-"
+    return "< 0.01%" if p < 1e-4 else f"{p:.2%}" if p < 0.01 else f"{p:.1%}"
 
 
 def _fmt(v):

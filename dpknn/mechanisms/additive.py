@@ -94,6 +94,14 @@ class Laplace(Mechanism):
         z = noise.discrete_laplace(self._scale, size, rng=rng)
         return in_units(z, self.grid, size)
 
+    @classmethod
+    def noise_survival(cls, release, x):
+        """Exact: discrete Laplace steps of the grid (a mean's count-derived scale is read from the
+        release's curator diagnostics)."""
+        grid = float(release.params["grid"])
+        scale = release.params.get("scale", release.diagnostics.values.get("scale"))
+        return noise.discrete_laplace_survival(x / grid, float(scale) / grid)
+
     def public_params(self):
         out = {"grid": self.grid, "sensitivity": self.sensitivity, "scale": self.scale}
         if self.coordinates > 1:
@@ -182,6 +190,11 @@ class Geometric(IntegerNoise):
 
     def noise(self, size=None, *, rng=None):
         return noise.discrete_laplace(self._scale, size, rng=rng)
+
+    @classmethod
+    def noise_survival(cls, release, x):
+        """Exact: discrete Laplace of scale Δ/ε."""
+        return noise.discrete_laplace_survival(x, float(release.params["sensitivity"]) / float(release.epsilon))
 
     def public_params(self):
         return {"grid": 1, "sensitivity": self.sensitivity}

@@ -32,6 +32,7 @@ References
 from __future__ import annotations
 
 import abc
+import dataclasses
 import math
 import numbers
 import typing
@@ -53,6 +54,7 @@ __all__ = [
     "grid_steps",
     "in_units",
     "jsonable",
+    "noise_survival",
     "public_grid",
     "to_grid",
 ]
@@ -123,6 +125,11 @@ class Release:
     diagnostics : CuratorDiagnostics
         Confidential, data-dependent quantities (empty for a global mechanism); never serialised
         by :meth:`to_dict`.
+    clamped : {"low", "high"} or None
+        ``"low"`` or ``"high"`` when post-processing moved the mechanism's noisy output to that end of
+        the release's public range (a count below 0 released as 0, a mean above its bounds as the
+        upper bound): the value says little then, a released 0 is not a true 0. A function of the
+        noisy output alone, so public; :meth:`to_dict` writes it when set.
     """
 
     value: float | int
@@ -132,6 +139,7 @@ class Release:
     params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     parts: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     diagnostics: CuratorDiagnostics = field(default_factory=CuratorDiagnostics, repr=False, compare=False)
+    clamped: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
@@ -148,9 +156,20 @@ class Release:
 
     def to_dict(self):
         """The publishable fields as a JSON-ready dict (no curator diagnostics)."""
-        return {"value": jsonable(self.value), "epsilon": self.epsilon, "delta": self.delta,
-                "mechanism": self.mechanism, "params": jsonable(self.params),
-                "parts": {k: v.to_dict() for k, v in self.parts.items()}}
+        out = {"value": jsonable(self.value), "epsilon": self.epsilon, "delta": self.delta,
+               "mechanism": self.mechanism, "params": jsonable(self.params),
+               "parts": {k: v.to_dict() for k, v in self.parts.items()}}
+        if self.clamped is not None:
+            out["clamped"] = self.clamped
+        return out
+
+    def clamp(self, low, high):
+        """This release post-processed into the public range [low, high]: its value clipped there and
+        :attr:`clamped` set when the clip moved it (the noisy value alone decides, so this is public)."""
+        side = "low" if self.value < low else "high" if self.value > high else None
+        if side is None:
+            return self
+        return dataclasses.replace(self, value=type(self.value)(low if side == "low" else high), clamped=side)
 
     def curator_dict(self):
         """CONFIDENTIAL: the diagnostics of this release and of its parts."""
@@ -234,6 +253,23 @@ class Mechanism(abc.ABC):
     #: Declared constraints of the constructor's parameters (:mod:`dpknn.utils.validation`),
     #: checked by :meth:`checked_params` before anything is derived from them.
     parameter_constraints: typing.ClassVar[dict] = {}
+    # Mechanisms by name, so that the law of a release's noise can be found from the release alone.
+    _by_name: typing.ClassVar[dict] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if isinstance(cls.__dict__.get("name"), str):
+            Mechanism._by_name[cls.__dict__["name"]] = cls
+
+    @classmethod
+    def noise_survival(cls, release, x):
+        """P(Z > x) for the noise Z that ``release`` added, in value units (CONFIDENTIAL where the
+        noise scale is data-dependent: it is read from the release's curator diagnostics).
+
+        The noise is symmetric, so P(Z < −x) is the same number. An additive mechanism gives its
+        exact law; a grid finer than the noise scale is ignored (the noise is taken as continuous
+        there), an integer noise is exact. None for a mechanism without numeric noise."""
+        return None
 
     def checked_params(self, **params):
         """``params`` checked against the class's ``parameter_constraints`` (converted values)."""
@@ -263,6 +299,16 @@ class Mechanism(abc.ABC):
         params = ", ".join(f"{k}={v!r}" for k, v in self.public_params().items())
         cost = f"epsilon={self.epsilon!r}" + (f", delta={self.delta!r}" if self.delta else "")
         return f"{type(self).__name__}({cost}{', ' if params else ''}{params})"
+
+
+def noise_survival(release, x):
+    """P(Z > x) (an array like ``x``) for the noise Z of ``release``'s last step, from its mechanism's
+    exact law (:meth:`Mechanism.noise_survival`), or None when its mechanism adds no numeric noise.
+
+    For the curator's tails (``dpknn.impute.curator_report``): heavy-tailed smooth noise makes errors of
+    many noise scales far more likely than a standard deviation or a 90% interval suggests."""
+    cls = Mechanism._by_name.get(release.mechanism)
+    return None if cls is None else cls.noise_survival(release, np.asarray(x, dtype=np.float64))
 
 
 def grid_steps(values, grid):

@@ -270,6 +270,17 @@ def discrete_laplace_pmf(z, scale):
     return (1 - a) / (1 + a) * a ** np.abs(np.asarray(z, dtype=np.float64))
 
 
+def discrete_laplace_survival(x, scale):
+    """P(Z > x) of :func:`discrete_laplace` for real ``x`` (float array): a^(⌊x⌋+1)/(1 + a) above −1,
+    by symmetry below."""
+    a = math.exp(-1.0 / float(scale))
+    k = np.floor(np.asarray(x, dtype=np.float64)) + 1.0   # P(Z > x) = P(Z >= k)
+    with np.errstate(over="ignore"):
+        upper = np.power(a, np.maximum(k, 0.0)) / (1.0 + a)            # k >= 1 (and k = 0 via 1 - ...)
+        lower = 1.0 - np.power(a, np.maximum(1.0 - k, 0.0)) / (1.0 + a)
+    return np.where(k >= 1.0, upper, lower)
+
+
 def _discrete_gaussian_one(sigma2, src):
     t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1
     while True:
@@ -485,6 +496,11 @@ def polyplace_cdf(x, a):
     with np.errstate(over="ignore", divide="ignore"):
         tail = 0.5 * np.power(1.0 + np.abs(x), 1.0 - a)
     return np.where(x >= 0, 1.0 - tail, tail)
+
+
+def polyplace_survival(x, a):
+    """P(X > x) of PolyPlace(a): (1 + x)^(1−a)/2 for x >= 0, by symmetry below."""
+    return 1.0 - polyplace_cdf(x, a)
 
 
 def polyplace_std(a):

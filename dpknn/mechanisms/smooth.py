@@ -219,6 +219,12 @@ class SmoothCauchy(Mechanism):
         z = noise.rounded_generalized_cauchy(self.calibration.gamma, self._width, size, rng=rng)
         return in_units(z, self.grid, size)
 
+    @classmethod
+    def noise_survival(cls, release, x):
+        """σ·X with X generalized Cauchy(γ); σ (data-dependent) from the curator diagnostics."""
+        scale = float(release.diagnostics.values["noise_scale"])
+        return 1.0 - noise.generalized_cauchy_cdf(x / scale, release.params["gamma"])
+
     def public_params(self):
         c = self.calibration
         return {"grid": self.grid, "gamma": c.gamma, "gamma_rule": c.rule, "alpha": c.alpha, "beta": c.beta}
@@ -450,6 +456,12 @@ class SmoothPolyPlace(Mechanism):
     def noise(self, size=None, *, rng=None):
         z = noise.rounded_polyplace(self.calibration.a, self._width, size, rng=rng)
         return in_units(z, self.grid, size)
+
+    @classmethod
+    def noise_survival(cls, release, x):
+        """c·S(D)·X with X PolyPlace(a); the scale c·S(D) (data-dependent) from the curator diagnostics."""
+        scale = float(release.diagnostics.values["noise_scale"])
+        return noise.polyplace_survival(x / scale, release.params["a"])
 
     def public_params(self):
         c = self.calibration

@@ -37,7 +37,7 @@ from dpknn.metrics.disclosure import (
 from dpknn.metrics.fidelity import tvd
 from dpknn.metrics.inference import regression_comparison
 from dpknn.metrics.pmse import pmse
-from dpknn.schema.attributes import Categorical, Continuous
+from dpknn.schema.attributes import Categorical, Continuous, blank_outside_universes, observed_outside_universes
 from dpknn.schema.discretization import Discretization
 from dpknn.utils.io import markdown_table
 from dpknn.utils.report import Report
@@ -362,6 +362,13 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
     models = [parse_regression(r) for r in regressions]
     gen = check_rng(rng)
     notes = []
+    # One meaning of a universe everywhere: outside it an attribute is not applicable, in both tables
+    # (docs/schema.md). Values observed there are said, not compared.
+    for table, which in ((real, "real"), (released, "released")):
+        for name, n in observed_outside_universes(table, disc.attributes).items():
+            notes.append(f"{n:,} observed value(s) of {name} in the {which} table lie outside its universe: not "
+                         "applicable there, so read as missing.")
+    real, released = (blank_outside_universes(t, disc.attributes) for t in (real, released))
     logger.info("evaluate: marginals of %d attributes", len(names))
     marginals, marginal_tvd = _marginals(real, released, disc)
     tvd2 = tvd(real, released, attributes, way=2, bins=bins) if len(names) >= 2 else None

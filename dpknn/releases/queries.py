@@ -13,9 +13,11 @@ Methods (``method=``):
 
 - ``"smooth"`` (default): the paper's mechanisms (Corollaries 5.2, 5.5, 5.7) with the exact
   constants of the default PolyPlace or the paper's generalized Cauchy noise (``docs/privacy.md``).
-- ``"ignore_missing"``: drop incomplete records and answer on the complete ones with ordinary
-  mechanisms (geometric for counts, Laplace for means and variances). Differentially private,
-  but biased when data are not missing completely at random.
+- ``"ignore_missing"``: answer on the query's available cases, the records whose values of the
+  query's own attributes (its conditions and its column) are observed, with ordinary mechanisms
+  (geometric for counts, Laplace for means and variances): the estimate a statistician computes
+  without imputing. Differentially private, but biased when data are not missing completely at
+  random.
 
 The paper's non-private "global sensitivity" comparison is not offered here; it lives apart, in
 :mod:`dpknn.releases.baseline`, for the experiments that reproduce the paper and for

@@ -24,7 +24,7 @@ from dpknn.schema.conditions import check_condition
 from dpknn.utils.validation import check_positive_real
 
 __all__ = ["METHODS", "NOISES", "Count", "Mean", "Proportion", "Query", "SmoothNoise", "Variance",
-           "check_where", "involves_imputed", "numeric_bounds"]
+           "available_conditions", "check_where", "involves_imputed", "numeric_bounds"]
 
 METHODS = ("smooth", "ignore_missing")
 # Noise of the smooth releases: PolyPlace (the default) or the paper's generalized Cauchy.
@@ -97,6 +97,23 @@ def numeric_bounds(schema, column, bounds):
     if isinstance(attr, Categorical):
         raise ValueError(f"column {column!r} is categorical; a mean or variance needs a numeric attribute.")
     return check_bounds((attr.lower, attr.upper) if bounds is None else bounds)
+
+
+def available_conditions(schema, where, columns):
+    """``where`` and a condition that holds exactly where each imputed attribute of ``columns`` is
+    observed (its whole public domain; a condition never holds on a missing value).
+
+    Under ``ignore_missing`` a query is answered on its available cases, the records whose values
+    of its own attributes are observed: the count a mean or variance divides by is over those of its
+    sum (``columns``: the column), and a proportion's denominator over those of its numerator
+    (``columns``: the numerator's conditions). The conditions are public: they name domains only.
+    """
+    out = dict(where)
+    for col in columns:
+        if col in schema.imputed_names and col not in out:
+            a = schema.attribute(col)
+            out[col] = list(a.categories) if isinstance(a, Categorical) else (a.lower, a.upper)
+    return out
 
 
 def involves_imputed(schema, *columns):

@@ -23,13 +23,14 @@ References
 from __future__ import annotations
 
 import dataclasses
+import math
 from fractions import Fraction
 
 from dpknn.accounting import BudgetAccountant
 from dpknn.mechanisms.additive import Geometric, Laplace
 from dpknn.mechanisms.base import CuratorDiagnostics, Release, public_grid
 from dpknn.releases import sensitivity as sens
-from dpknn.releases.query import Count, Mean, Proportion, SmoothNoise, Variance, involves_imputed
+from dpknn.releases.query import Count, Mean, Proportion, SmoothNoise, Variance, available_conditions, involves_imputed
 from dpknn.releases.statistics import Statistics, universe_of
 from dpknn.schema.conditions import describe_conditions, public_conditions
 
@@ -91,10 +92,6 @@ def _where_text(where):
     return f" where {describe_conditions(where)}" if where else " over all records"
 
 
-def _clip(value, low, high):
-    return min(max(value, low), high)
-
-
 def _split_count_derived(rel):
     """Move noise parameters derived from the released count into the curator diagnostics, so
     that the published parameters of a mean or variance depend on public inputs only."""
@@ -122,12 +119,12 @@ def _count_mechanism(ctx, epsilon, where, method, smooth):
 def _count_release(ctx, where, epsilon, method, smooth, label, universe=None):
     involves = involves_imputed(ctx.schema, where)
     mech = _count_mechanism(ctx, epsilon, where, method, smooth)
-    true = ctx.statistics.count(where, complete_only=method == "ignore_missing", universe=universe)
+    true = ctx.statistics.count(where, observed_only=method == "ignore_missing", universe=universe)
     rel = mech.release(true, rng=ctx.rng)
     diag = dict(rel.diagnostics.values)
     if method == "smooth" and involves:
         diag.update(l1=ctx.statistics.l1_for(list(where)), theorem="5.1")
-    rel = dataclasses.replace(rel, value=max(rel.value, 0),
+    rel = dataclasses.replace(rel.clamp(0, math.inf),
                               params={**rel.params, "query": "count", "method": method,
                                       "where": public_conditions(where), "involves_imputed": involves},
                               diagnostics=CuratorDiagnostics(diag))
@@ -152,14 +149,16 @@ def _proportion(ctx, q, smooth):
     _count_mechanism(ctx, q.epsilon, both, q.method, smooth)
     _count_mechanism(ctx, q.denominator_epsilon, q.within, q.method, smooth)
     num = _count_release(ctx, both, q.epsilon, q.method, smooth, label=f"proportion numerator{_where_text(both)}")
-    den = _count_release(ctx, q.within, q.denominator_epsilon, q.method, smooth,
+    den = _count_release(ctx, _available(ctx, q.method, q.within, q.where), q.denominator_epsilon, q.method, smooth,
                          label=f"proportion denominator{_where_text(q.within)}")
     # Clipped to [0, 1] before dividing, so that huge noisy counts cannot overflow a float.
     value = 0.0 if num.value <= 0 else 1.0 if num.value >= den.value else num.value / den.value
+    # Above 1 (or 0/0): the ratio of the released counts left [0, 1] (the counts mark their own clamps).
+    clamped = "high" if num.value > den.value else "low" if den.value == 0 else None
     return Release(value=value, epsilon=num.epsilon + den.epsilon, delta=0.0, mechanism="ratio of counts",
                    params={"query": "proportion", "method": q.method, "where": public_conditions(q.where),
                            "within": public_conditions(q.within)},
-                   parts={"numerator": num, "denominator": den})
+                   parts={"numerator": num, "denominator": den}, clamped=clamped)
 
 
 # --- means and variances -----------------------------------------------------------------------
@@ -197,8 +196,13 @@ def _numeric(ctx, q, smooth):
                     ctx.statistics.l1_for([*q.where, q.column]), universe_of(schema, q.column))
 
 
+def _available(ctx, method, where, columns):
+    """``where`` of a count (under ``ignore_missing``: of the query's available cases, :func:`available_conditions`)."""
+    return available_conditions(ctx.schema, where, columns) if method == "ignore_missing" else where
+
+
 def _moments(ctx, q, universe):
-    return ctx.statistics.moments(q.column, q.where, q.bounds, complete_only=q.method == "ignore_missing",
+    return ctx.statistics.moments(q.column, q.where, q.bounds, observed_only=q.method == "ignore_missing",
                                   universe=universe)
 
 
@@ -206,7 +210,7 @@ def _mean(ctx, q, smooth):
     n = _numeric(ctx, q, smooth)
     _count_mechanism(ctx, q.count_epsilon, q.where, q.method, n.smooth)
     _mean_mechanism(q.epsilon, 1.0, q.bounds, n.involves_where, n.involves_col, q.method, n.smooth, n.l1)
-    count = _count_release(ctx, q.where, q.count_epsilon, q.method, n.smooth,
+    count = _count_release(ctx, _available(ctx, q.method, q.where, [q.column]), q.count_epsilon, q.method, n.smooth,
                            label=f"count for mean of {q.column}{_where_text(q.where)}", universe=n.universe)
     s = max(float(count.value), 1.0)
     mech, variant = _mean_mechanism(q.epsilon, s, q.bounds, n.involves_where, n.involves_col, q.method, n.smooth,
@@ -219,11 +223,11 @@ def _mean(ctx, q, smooth):
     if variant.startswith("5.4"):
         diag["l1"] = n.l1
     return Release(
-        value=_clip(rel.value, *q.bounds), epsilon=rel.epsilon + count.epsilon, delta=0.0, mechanism=rel.mechanism,
+        value=rel.value, epsilon=rel.epsilon + count.epsilon, delta=0.0, mechanism=rel.mechanism,
         params={**rel.params, "query": "mean", "method": q.method, "column": q.column,
                 "where": public_conditions(q.where), **_universe_param(n.universe), "bounds": q.bounds,
                 "theorem": variant},
-        parts={"count": count}, diagnostics=CuratorDiagnostics(diag))
+        parts={"count": count}, diagnostics=CuratorDiagnostics(diag)).clamp(*q.bounds)
 
 
 def _variance_mechanism(q, n, s, ybar, grid):
@@ -238,7 +242,7 @@ def _variance(ctx, q, smooth):
     _mean_mechanism(q.mean_epsilon, 2.0, q.bounds, n.involves_where, n.involves_col, q.method, n.smooth, n.l1)
     if q.method == "smooth" and n.involves:
         n.smooth.check_epsilon(q.epsilon)
-    count = _count_release(ctx, q.where, q.count_epsilon, q.method, n.smooth,
+    count = _count_release(ctx, _available(ctx, q.method, q.where, [q.column]), q.count_epsilon, q.method, n.smooth,
                            label=f"count for variance of {q.column}{_where_text(q.where)}", universe=n.universe)
     s = max(float(count.value), 2.0)
     mech, variant = _mean_mechanism(q.mean_epsilon, s, q.bounds, n.involves_where, n.involves_col, q.method,
@@ -247,9 +251,9 @@ def _variance(ctx, q, smooth):
     mean_rel = ctx.record(mech.release(moments.total / Fraction(s), rng=ctx.rng),
                           f"mean for variance of {q.column}{_where_text(q.where)}")
     mean_rel, mean_diag = _split_count_derived(mean_rel)
-    ybar = _clip(float(mean_rel.value), *q.bounds)
-    mean_rel = dataclasses.replace(mean_rel, value=ybar, diagnostics=CuratorDiagnostics(mean_diag),
-                                   params={**mean_rel.params, "query": "mean", "theorem": variant})
+    mean_rel = dataclasses.replace(mean_rel, value=float(mean_rel.value), diagnostics=CuratorDiagnostics(mean_diag),
+                                   params={**mean_rel.params, "query": "mean", "theorem": variant}).clamp(*q.bounds)
+    ybar = mean_rel.value
     half_range2 = ((q.bounds[1] - q.bounds[0]) / 2) ** 2
     var_mech = _variance_mechanism(q, n, s, ybar, public_grid(half_range2, bits=FINE_BITS))
     rel = ctx.record(var_mech.release(moments.squared_deviations(ybar) / (Fraction(s) - 1), rng=ctx.rng),
@@ -259,12 +263,12 @@ def _variance(ctx, q, smooth):
     if q.method == "smooth" and n.involves:
         diag["l1"] = n.l1
     return Release(
-        value=_clip(rel.value, 0.0, half_range2), epsilon=rel.epsilon + mean_rel.epsilon + count.epsilon,
+        value=rel.value, epsilon=rel.epsilon + mean_rel.epsilon + count.epsilon,
         delta=0.0, mechanism=rel.mechanism,
         params={**rel.params, "query": "variance", "method": q.method, "column": q.column,
                 "where": public_conditions(q.where), **_universe_param(n.universe), "bounds": q.bounds,
                 "theorem": "5.6"},
-        parts={"count": count, "mean": mean_rel}, diagnostics=CuratorDiagnostics(diag))
+        parts={"count": count, "mean": mean_rel}, diagnostics=CuratorDiagnostics(diag)).clamp(0.0, half_range2)
 
 
 _RELEASES = {Count: _count, Proportion: _proportion, Mean: _mean, Variance: _variance}

@@ -147,7 +147,7 @@ def count_global(n_affected=0):
 def mean_global(bounds, s, n_affected=0, *, depends_on_imputed=False):
     """Sensitivity of a mean with size estimate s when at most ``n_affected`` donees move.
 
-    ``n_affected = 0``: the complete-case mean (ignore missing data), M / s with
+    ``n_affected = 0``: the available-case mean (ignore missing data), M / s with
     M = max(|a|, |b|). Otherwise the formulas of Theorem 5.4 with L1 replaced by n_affected.
     """
     return mean_smooth(int(n_affected), bounds, s, depends_on_imputed=depends_on_imputed)

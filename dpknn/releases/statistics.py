@@ -23,6 +23,7 @@ import numpy as np
 
 from dpknn.impute.flags import check_not_imputed
 from dpknn.releases.summation import exact_moments
+from dpknn.schema.attributes import blank_outside_universes
 from dpknn.schema.conditions import conditions_mask
 
 __all__ = ["CachedStatistics", "InMemoryStatistics", "Statistics", "summand", "universe_of"]
@@ -63,14 +64,16 @@ class Statistics(abc.ABC):
         return int(self.fit.n_incomplete_)
 
     @abc.abstractmethod
-    def count(self, where, *, complete_only=False, universe=None):
-        """Number of records (of the imputed data, or of the complete records only) satisfying the
-        checked conditions ``where`` and, if given, ``universe`` (a :class:`~dpknn.schema.Universe`)."""
+    def count(self, where, *, observed_only=False, universe=None):
+        """Number of records satisfying the checked conditions ``where`` and, if given, ``universe`` (a
+        :class:`~dpknn.schema.Universe`): of the imputed data, or with ``observed_only`` of the original
+        data, where a condition on a missing value never holds (the query's available cases)."""
 
     @abc.abstractmethod
-    def moments(self, column, where, bounds, *, complete_only=False, universe=None):
+    def moments(self, column, where, bounds, *, observed_only=False, universe=None):
         """Exact :class:`~dpknn.releases.Moments` of ``column`` clamped to ``bounds`` over the records of
-        :meth:`count`; exact, so that a smooth release is centred on the query's true value."""
+        :meth:`count` (with ``observed_only``, those of them where ``column`` is observed too); exact, so
+        that a smooth release is centred on the query's true value."""
 
     def close(self):
         """Release what the statistics hold (files, a cluster); nothing for data in memory."""
@@ -79,6 +82,9 @@ class Statistics(abc.ABC):
 
 class InMemoryStatistics(Statistics):
     """Counts and sums of a DataFrame imputed by a fitted :class:`~dpknn.impute.KNNImputer`.
+
+    Outside its universe an attribute is not applicable, in the original data as in the imputed
+    (:func:`~dpknn.schema.blank_outside_universes`).
 
     Parameters
     ----------
@@ -96,33 +102,35 @@ class InMemoryStatistics(Statistics):
         self.fit = fit
         self.schema = fit.schema
         self.imputed = fit.transform(data) if imputed is None else imputed
-        names = self.schema.known_names + self.schema.imputed_names
+        names = list(self.schema.known_names + self.schema.imputed_names)
         self._imputed_cols = {c: self.imputed[c].to_numpy() for c in names}
-        complete = np.ones(len(data), dtype=bool)
-        complete[fit.incomplete_index_] = False
-        self._n_complete = int(complete.sum())
-        self._complete_cols = {c: data[c].to_numpy()[complete] for c in names}
+        observed = blank_outside_universes(data[names], self.schema.imputed)
+        self._observed_cols = {c: observed[c].to_numpy() for c in names}
+        self._observed_present = {c: observed[c].notna().to_numpy() for c in self.schema.imputed_names}
 
     @property
     def n_incomplete(self):
         return int(self.fit.incomplete_index_.size)
 
-    def mask(self, where, *, complete_only=False, universe=None):
-        """Boolean mask of the records of :meth:`count` (over the complete records if ``complete_only``)."""
-        cols = self._complete_cols if complete_only else self._imputed_cols
-        n = self._n_complete if complete_only else len(self.imputed)
-        return conditions_mask(cols, n, where, {} if universe is None else universe.where)
+    def mask(self, where, *, observed_only=False, universe=None, column=None):
+        """Boolean mask of the records of :meth:`count` (with ``column``, of :meth:`moments`)."""
+        cols = self._observed_cols if observed_only else self._imputed_cols
+        mask = conditions_mask(cols, len(self.imputed), where, {} if universe is None else universe.where)
+        if observed_only and column in self._observed_present:
+            mask &= self._observed_present[column]
+        return mask
 
-    def values(self, column, where, bounds, *, complete_only=False, universe=None):
-        """The values of ``column`` clamped to ``bounds`` over the records of :meth:`count`."""
-        cols = self._complete_cols if complete_only else self._imputed_cols
-        return summand(cols[column][self.mask(where, complete_only=complete_only, universe=universe)], bounds)
+    def values(self, column, where, bounds, *, observed_only=False, universe=None):
+        """The values of ``column`` clamped to ``bounds`` over the records of :meth:`moments`."""
+        cols = self._observed_cols if observed_only else self._imputed_cols
+        return summand(cols[column][self.mask(where, observed_only=observed_only, universe=universe, column=column)],
+                       bounds)
 
-    def count(self, where, *, complete_only=False, universe=None):
-        return int(self.mask(where, complete_only=complete_only, universe=universe).sum())
+    def count(self, where, *, observed_only=False, universe=None):
+        return int(self.mask(where, observed_only=observed_only, universe=universe).sum())
 
-    def moments(self, column, where, bounds, *, complete_only=False, universe=None):
-        return exact_moments(self.values(column, where, bounds, complete_only=complete_only, universe=universe))
+    def moments(self, column, where, bounds, *, observed_only=False, universe=None):
+        return exact_moments(self.values(column, where, bounds, observed_only=observed_only, universe=universe))
 
 
 class CachedStatistics(Statistics):
@@ -156,20 +164,20 @@ class CachedStatistics(Statistics):
     def _cached(self, name, *args, **kwargs):
         universe = kwargs.get("universe")
         key = pickle.dumps((name, [sorted(a.items()) if isinstance(a, dict) else a for a in args],
-                            kwargs.get("complete_only", False), None if universe is None else universe.to_public()))
+                            kwargs.get("observed_only", False), None if universe is None else universe.to_public()))
         if key not in self._cache:
             self._cache[key] = getattr(self.inner, name)(*args, **kwargs)
         return self._cache[key]
 
-    def count(self, where, *, complete_only=False, universe=None):
-        return self._cached("count", where, complete_only=complete_only, universe=universe)
+    def count(self, where, *, observed_only=False, universe=None):
+        return self._cached("count", where, observed_only=observed_only, universe=universe)
 
-    def moments(self, column, where, bounds, *, complete_only=False, universe=None):
-        return self._cached("moments", column, where, tuple(bounds), complete_only=complete_only, universe=universe)
+    def moments(self, column, where, bounds, *, observed_only=False, universe=None):
+        return self._cached("moments", column, where, tuple(bounds), observed_only=observed_only, universe=universe)
 
-    def values(self, column, where, bounds, *, complete_only=False, universe=None):
+    def values(self, column, where, bounds, *, observed_only=False, universe=None):
         """As :meth:`InMemoryStatistics.values` (in-memory statistics only)."""
-        return self._cached("values", column, where, tuple(bounds), complete_only=complete_only, universe=universe)
+        return self._cached("values", column, where, tuple(bounds), observed_only=observed_only, universe=universe)
 
     def close(self):
         self.inner.close()

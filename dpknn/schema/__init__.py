@@ -8,7 +8,9 @@ from dpknn.schema.attributes import (
     Ordinal,
     Schema,
     Universe,
+    blank_outside_universes,
     check_draft,
+    observed_outside_universes,
 )
 from dpknn.schema.conditions import (
     check_condition,
@@ -39,6 +41,7 @@ __all__ = [
     "Schema",
     "SchemaDraft",
     "Universe",
+    "blank_outside_universes",
     "check_attributes",
     "check_condition",
     "check_draft",
@@ -52,6 +55,7 @@ __all__ = [
     "extended_codes",
     "geometric_edges",
     "observed_block",
+    "observed_outside_universes",
     "one_hot",
     "public_conditions",
     "query_until_certified",

@@ -36,8 +36,8 @@ from dpknn.exceptions import DomainError, PrivacyLeakWarning
 from dpknn.schema.geometry import squared_distance
 from dpknn.utils.validation import check_keys
 
-__all__ = ["DRAFT_KEY", "Categorical", "Continuous", "EncodedData", "Ordinal", "Schema", "Universe", "check_draft",
-           "check_universe"]
+__all__ = ["DRAFT_KEY", "Categorical", "Continuous", "EncodedData", "Ordinal", "Schema", "Universe",
+           "blank_outside_universes", "check_draft", "check_universe", "observed_outside_universes"]
 
 #: Top-level key that ``dpknn schema`` writes (``draft = true``): the domains were read from the data.
 DRAFT_KEY = "draft"
@@ -380,9 +380,14 @@ class Continuous:
 class Universe:
     """The records an imputed attribute applies to: a condition on known attributes.
 
-    Records outside an attribute's universe are neither donors nor donees for it: they keep their
-    value (a missing value stays missing, meaning "not applicable"), and releases on the attribute
-    are over its universe. A universe is public, like every part of a schema; it is given as a
+    Outside its universe an attribute is *not applicable*, in every command and function: a value
+    observed there is read as missing ("not applicable"), never as a value (:func:`blank_outside_universes`).
+    So records outside are neither donors nor donees for it and leave imputation with the attribute
+    missing, a release's condition on the attribute never holds there and its mean is over the
+    universe, synthetic files draw no value there, and an evaluation compares the attribute inside
+    the universe only. The curator is told how many observed values lay outside
+    (:func:`observed_outside_universes`, a confidential count). A universe is public, like every part
+    of a schema; it is given as a
     ``where``-style dict (``{"AGE": (16, None)}``: a range, either end open; ``{"SEX": [1]}``: a
     list of categories), and in TOML as ``universe = {AGE = {low = 16}}``.
 
@@ -417,6 +422,46 @@ class Universe:
         from dpknn.schema.conditions import conditions_mask
 
         return conditions_mask(df, len(df), self.where)
+
+
+def observed_outside_universes(df, attributes):
+    """CONFIDENTIAL: ``{name: number of observed values outside the attribute's universe}`` for the
+    attributes of ``attributes`` (any that have a universe and such values; the others are left out).
+
+    These values are not applicable by the universe's declaration and every part of dpknn reads them
+    as missing (:class:`Universe`); the count is for the curator (diagnostics, logs), never for a
+    published file. Many of them usually mean the universe was declared too narrow.
+    """
+    out = {}
+    for a in attributes:
+        if a.universe is not None and a.name in df.columns:
+            n = int((df[a.name].notna().to_numpy() & ~a.universe.mask(df)).sum())
+            if n:
+                out[a.name] = n
+    return out
+
+
+def blank_outside_universes(df, attributes, *, copy=True):
+    """``df`` with every attribute of ``attributes`` missing outside its universe ("not applicable":
+    the one meaning of a universe, :class:`Universe`); a copy unless ``copy=False`` (rows built here,
+    say synthetic ones). Rows, index, columns and the values inside every universe are kept; an
+    integer column becomes nullable (``Int64``) when a value is blanked."""
+    if copy:
+        df = df.copy()
+    for a in attributes:
+        if a.universe is None or a.name not in df.columns:
+            continue
+        outside = ~a.universe.mask(df)
+        if not (outside & df[a.name].notna().to_numpy()).any():
+            continue
+        col = df[a.name]
+        if isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object:
+            df.loc[outside, a.name] = np.nan
+        elif pd.api.types.is_integer_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+            df[a.name] = col.astype("Int64" if pd.api.types.is_integer_dtype(col.dtype) else "boolean").mask(outside)
+        else:
+            df[a.name] = col.mask(outside)
+    return df
 
 
 def _set_universe(attr):

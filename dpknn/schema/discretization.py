@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from dpknn.schema.attributes import Categorical, Continuous, Ordinal, check_universe
+from dpknn.schema.attributes import Categorical, Continuous, Ordinal, blank_outside_universes, check_universe
 from dpknn.utils.validation import check_keys, check_positive_int
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "Discretization",
     "ValueShape",
     "bin_positions",
-    "blank_outside_universes",
     "check_attributes",
     "edge_densities",
     "geometric_edges",
@@ -84,23 +83,6 @@ def _checked_universe(attr, attrs):
             raise ValueError(f"universe of attribute {attr.name!r} is a condition on {col!r}, which has a universe "
                              "of its own; a universe is a condition on attributes that apply to every record.")
     return replace(attr, universe=check_universe(attr, others, whole_bins=False))
-
-
-def blank_outside_universes(df, attributes):
-    """``df`` (synthetic rows, changed in place) with every attribute missing outside its
-    universe: structural gaps, never a drawn value (the universes are public)."""
-    for a in attributes:
-        if a.universe is not None:
-            outside = ~a.universe.mask(df)
-            if outside.any():
-                col = df[a.name]
-                if isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object:
-                    df.loc[outside, a.name] = np.nan
-                elif pd.api.types.is_integer_dtype(col.dtype):
-                    df[a.name] = col.astype("Int64").mask(outside)
-                else:
-                    df[a.name] = col.mask(outside)
-    return df
 
 
 def check_frame(df, names):
@@ -454,7 +436,7 @@ class Discretization:
                 col = np.clip(v, a.lower, a.upper)
                 col[miss] = np.nan
             cols[a.name] = col
-        return blank_outside_universes(pd.DataFrame(cols, columns=self.names), self.attributes)
+        return blank_outside_universes(pd.DataFrame(cols, columns=self.names), self.attributes, copy=False)
 
 
 

@@ -190,6 +190,7 @@ class AutoSynthesizer(Synthesizer):
         self.epsilon_ = float(eps0) + self.synthesizer_.epsilon_
         self.delta_ = delta
         self.n_features_in_ = self.synthesizer_.n_features_in_
+        self.n_outside_universe_ = self.synthesizer_.n_outside_universe_
         return self
 
     def released_params(self):

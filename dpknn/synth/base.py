@@ -9,14 +9,19 @@ from the data except through a mechanism.
 
 from __future__ import annotations
 
+import logging
+
 from sklearn.base import BaseEstimator
 
+from dpknn.schema.attributes import observed_outside_universes
 from dpknn.schema.discretization import check_attributes
 from dpknn.utils.validation import check_is_fitted
 
 __all__ = ["NEIGHBOURS", "Synthesizer"]
 
 NEIGHBOURS = "add/remove one record"
+
+logger = logging.getLogger(__name__)
 
 
 class Synthesizer(BaseEstimator):
@@ -40,3 +45,14 @@ class Synthesizer(BaseEstimator):
     def released_params(self):
         """The method's own public parameters and released structure (none here)."""
         return {}
+
+    def _note_outside_universes(self, X):
+        """Set ``n_outside_universe_`` (CONFIDENTIAL: never in :meth:`public_params`) to the observed values
+        of ``X`` outside their attribute's universe, by attribute, and log a warning for the curator. Such
+        values are not applicable (:class:`~dpknn.schema.Universe`): the fit reads them as the attribute's
+        "not applicable" code, as every other part of dpknn does."""
+        counts = observed_outside_universes(X, check_attributes(self.attributes))
+        for name, n in counts.items():
+            logger.warning("%s: %d observed value(s) lie outside its universe; they are not applicable there and "
+                           "are read as such (docs/schema.md, \"Universes\")", name, n)
+        self.n_outside_universe_ = counts

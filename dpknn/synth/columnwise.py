@@ -166,6 +166,7 @@ class ColumnwiseSynthesizer(Synthesizer):
         src = as_source(self.rng)
         gen = check_rng(src.generator)
         codes = disc.encode(X).astype(np.int64)
+        self._note_outside_universes(X)
         d = codes.shape[0]
         sizes = disc.sizes
         self.noisy_missing_counts_ = None

@@ -451,6 +451,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         src = as_source(self.rng)
         disc = plan.disc
         codes = encode_checked(X, plan)  # domain errors and the never_missing refusal before anything is released
+        self._note_outside_universes(X)
         quantiles = measure_quantiles(X, plan.wide, plan.levels, replace(plan.budget, total=plan.quantiles), src)
         self.public_edges_ = {name: list(e) for name, e in disc.edges}
         self.bin_edges_ = {q.name: list(q.edges) for q in quantiles}

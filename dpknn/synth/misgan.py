@@ -125,7 +125,7 @@ from dpknn.exceptions import PrivacyLeakWarning
 from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.base import CuratorDiagnostics
 from dpknn.mechanisms.randomness import as_source
-from dpknn.schema.discretization import blank_outside_universes
+from dpknn.schema.attributes import blank_outside_universes
 from dpknn.schema.marginals import extended_codes
 from dpknn.synth.base import Synthesizer
 from dpknn.synth.marginal import Counts, ZCDPBudget, measure
@@ -437,6 +437,7 @@ class DPMisGAN(Synthesizer):
                                  label=f"DPMisGAN({steps} critic steps{', tables' if rho else ''})")
 
         x, m = enc.encode(X)
+        self._note_outside_universes(X)
         src = as_source(self.rng)
         tables = measure_tables(enc.discretization.encode(X), enc.discretization.sizes, rho, src) if rho else []
         # The Poisson sampling and the torch noise run on generators seeded from the source (the OS
@@ -507,7 +508,7 @@ class DPMisGAN(Synthesizer):
         generator's softmax, numerics scaled back from public bounds (domain-valid). With
         ``missing=True`` a cell is left missing with probability 1 − G_m's mask value, so the
         rows carry the learnt missingness pattern. Every attribute is missing outside its
-        universe (:func:`~dpknn.schema.discretization.blank_outside_universes`).
+        universe (:func:`~dpknn.schema.attributes.blank_outside_universes`).
         """
         check_is_fitted(self, "data_generator_")
         n = check_positive_int(n, "n", minimum=0)

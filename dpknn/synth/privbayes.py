@@ -283,6 +283,7 @@ class PrivBayes(Synthesizer):
             accountant.spend(float(eps), delta, label=f"PrivBayes(missing={self.missing!r}, degree={k})")
         src = as_source(self.rng)
         codes = disc.encode(X)
+        self._note_outside_universes(X)
         d, n = codes.shape
         sizes = disc.sizes
 
