@@ -691,19 +691,22 @@ def test_process_keeps_the_flags_and_the_marker_of_an_imputed_file(tmp_path, nam
     assert res.returncode == 2 and "flag columns" in res.stderr
 
 
-def test_rwn_warns_on_imputed_data_and_carries_the_flags_unchanged(tmp_path):
+def test_rwn_warns_on_imputed_data_and_keeps_the_flags_only_on_purpose(tmp_path):
     df = imputed_files(tmp_path)
     imp = pd.read_csv(tmp_path / "imp.csv")
     for option in (["--columns", "AGE,INCWAGE"], ["--keep", "SEX"]):
-        res = run("rwn", "--input", "imp.csv", "--output", "r.csv", "--k", "3", "--seed", "1", *option,
-                  cwd=tmp_path)
-        assert res.returncode == 0, res.stderr
-        assert "dpknn_imputed_INCWAGE" in res.stderr and "unchanged" in res.stderr
-        got = pd.read_csv(tmp_path / "r.csv")
-        assert list(got.columns) == list(imp.columns) and len(got) == len(df)
-        assert got["dpknn_imputed_INCWAGE"].equals(imp["dpknn_imputed_INCWAGE"])
-        assert not got["INCWAGE"].equals(imp["INCWAGE"])
-        (tmp_path / "r.csv").unlink()
+        for keep in ([], ["--keep-flags"]):
+            res = run("rwn", "--input", "imp.csv", "--output", "r.csv", "--k", "3", "--seed", "1", *option, *keep,
+                      cwd=tmp_path)
+            assert res.returncode == 0, res.stderr
+            assert "dpknn_imputed_INCWAGE" in res.stderr and ("unchanged" if keep else "left out") in res.stderr
+            got = pd.read_csv(tmp_path / "r.csv")
+            flags = [c for c in imp.columns if c.startswith("dpknn_imputed_")]
+            assert list(got.columns) == [c for c in imp.columns if keep or c not in flags] and len(got) == len(df)
+            if keep:
+                assert got["dpknn_imputed_INCWAGE"].equals(imp["dpknn_imputed_INCWAGE"])
+            assert not got["INCWAGE"].equals(imp["INCWAGE"])
+            (tmp_path / "r.csv").unlink()
 
 
 # Issue 28, finding 7: an output inside an input folder becomes input of the next run.

@@ -2,6 +2,8 @@
 refusals instead of silent or wrong results, help text that says what exists, and one-line
 errors only for the user's own mistakes."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -220,3 +222,74 @@ def test_a_numeric_column_spelt_with_na_names_the_option(tmp_path, capsys):
             "--rows", "5", "--output", str(tmp_path / "o.csv"), "--seed", "0"]
     assert main(args) == 2 and "--na-values NA on the command line" in capsys.readouterr().err
     assert main([*args, "--na-values", "NA"]) == 0
+
+
+def test_csv_columns_are_read_with_the_declared_types(tmp_path, capsys):
+    """Issue 47, finding 6: a coded column declared with text categories ("9", "10", ...) whose file holds only
+    numbers (a synthetic file in which a category did not occur) reads back as the declared text, in every
+    command; in Python the refusal says that the types differ."""
+    from dpknn import Categorical
+    from dpknn.schema import Discretization
+
+    rng = np.random.default_rng(0)
+    codes = ["9", "10", "11", "x"]
+    real = pd.DataFrame({"occ": rng.choice(codes, 300), "age": rng.integers(20, 70, 300)})
+    released = real.assign(occ=rng.choice(["9", "10", "11"], 300))   # no "x": the CSV reads as integers
+    real.to_csv(tmp_path / "real.csv", index=False)
+    released.to_csv(tmp_path / "rel.csv", index=False)
+    assert pd.read_csv(tmp_path / "rel.csv").occ.dtype.kind == "i"
+    (tmp_path / "a.toml").write_text('[[attribute]]\nname = "occ"\ntype = "categorical"\ncategories = ["9", "10", '
+                                     '"11", "x"]\n[[attribute]]\nname = "age"\ntype = "ordinal"\nlower = 18\n'
+                                     'upper = 90\n')
+    rc = main(["evaluate", "--real", str(tmp_path / "real.csv"), "--released", str(tmp_path / "rel.csv"),
+               "--attributes", str(tmp_path / "a.toml"), "--out", str(tmp_path / "rep"), "--seed", "0"])
+    assert rc == 0, capsys.readouterr().err
+    rc = main(["synth", "--attributes", str(tmp_path / "a.toml"), "--input", str(tmp_path / "rel.csv"),
+               "--output", str(tmp_path / "syn.csv"), "--epsilon", "2", "--rows", "100", "--seed", "1",
+               "--method", "mst"])
+    assert rc == 0, capsys.readouterr().err
+    # In Python, a frame read without the declared types is refused with the reason.
+    with pytest.raises(ValueError, match="holds numbers and the categories are text"):
+        Discretization([Categorical("occ", codes)], 10).encode(pd.read_csv(tmp_path / "rel.csv"))
+
+
+def test_synth_from_a_schema_never_gives_known_attributes_gaps_and_notes_come_first(tmp_path, capsys, monkeypatch,
+                                                                                      caplog):
+    """Issue 47, finding 7: with a schema file the known attributes are complete by declaration, so no
+    synthetic gap is drawn in them (default method and PrivBayes with missingness as a value); the note about
+    gaps comes before the work, not after a long run; and --seed is warned about and marked in the sidecar
+    (finding 10)."""
+    from dpknn.datasets.census import census_schema, make_census
+
+    df = make_census(3000, rng=3)[["AGE", "SEX", "SCHOOL", "INCWAGE"]]
+    schema = census_schema()
+    known = ["AGE", "SEX", "SCHOOL"]
+    small = schema.__class__(known=[schema.attribute(n) for n in known], imputed=[schema.attribute("INCWAGE")])
+    df.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text(small.to_toml())
+    for method in ("auto", "privbayes-value"):
+        rc = main(["synth", "--attributes", str(tmp_path / "s.toml"), "--input", str(tmp_path / "d.csv"), "--output",
+                   str(tmp_path / f"{method}.csv"), "--epsilon", "0.5", "--rows", "3000", "--method", method,
+                   "--seed", "4"])
+        assert rc == 0, capsys.readouterr().err
+        out = pd.read_csv(tmp_path / f"{method}.csv")
+        assert out[known].notna().all().all(), method
+        assert out["INCWAGE"].isna().any(), method      # the imputed attribute keeps its gaps
+        side = json.loads((tmp_path / f"{method}.csv.json").read_text())
+        assert side["seeded"] is True and "not for publication" in side["seeded_note"]
+        assert any("--seed makes the noise reproducible" in r.message for r in caplog.records)
+        caplog.clear()
+    # Without a schema or --never-missing the note comes, and before the fit runs.
+    (tmp_path / "a.toml").write_text('[[attribute]]\nname = "AGE"\ntype = "ordinal"\nlower = 0\nupper = 99\n')
+    import dpknn.synth
+
+    def refuse(self, X, y=None, **kw):
+        raise ValueError("stopped in fit")
+
+    monkeypatch.setattr(dpknn.synth.AutoSynthesizer, "fit", refuse)
+    capsys.readouterr()
+    rc = main(["synth", "--attributes", str(tmp_path / "a.toml"), "--input", str(tmp_path / "d.csv"), "--output",
+               str(tmp_path / "o.csv"), "--epsilon", "1", "--rows", "10"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "stopped in fit" in err
+    assert "note: every attribute may get synthetic gaps" in err and err.index("note:") < err.index("stopped in fit")

@@ -124,3 +124,9 @@ def test_cli_reference_names_every_option():
             for option in action.option_strings:
                 if option not in ("-h", "--help"):
                     assert f"`{option}`" in sections[name], f"docs/cli.md: dpknn {name} lacks {option}"
+        # Issue 47, finding 12: every option's row says what it does (no empty cell), and so does --help.
+        for row in re.findall(r"^\| `-[^|]*\|([^|]*)\|", sections[name], re.M):
+            assert row.strip() and not row.strip().startswith("(default"), f"docs/cli.md: dpknn {name}: empty cell"
+        for action in parser._actions:
+            if action.option_strings and action.help != argparse.SUPPRESS:
+                assert action.help, f"dpknn {name} {action.option_strings[0]} has no --help text"

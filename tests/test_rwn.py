@@ -229,8 +229,31 @@ def test_errors():
         RWN().fit_transform(df, columns=["zz"])
     with pytest.raises(TypeError, match="m must be"):
         RWN(method="sampled_pairs", m=2.5).fit_transform(df)
-    with pytest.raises(ValueError, match="missing values"):
-        RWN().fit_transform(df.assign(a=np.nan))
+    with pytest.raises(ValueError, match="infinite value"):
+        RWN().fit_transform(df.assign(a=np.inf))
+
+
+@pytest.mark.parametrize("method,kw", [("exact", {}), ("sampled_points", {"m": 40}),
+                                       ("partitioned", {"partitions": 2})])
+def test_a_gap_is_a_value_and_the_warning_names_dpknn_impute(method, kw):
+    """Issue 47, finding 5: columns with gaps no longer block a run. A gap is one more value, copied from
+    neighbours like any value; its records' neighbours are mostly gaps too (a gap sits far from values),
+    and the warning points to dpknn impute, not to data-independent filling."""
+    rng = np.random.default_rng(4)
+    n = 400
+    group = rng.integers(0, 2, n)
+    df = pd.DataFrame({"id": np.arange(n), "a": rng.normal(size=n) + 3 * group,
+                       "b": pd.Series(np.where(group == 1, "x", "y"), dtype=object),
+                       "c": np.where(group == 1, np.nan, rng.normal(size=n))})   # c applies to group 0 only
+    df.loc[rng.random(n) < 0.1, "b"] = None
+    before = df.copy()
+    with pytest.warns(UserWarning, match=r"RWN on columns with gaps \{'b': \d+, 'c': \d+\}.*dpknn impute"):
+        out = RWN(k=4, method=method, rng=1, **kw).fit_transform(df, columns=["a", "b", "c"])
+    pd.testing.assert_frame_equal(df, before)
+    assert out.c.isna().sum() == pytest.approx(df.c.isna().sum(), rel=0.15)
+    # Gaps stay where the neighbours have gaps: records of group 1 (no c) keep no c, group 0 mostly keeps one.
+    assert out.c[group == 1].isna().mean() > 0.9 and out.c[group == 0].notna().mean() > 0.9
+    assert out.b.isna().any() and not out.a.equals(df.a)
 
 
 @pytest.mark.parametrize("kw,match", [
@@ -369,14 +392,20 @@ def _imputed_survey(n):
     return df
 
 
-def test_imputation_flags_are_carried_through_unchanged_with_a_warning():
+def test_imputation_flags_are_never_perturbed_and_left_out_unless_kept():
     # Issue 28, finding 1: RWN is not DP, so imputed data pass, but their flags must not be perturbed.
+    # Issue 47, finding 5: the flags tell who did not answer, so the output leaves them out unless kept on purpose.
     df = _imputed_survey(400)
     before = df.copy()
     for columns in (None, ["age", "gender", "dpknn_imputed_age"]):
-        with pytest.warns(UserWarning, match=r"\['dpknn_imputed_age'\] are carried through unchanged"):
+        with pytest.warns(UserWarning, match=r"\['dpknn_imputed_age'\] are never perturbed and are left out"):
             out = RWN(k=3, rng=2).fit_transform(df, columns=columns)
-        assert out["dpknn_imputed_age"].equals(df["dpknn_imputed_age"]) and not out["age"].equals(df["age"])
+        assert "dpknn_imputed_age" not in out.columns and not out["age"].equals(df["age"])
+        assert list(out.columns) == [c for c in df.columns if c != "dpknn_imputed_age"]
+        with pytest.warns(UserWarning, match=r"are carried through unchanged \(keep_flags"):
+            kept = RWN(k=3, rng=2, keep_flags=True).fit_transform(df, columns=columns)
+        assert kept["dpknn_imputed_age"].equals(df["dpknn_imputed_age"])
+        pd.testing.assert_frame_equal(kept.drop(columns="dpknn_imputed_age"), out)
     pd.testing.assert_frame_equal(df, before)
 
 
@@ -388,19 +417,24 @@ def test_perturb_parquet_keeps_flags_and_writes_all_or_nothing(tmp_path):
     df = _imputed_survey(600)
     _folder(df, tmp_path / "in")
     bad = df.copy()
-    bad.loc[450, "age"] = np.nan   # the second partition fails on a worker, after the first was written
+    bad["age"] = bad["age"].astype(float)
+    bad.loc[450, "age"] = np.inf   # the second partition fails on a worker, after the first was written
     _folder(bad, tmp_path / "bad")
     with distributed.Client(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as client:
         with pytest.warns(UserWarning, match="dpknn_imputed_age"):
-            perturb_parquet(tmp_path / "in", tmp_path / "out", RWN(k=3, rng=5), client=client)
-        with pytest.raises(ValueError, match="missing values"), warnings.catch_warnings():
+            perturb_parquet(tmp_path / "in", tmp_path / "out", RWN(k=3, rng=5, keep_flags=True), client=client)
+        with pytest.warns(UserWarning, match="left out"):
+            perturb_parquet(tmp_path / "in", tmp_path / "dropped", RWN(k=3, rng=5), client=client)
+        with pytest.raises(ValueError, match="infinite value"), warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # the flags, said above
             perturb_parquet(tmp_path / "bad", tmp_path / "out2", RWN(k=3, rng=5), client=client)
         with pytest.raises(FileExistsError):
             perturb_parquet(tmp_path / "in", tmp_path / "out", RWN(k=3, rng=5), client=client)
     out = pd.read_parquet(tmp_path / "out").sort_index()
     assert out["dpknn_imputed_age"].equals(df["dpknn_imputed_age"]) and not out["age"].equals(df["age"])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "in", "out"]
+    dropped = pd.read_parquet(tmp_path / "dropped").sort_index()
+    pd.testing.assert_frame_equal(dropped, out.drop(columns="dpknn_imputed_age"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "dropped", "in", "out"]
 
 
 def _reference_neighbourhoods(X, pi, pj, k, radius):

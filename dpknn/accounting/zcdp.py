@@ -67,15 +67,26 @@ def zcdp_delta(rho, epsilon):
     epsilon = NON_NEGATIVE.check(epsilon, "epsilon")
     if rho == 0:
         return 0.0
-    alphas = 1 + _ALPHA_MINUS_ONE
-    logs = _log_delta(alphas, rho, epsilon)
+    # The grid, and the order near the optimum of the leading term (α − 1)(αρ − ε), α = (1 + ε/ρ)/2: for a
+    # tiny ρ beside ε that order lies far past the grid, and without it δ could never fall below a small
+    # target (zcdp_rho would search forever).
+    with np.errstate(over="ignore"):
+        star = 0.5 * (1.0 + epsilon / rho)
+    extra = np.asarray([a for a in (star * 0.5, star, star * 2.0) if np.isfinite(a) and a > 1 + 1e-6])
+    alphas = np.sort(np.r_[1 + _ALPHA_MINUS_ONE, extra])
+    with np.errstate(over="ignore", invalid="ignore"):
+        logs = _log_delta(alphas, rho, epsilon)
+    logs = np.where(np.isnan(logs), np.inf, logs)
     i = int(np.argmin(logs))
     lo, hi = alphas[max(i - 1, 0)], alphas[min(i + 1, alphas.size - 1)]
     best = float(logs[i])
-    res = optimize.minimize_scalar(lambda a: float(_log_delta(a, rho, epsilon)), bounds=(lo, hi), method="bounded")
+    with np.errstate(over="ignore", invalid="ignore"):
+        res = optimize.minimize_scalar(lambda a: float(_log_delta(a, rho, epsilon)), bounds=(lo, hi),
+                                       method="bounded")
     if res.success and np.isfinite(res.fun):
         best = min(best, float(res.fun))
-    return float(min(math.exp(best), 1.0))
+    # A valid δ for any α is at most 1 (and exp would overflow for a huge log).
+    return float(math.exp(min(best, 0.0)))
 
 
 def zcdp_rho(epsilon, delta):
@@ -99,12 +110,20 @@ def zcdp_rho(epsilon, delta):
 
 def _boundary(passes, hi):
     """(lo, hi) within 1e-12·hi of the point where the monotone test ``passes`` flips, with
-    passes(0) true for ρ and false for ε: ``hi`` is doubled until it is on the other side."""
+    passes(0) true for ρ and false for ε: ``hi`` is doubled until it is on the other side.
+
+    Bounded: at most ~1,100 doublings and ~1,100 halvings of a float (past them a bound overflows or
+    underflows and the search stops with what it has: (0, hi) when the flip lies below every
+    positive float, (lo, inf) when above)."""
     lo, first = 0.0, passes(0.0)
     while passes(hi) == first:
         lo, hi = hi, 2 * hi
+        if not math.isfinite(hi):
+            return lo, hi
     while hi - lo > 1e-12 * hi:
-        mid = (lo + hi) / 2
+        mid = lo + (hi - lo) / 2   # (lo + hi) / 2 overflows near the largest float
+        if mid in (lo, hi):   # no float left between them
+            break
         if passes(mid) == first:
             lo = mid
         else:

@@ -64,6 +64,18 @@ def add_seed(p):
     p.add_argument("--seed", type=int, default=None, help="seed (reproducibility only, not security)")
 
 
+#: What a seeded output's public record says of itself (``"seeded": true`` beside it).
+SEEDED_NOTE = ("seeded with --seed: reproducible by anyone who knows the seed, and the same seed on neighbouring "
+               "files gives the same noise; not for publication")
+
+
+def warn_seeded(args):
+    """Warn, before any work, when ``--seed`` is given to a command whose output is a DP release."""
+    if args.seed is not None:
+        logger.warning("--seed makes the noise reproducible: anyone who knows the seed can remove it, and the same "
+                       "seed on neighbouring files gives the same noise. Do not publish seeded releases.")
+
+
 def add_na_values(p):
     p.add_argument("--na-values", type=lambda t: tuple(v.strip() for v in t.split(",") if v.strip()), default=(),
                    metavar="S,T", help="CSV input: strings that mean a missing cell besides an empty field "

@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 from dpknn.cli.common import (
+    SEEDED_NOTE,
     CLIError,
     add_diagnostics,
     add_max_work,
@@ -19,6 +20,7 @@ from dpknn.cli.common import (
     read_schema,
     scheduler_client,
     to_json,
+    warn_seeded,
 )
 from dpknn.exceptions import PrivacyLeakWarning, WorkLimitError
 from dpknn.impute.flags import check_path_not_imputed
@@ -75,7 +77,7 @@ def _cmd_impute(args):
     with file_content(args.queries):
         queries = None if args.queries is None else read_queries(args.queries, schema)[0]
     table_writer(None, args.output)  # refuse a bad output name before any work
-    df = read_table(args.input, na_values=args.na_values)
+    df = read_table(args.input, na_values=args.na_values, attributes=(*schema.known, *schema.imputed))
     imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, max_work=args.max_work, progress=args.progress)
     try:
         out = imp.fit_transform(df)
@@ -161,9 +163,7 @@ def _cmd_release(args):
             f"the queries in {str(args.queries)!r} spend epsilon={total:g} in all, more than "
             f"--epsilon={args.epsilon:g}; nothing was computed.")
     check_path_not_imputed(args.input)
-    if args.seed is not None:
-        logger.warning("--seed makes the noise reproducible: anyone who knows the seed can remove it, and the same "
-                       "seed on neighbouring files gives the same noise. Do not publish seeded releases.")
+    warn_seeded(args)
     acc = BudgetAccountant(args.epsilon)
     with contextlib.ExitStack() as stack:
         if Path(args.input).is_dir():
@@ -182,7 +182,7 @@ def _cmd_release(args):
         else:
             if args.scheduler is not None:
                 raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
-            df = read_table(args.input, na_values=args.na_values)
+            df = read_table(args.input, na_values=args.na_values, attributes=(*schema.known, *schema.imputed))
             rows = len(df)
             private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed, noise=args.noise,
                                         max_work=args.max_work)
@@ -194,7 +194,10 @@ def _release(args, private, queries, acc, rows):
     from dpknn.releases.queryfile import release_queries
 
     made = release_queries(private, queries)
-    files = [(args.output, text_writer(to_json(made.published(acc, k=args.k, epsilon_budget=args.epsilon))))]
+    published = made.published(acc, k=args.k, epsilon_budget=args.epsilon)
+    if args.seed is not None:
+        published = {"seeded": True, "seeded_note": SEEDED_NOTE, **published}
+    files = [(args.output, text_writer(to_json(published)))]
     if args.diagnostics:
         diag = {"confidential": True, "input": str(args.input), "rows": rows, "l1": private.l1,
                 "releases": list(made.curator)}
@@ -253,13 +256,15 @@ def add_release_parser(sub):
                        "count_epsilon / mean_epsilon / denominator_epsilon, where, within, column, bounds, "
                        "method, gamma; see docs/queries.md). The file is refused up front when its budgets add up "
                        "to more than --epsilon. The output holds only publishable fields.")
-    p.add_argument("--schema", type=Path, required=True)
-    p.add_argument("--queries", type=Path, required=True)
+    p.add_argument("--schema", type=Path, required=True,
+                   help="TOML schema: the public domains, known and imputed attributes (docs/schema.md)")
+    p.add_argument("--queries", type=Path, required=True,
+                   help="TOML file of [[query]] tables, the releases and their budgets (docs/queries.md)")
     p.add_argument("--input", type=Path, required=True,
                    help=".csv or .parquet, or a folder of Parquet partitions (imputed and summed on Dask)")
     p.add_argument("--output", type=Path, required=True, help="JSON file of the releases (a name ending in .json)")
     p.add_argument("--epsilon", type=float, required=True, help="total privacy budget")
-    p.add_argument("--k", type=int, default=1)
+    p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
     p.add_argument("--noise", default="polyplace", choices=["polyplace", "cauchy"],
                    help="noise of the smooth releases whose query sets no noise: polyplace (default, any epsilon > "
                         "ln 2) or cauchy (the paper's generalized Cauchy, epsilon > 2 ln 2)")

@@ -50,7 +50,7 @@ def _cmd_rwn(args):
         if not columns:
             raise CLIError("--keep leaves no column to perturb.")
     rwn = RWN(k=args.k, radius=args.radius, q=args.q, method=args.method, m=args.m, partitions=args.partitions,
-              n_jobs=args.jobs, progress=args.progress, rng=args.seed)
+              n_jobs=args.jobs, progress=args.progress, keep_flags=args.keep_flags, rng=args.seed)
     if Path(args.input).is_dir():
         if Path(args.output).exists():
             raise CLIError(f"output {str(args.output)!r} exists; choose a new folder.")
@@ -85,7 +85,7 @@ def add_rwn_parser(sub):
                        "partition on a local Dask cluster or the one at --scheduler, bounded memory). RWN is not "
                        "differential privacy. It prints the share of values changed per perturbed column and warns "
                        "about a column left (nearly) unchanged (docs/rwn.md).")
-    p.add_argument("--input", type=Path, required=True)
+    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet file, or a folder of Parquet files")
     p.add_argument("--output", type=Path, required=True, help="file (.csv/.parquet) or folder for Parquet input")
     p.add_argument("--k", type=int, default=5,
                    help="least neighbourhood size: the k nearest other records, ties included (default 5)")
@@ -110,6 +110,9 @@ def add_rwn_parser(sub):
     which.add_argument("--keep", default=None,
                        help="comma-separated columns to leave untouched, such as record identifiers and weights; "
                             "all others are perturbed")
+    p.add_argument("--keep-flags", action="store_true",
+                   help="imputed input: keep the dpknn_imputed_* flag columns in the output (never perturbed; they "
+                        "tell who did not answer, so by default they are left out)")
     p.add_argument("--jobs", type=int, default=1, help="joblib workers for partitioned")
     p.add_argument("--progress", action="store_true", help="show progress (sampled_pairs, partitioned)")
     add_scheduler(p)

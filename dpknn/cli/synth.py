@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 from pathlib import Path
 
 from dpknn.cli.common import (
+    SEEDED_NOTE,
     CLIError,
     add_na_values,
     add_seed,
     comma_list,
     file_content,
+    warn_seeded,
 )
 from dpknn.impute.flags import check_path_not_imputed
 from dpknn.utils.io import (
@@ -83,8 +86,9 @@ def _cmd_synth(args):
     marginal = args.method in ("auto", "aim", "mst")
     if not marginal and args.method != "dpmisgan" and args.delta is not None:
         raise CLIError("--delta applies to --method auto, aim, mst and dpmisgan only.")
-    if not marginal and args.never_missing is not None:
-        raise CLIError("--never-missing applies to --method auto, aim and mst only.")
+    if args.never_missing is not None and not (marginal or args.method.startswith("privbayes")
+                                               or args.method == "dpmisgan"):
+        raise CLIError(f"--never-missing does not apply to --method {args.method}, which draws no gaps.")
     if not marginal and args.noise is not None:
         raise CLIError("--noise applies to --method auto, aim and mst only.")
     if args.mcar_rates is not None and args.method != "mst":
@@ -101,6 +105,16 @@ def _cmd_synth(args):
     if edges and not (marginal or args.method == "dpmisgan"):
         raise CLIError(f"bin_edges in {args.attributes} (for {sorted(edges)}) apply to --method auto, aim, mst and "
                        "dpmisgan only; remove them or choose one of those methods.")
+    # Complete by design: a schema's known attributes, and those named. No synthetic gap is drawn there.
+    never = list(dict.fromkeys([*declared.never_missing,
+                                *([] if args.never_missing is None else comma_list(args.never_missing))]))
+    # Notes come before the work, which can take minutes.
+    if args.method in ("auto", "aim", "mst", "privbayes-value") or (args.method == "dpmisgan" and args.gaps):
+        if not never:
+            _note("every attribute may get synthetic gaps (missingness is learnt for each); name the attributes "
+                  "that are complete by design with --never-missing (a schema file's known attributes count as "
+                  "such)")
+    warn_seeded(args)
     sample_options = {}
     if args.method == "dpmisgan":
         if args.input_rows is None:
@@ -111,9 +125,8 @@ def _cmd_synth(args):
                                    ("marginal_share", args.marginal_share), ("bin_edges", edges)) if v is not None}
         model = DPMisGAN(attrs, epsilon=args.epsilon, delta=args.delta, n_rows=args.input_rows,
                          progress=args.progress, rng=args.seed, **given)
-        sample_options["missing"] = args.gaps
+        sample_options.update(missing=args.gaps, never_missing=never)
     elif marginal:
-        never = [] if args.never_missing is None else comma_list(args.never_missing)
         extra = {} if args.mcar_rates is None else {"mcar_rates": mcar_rates(args.mcar_rates)}
         if extra:
             what = MST_MCAR_DESCRIPTION
@@ -127,14 +140,16 @@ def _cmd_synth(args):
     else:
         degree = "auto" if args.degree is None else args.degree
         model = PrivBayes(attrs, epsilon=args.epsilon, degree=degree, missing=missing, bins=bins,
-                          max_rows=args.max_rows, progress=args.progress, rng=args.seed)
-    df = read_table(args.input, na_values=args.na_values)
+                          max_rows=args.max_rows, never_missing=never, progress=args.progress, rng=args.seed)
+    df = read_table(args.input, na_values=args.na_values, attributes=attrs)
     model.fit(df)
     out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1, **sample_options)
     params = model.public_params()
     # The command's own facts first; the dict merge keeps their places and appends the model's.
     public = {"method": args.method, "description": what, "epsilon": params["epsilon"], "delta": params["delta"],
               "neighbours": params["neighbours"], "rows": args.rows, **params}
+    if args.seed is not None:
+        public = {"seeded": True, "seeded_note": SEEDED_NOTE, **public}
     if args.method == "dpmisgan":
         public["gaps"] = args.gaps
         public["accounting"] = public.pop("accounting")   # the record has always ended with it
@@ -143,10 +158,11 @@ def _cmd_synth(args):
     chosen = f" (chose {model.method_})" if args.method == "auto" else ""
     print(f"{args.method}{chosen}: {what}; epsilon={model.epsilon_:g}, delta={model.delta_:g}; wrote {args.rows} "
           f"synthetic rows to {args.output} and the public parameters to {_sidecar(args.output)}")
-    if marginal and args.never_missing is None:
-        print("note: every attribute may get synthetic gaps (missingness is a code of each); name the attributes that "
-              "are complete by design with --never-missing")
     return 0
+
+
+def _note(text):
+    print(f"dpknn synth: note: {text}", file=sys.stderr)
 
 
 def mcar_rates(text):
@@ -180,7 +196,8 @@ def _cmd_evaluate(args):
     with file_content(args.attributes):
         attrs = read_attributes(args.attributes)
     keys = None if args.keys is None else comma_list(args.keys)
-    real, released = (read_table(path, na_values=args.na_values) for path in (args.real, args.released))
+    real, released = (read_table(path, na_values=args.na_values, attributes=attrs)
+                      for path in (args.real, args.released))
     report = evaluate(real, released, attrs, label=args.label, same_order=args.same_order,
                       regressions=args.regression or (), keys=keys,
                       target=args.target, bins=args.bins, max_rows=args.max_rows, rng=args.seed)

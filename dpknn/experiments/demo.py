@@ -147,7 +147,8 @@ def _demo_report(rows, truths, stats, *, budget, epsilon, count_epsilon, seconds
     lines += ["", "Smooth sensitivity: the paper's mechanism, noise calibrated to 1 + L1(D), with the package's "
               "default PolyPlace noise (docs/privacy.md, Theorem P) and with the paper's generalized Cauchy noise "
               "(exact admissibility constants), side by side: the same query, the same budget. Ignore missing "
-              "data: the records whose values of the query's attributes are observed, ordinary mechanisms. Global sensitivity: the paper's comparison with "
+              "data: the records whose values of the query's attributes are observed, ordinary mechanisms. "
+              "Global sensitivity: the paper's comparison with "
               "Laplace noise at 1 + (number of "
               "missing records); that sensitivity depends on the data, so it is **not** differentially "
               "private and is shown for comparison only.", "",

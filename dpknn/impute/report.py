@@ -593,8 +593,8 @@ def _release_warnings(plan, alt):
                    f"of many noise scales are not rare. The 99.9% interval is {_interval(plan, plan.error_999)} "
                    f"against {_interval(plan, plan.error)} for 90%, and the release is off by more than "
                    f"{LARGE_ERROR:.0%} of the estimate with probability {_probability(plan.p_large_error)}. More "
-                   "epsilon for this release thins the tail (PolyPlace has a finite variance from epsilon = 2 ln 2 = 1.39 "
-                   "per smooth step).")
+                   "epsilon for this release thins the tail (PolyPlace has a finite variance from epsilon = "
+                   "2 ln 2 = 1.39 per smooth step).")
     if not plan.noisier_than_estimate:
         return out
     text = (f"{plan.name}: the noise would exceed the estimate's magnitude (estimate {_fmt(plan.estimate)}, 90% "

@@ -52,6 +52,20 @@ _MAX_SHOWN = 5
 NA_SPELLINGS = frozenset({"NA", "N/A", "NaN", "nan", "NULL", "null", "None", ".", "-", "?"})
 
 
+def _type_hint(values, categories):
+    """Why values that print like categories do not match them: numbers against text categories (or the
+    reverse), as a CSV read without the declared types gives."""
+    kinds = {isinstance(v, str) for v in values if not pd.isna(v)}
+    declared = {isinstance(c, str) for c in categories}
+    if kinds == {False} and declared == {True} and any(str(v).removesuffix(".0") in categories for v in values):
+        return (" The column holds numbers and the categories are text: read the file with the declared types "
+                "(dpknn's commands do; in Python, dpknn.utils.io.read_table(path, attributes=...) or "
+                "df[column].astype(str)).")
+    if kinds == {True} and declared == {False}:
+        return " The column holds text and the categories are numbers: declare them as text, or convert the column."
+    return ""
+
+
 def _show(values):
     """Up to five distinct offending values, and how many there are in all."""
     uniq = pd.unique(pd.Series(values, dtype=object))
@@ -294,9 +308,10 @@ class Categorical:
             values = s.to_numpy
         bad = (codes < 0) & ~missing
         if bad.any():
+            shown = values()[bad]
             raise DomainError(
                 f"column {self.name!r} has values outside its declared categories "
-                f"{list(self.categories)[:10]}: {_show(values()[bad])}."
+                f"{list(self.categories)[:10]}: {_show(shown)}.{_type_hint(shown, self.categories)}"
             )
         return codes, missing
 

@@ -447,11 +447,13 @@ def read_attributes(path, *, allow_draft=False):
 
 @dataclass(frozen=True)
 class AttributesFile:
-    """What an attributes file declares: the attributes, and the public inner bin edges some
-    numeric ones give for synthesis (``{name: edges}``, checked against the domains)."""
+    """What an attributes file declares: the attributes, the public inner bin edges some
+    numeric ones give for synthesis (``{name: edges}``, checked against the domains), and the
+    attributes complete by declaration (a schema's known attributes: never missing)."""
 
     attributes: tuple
     bin_edges: dict
+    never_missing: tuple = ()
 
 
 def read_attributes_file(path, *, allow_draft=False):
@@ -459,7 +461,8 @@ def read_attributes_file(path, *, allow_draft=False):
 
     Either ``[[attribute]]`` tables (``name``, ``type`` and the type's keys, as in a schema; see
     ``docs/synthesis.md``), or a schema file, whose known then imputed attributes are taken in
-    order (an imputed attribute keeps its universe: synthetic values are missing outside it). An
+    order (an imputed attribute keeps its universe: synthetic values are missing outside it; a known
+    attribute is complete by declaration, so ``never_missing`` lists it). An
     ``[[attribute]]`` table may give a ``universe`` too, and a numeric one ``bin_edges``: public
     inner edges of its bins in synthesis (say at the cuts of a derived column, or geometric for
     money), strictly increasing inside its range. A file with ``draft = true`` is refused unless
@@ -492,5 +495,6 @@ def read_attributes_file(path, *, allow_draft=False):
         return AttributesFile(attrs, {name: list(v) for name, v in edges.items()})
     if "known" in spec or "imputed" in spec:
         schema = Schema.from_dict(spec)
-        return AttributesFile(check_attributes([*schema.known, *schema.imputed]), {})
+        # Known attributes are complete for every record (a schema refuses a gap in one): never missing.
+        return AttributesFile(check_attributes([*schema.known, *schema.imputed]), {}, schema.known_names)
     raise ValueError(f"attributes file {str(path)!r} lists no [[attribute]] tables (nor [[known]]/[[imputed]]).")

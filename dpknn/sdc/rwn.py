@@ -104,17 +104,21 @@ def _design(df, columns, weights, scales, rows=None):
     blocks = []
     for c in columns:
         s = df[c]
-        if s.isna().any():
-            raise ValueError(f"column {c!r} has missing values; RWN needs complete data "
-                             "(fill them first: dpknn.processing.impute, or an [impute] step of dpknn process).")
         w = float(weights.get(c, 1.0))
         if _is_numeric(s):
-            x = s.to_numpy(dtype=np.float64)
-            mean, sd = scales.get(c, (x.mean(), x.std())) if len(x) else (0.0, 1.0)
-            sub = x if rows is None else x[rows]
-            blocks.append(scaled_column((sub - mean) / (sd if sd > 0 else 1.0), w))
+            x = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            gaps = np.isnan(x)
+            seen = x[~gaps]
+            mean, sd = scales.get(c, (seen.mean(), seen.std())) if seen.size else (0.0, 1.0)
+            z = np.where(gaps, 0.0, (x - mean) / (sd if sd > 0 else 1.0))   # a gap sits at the mean...
+            sub = z if rows is None else z[rows]
+            blocks.append(scaled_column(sub, w))
+            if gaps.any():
+                # ...and one more coordinate tells a gap from a value, as far apart as two categories (2w).
+                g = gaps if rows is None else gaps[rows]
+                blocks.append(scaled_column(g * math.sqrt(2.0), w))
         else:
-            codes, uniques = pd.factorize(s)
+            codes, uniques = pd.factorize(s, use_na_sentinel=False)   # a gap is a category of its own
             if rows is not None:
                 codes = codes[rows]
             blocks.append(one_hot(codes, len(uniques), w))
@@ -127,7 +131,7 @@ def _classes(df, columns):
     key = np.zeros(len(df), dtype=np.int64)
     size = 1
     for c in columns:
-        codes, uniques = pd.factorize(df[c])
+        codes, uniques = pd.factorize(df[c], use_na_sentinel=False)   # gaps alike are one class
         if size * max(len(uniques), 1) >= 2**62:
             key, _ = pd.factorize(key)
             size = int(key.max()) + 1 if len(key) else 1
@@ -135,6 +139,20 @@ def _classes(df, columns):
         size *= max(len(uniques), 1)
     cls, uniq = pd.factorize(key)
     return np.ascontiguousarray(cls, dtype=np.int64), len(uniq)
+
+
+def _flags_message(flags, keep):
+    what = ("carried through unchanged (keep_flags, --keep-flags): the released file tells who did not answer"
+            if keep else "left out of the output, since they tell who did not answer (keep them on purpose with "
+            "keep_flags=True, --keep-flags)")
+    return (f"RWN on imputed data: the imputation flag columns {flags} are never perturbed and are {what}; the "
+            "imputed values they flag are perturbed like observed ones.")
+
+
+def _without_flags(df, keep):
+    """``df`` without its imputation flag columns unless ``keep``."""
+    flags = [] if keep else flag_columns(df)
+    return df.drop(columns=flags) if flags else df
 
 
 def _warn_identifiers(df, columns):
@@ -225,6 +243,9 @@ class RWN(TransformerMixin, BaseEstimator):
     progress : bool, default False
         Show a tqdm progress bar over the chunks of "sampled_pairs" and the partitions of
         "partitioned".
+    keep_flags : bool, default False
+        Imputation flag columns (``dpknn_imputed_*``, :mod:`dpknn.impute.flags`) are never perturbed;
+        they tell who did not answer, so the output leaves them out unless this is True.
     rng : numpy.random.Generator, int or None
         Seeded generators are for reproducibility, not security.
 
@@ -247,7 +268,8 @@ class RWN(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, *, k=5, radius=None, q=1.0, method="exact", m=None, partitions=None, partition_key=None,
-                 fresh=False, weights=None, scales=None, n_jobs=1, client=None, progress=False, rng=None):
+                 fresh=False, weights=None, scales=None, n_jobs=1, client=None, progress=False, keep_flags=False,
+                 rng=None):
         self.k = k
         self.radius = radius
         self.q = q
@@ -261,6 +283,7 @@ class RWN(TransformerMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.client = client
         self.progress = progress
+        self.keep_flags = keep_flags
         self.rng = rng
 
     parameter_constraints: typing.ClassVar[dict] = {
@@ -272,6 +295,7 @@ class RWN(TransformerMixin, BaseEstimator):
         "partitions": (None, Interval("int", 1, None, closed="left")),
         "fresh": Boolean(),
         "progress": Boolean(),
+        "keep_flags": Boolean(),
     }
 
     def _check_settings(self):
@@ -297,19 +321,21 @@ class RWN(TransformerMixin, BaseEstimator):
             raise ValueError(f"columns {missing} are not in the data.")
         flags = flag_columns(df)
         if flags:
-            # RWN is disclosure control, not DP, so imputed data are allowed; but the flags say
-            # which values are not observed and must reach the user as they are.
-            warnings.warn(f"RWN on imputed data: the imputation flag columns {flags} are carried through unchanged "
-                          "(never perturbed); the imputed values they flag are perturbed like observed ones.",
-                          UserWarning, stacklevel=3)
+            # RWN is disclosure control, not DP, so imputed data are allowed; but the flags say who did not
+            # answer, which a released file should not tell unless the curator means it to.
+            warnings.warn(_flags_message(flags, self.keep_flags), UserWarning, stacklevel=3)
             columns = [c for c in columns if c not in flags]
+        gappy = {c: int(df[c].isna().sum()) for c in columns if df[c].isna().any()}
+        if gappy:
+            warnings.warn(f"RWN on columns with gaps {gappy}: a gap is one more value, at a distance from every "
+                          "value, and is copied from a neighbour like any value (so who answered is perturbed too). "
+                          "To perturb filled values instead, impute first with dpknn impute (donors among each "
+                          "record's neighbours; docs/imputation.md): dpknn.processing.impute draws values "
+                          "independently of the record, which breaks their relations.", UserWarning, stacklevel=3)
         for c in columns:
             col = df[c]
-            if col.isna().any():
-                raise ValueError(f"column {c!r} has {int(col.isna().sum())} missing values; RWN needs complete "
-                                 "data (fill them first, e.g. dpknn.processing.impute).")
             if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
-                bad = ~np.isfinite(col.to_numpy(dtype=np.float64))
+                bad = ~np.isfinite(col.to_numpy(dtype=np.float64, na_value=np.nan)) & col.notna().to_numpy()
                 if bad.any():
                     raise ValueError(f"column {c!r} has {int(bad.sum())} infinite value(s); RWN needs finite "
                                      "numbers (clamp them first, dpknn.processing.clamp).")
@@ -353,7 +379,8 @@ class RWN(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Return a perturbed copy of ``X`` (same shape, index, column order and dtypes).
+        """Return a perturbed copy of ``X`` (same index, column order and dtypes; the imputation flag
+        columns left out unless ``keep_flags``).
 
         ``X`` must have the columns seen by :meth:`fit`, in the same order.
         """
@@ -376,7 +403,7 @@ class RWN(TransformerMixin, BaseEstimator):
         if len(df) >= 2:
             # Past scikit-learn's set_output wrapper of transform and fit_transform, to the caller.
             warn_unchanged(self.changed_share_, self.q, stacklevel=4)
-        return out
+        return _without_flags(out, self.keep_flags)
 
     def _run(self, df, columns):
         rng = check_rng(self.rng)
@@ -652,6 +679,7 @@ def _perturb_part(part, seed, columns, params):
     with warnings.catch_warnings():
         # perturb_parquet said it once on the client; a worker's warnings would repeat it per partition.
         warnings.filterwarnings("ignore", "RWN on imputed data", UserWarning)
+        warnings.filterwarnings("ignore", "RWN on columns with gaps", UserWarning)
         columns = rwn._validate(part, columns)
     return rwn._run(part, columns)
 
@@ -671,9 +699,10 @@ def _check_perturb_target(rwn, input_dir, output_dir):
     return output_dir
 
 
-def _write_perturbed(ddf, run, flags, output_dir, client):
-    """Perturb every partition with ``run`` and write the data columns to ``output_dir`` in one
-    pass that also sums the changed-value ``flags``; return (changes per flag, rows)."""
+def _write_perturbed(ddf, run, flags, output_dir, client, keep_flags):
+    """Perturb every partition with ``run`` and write the data columns (the imputation flags only if
+    ``keep_flags``) to ``output_dir`` in one pass that also sums the changed-value ``flags``; return
+    (changes per flag, rows)."""
     import dask
     from dask.dataframe.utils import make_meta
 
@@ -688,7 +717,8 @@ def _write_perturbed(ddf, run, flags, output_dir, client):
     try:
         with dask_client(client):
             out = ddf.map_partitions(run, meta=meta)
-            write = out[list(ddf.columns)].to_parquet(str(partial / "out"), write_index=True, compute=False)
+            kept = [c for c in ddf.columns if keep_flags or c not in flag_columns(ddf.columns)]
+            write = out[kept].to_parquet(str(partial / "out"), write_index=True, compute=False)
             _, changed, rows = dask.compute(write, out[flags].sum(), out.map_partitions(len).sum())
         os.replace(partial / "out", output_dir)
     finally:
@@ -696,15 +726,13 @@ def _write_perturbed(ddf, run, flags, output_dir, client):
     return changed, int(rows)
 
 
-def _columns_to_perturb(all_columns, columns):
-    """``columns`` (None: all) without the imputation flag columns, which are carried through."""
+def _columns_to_perturb(all_columns, columns, keep_flags):
+    """``columns`` (None: all) without the imputation flag columns, which are never perturbed."""
     cols = list(all_columns) if columns is None else list(columns)
     imputation_flags = flag_columns(all_columns)
     if imputation_flags:
         # Said once here; the partitions' own checks run on the workers, where warnings are lost.
-        warnings.warn(f"RWN on imputed data: the imputation flag columns {imputation_flags} are carried through "
-                      "unchanged (never perturbed); the imputed values they flag are perturbed like observed ones.",
-                      UserWarning, stacklevel=3)
+        warnings.warn(_flags_message(imputation_flags, keep_flags), UserWarning, stacklevel=3)
         cols = [c for c in cols if c not in imputation_flags]
     return cols
 
@@ -739,7 +767,7 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
 
     The output is written under a hidden name beside ``output_dir`` (``.NAME.partial-*``) and
     renamed when complete; a failure removes it. Imputation flag columns (:mod:`dpknn.impute.flags`)
-    are never perturbed: they are carried through, with a warning.
+    are never perturbed, and left out of the output unless ``rwn.keep_flags`` (with a warning either way).
 
     Parameters
     ----------
@@ -770,7 +798,7 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
                   m=rwn.m, fresh=rwn.fresh, weights=rwn.weights, scales=rwn.scales)
     RWN(**params)._check_settings()   # here rather than once per partition on the workers
     ddf = dd.read_parquet(str(input_dir), split_row_groups=False)
-    cols = _columns_to_perturb(ddf.columns, columns)
+    cols = _columns_to_perturb(ddf.columns, columns, rwn.keep_flags)
 
     # Flags of changed values ride along with each perturbed partition so that one pass over the
     # data both writes it and counts the changes; the NUL prefix keeps them apart from data columns.
@@ -782,7 +810,7 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
         res = _perturb_part(part, seed, cols, params)
         return res.assign(**{f: _changed(part[c], res[c]) for f, c in zip(flags, cols)})
 
-    changed, rows = _write_perturbed(ddf, run, flags, output_dir, client)
+    changed, rows = _write_perturbed(ddf, run, flags, output_dir, client, rwn.keep_flags)
     shares = {c: float(changed[f]) / rows if rows else 0.0 for f, c in zip(flags, cols)}
     if rows >= 2:
         warn_unchanged(shares, rwn.q)

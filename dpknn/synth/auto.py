@@ -55,9 +55,9 @@ from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.synth.aim import AIMSynthesizer
 from dpknn.synth.base import Synthesizer
-from dpknn.synth.marginal import encode_checked, mean_pair_cells
+from dpknn.synth.marginal import check_epsilon_bound, encode_checked, mean_pair_cells
 from dpknn.synth.mst import MSTSynthesizer
-from dpknn.utils.validation import EPSILON, check_is_fitted, check_positive_real, check_unit_interval
+from dpknn.utils.validation import check_is_fitted, check_positive_real, check_unit_interval
 
 __all__ = ["AutoSynthesizer", "aim_usefulness"]
 
@@ -164,7 +164,7 @@ class AutoSynthesizer(Synthesizer):
             Charged (ε, δ) before the data are read; refused when it does not fit.
         """
         check_not_imputed(X, "X")
-        eps = Fraction(EPSILON.check(self.epsilon, "epsilon"))
+        eps = Fraction(check_epsilon_bound(self.epsilon))
         share = Fraction(check_unit_interval(self.count_share, "count_share"))
         check_positive_real(self.theta, "theta")
         eps0 = float_down(share * eps)

@@ -93,9 +93,10 @@ from dpknn.utils.validation import (
     check_unit_interval,
 )
 
-__all__ = ["NOISES", "QUANTILE_THETA", "SHAPED_WIDTH", "Counts", "MarginalSynthesizer", "Prepared", "PureBudget",
-           "ZCDPBudget", "binned_attributes", "blank_at_rates", "encode_checked", "mean_pair_cells", "measure",
-           "measure_quantiles", "planned_error", "rescaled", "universe_edges", "useful_levels"]
+__all__ = ["MAX_EPSILON", "NOISES", "QUANTILE_THETA", "SHAPED_WIDTH", "Counts", "MarginalSynthesizer", "Prepared",
+           "PureBudget", "ZCDPBudget", "binned_attributes", "blank_at_rates", "check_epsilon_bound", "encode_checked",
+           "mean_pair_cells", "measure", "measure_quantiles", "planned_error", "rescaled", "universe_edges",
+           "useful_levels"]
 
 logger = logging.getLogger(__name__)
 
@@ -155,6 +156,20 @@ class PureBudget:
 
 
 NOISES = ("auto", "gaussian", "laplace")
+
+#: The largest ε a marginal synthesiser takes: past it the noise scales underflow the floats the model is
+#: fitted in (σ² near 1e-308 at ε = 1e308), while from ε = 1e4 on the tables are exact to a record anyway.
+MAX_EPSILON = 1e6
+
+
+def check_epsilon_bound(epsilon):
+    """``epsilon`` checked (finite, > 0) and at most :data:`MAX_EPSILON`, as a float."""
+    eps = EPSILON.check(epsilon, "epsilon")
+    if eps > MAX_EPSILON:
+        raise ValueError(f"epsilon={eps:g} is more than {MAX_EPSILON:g}: the tables' noise scale (1/sqrt(rho)) "
+                         "would fall below what a float resolves. Far below that bound the tables are already exact "
+                         "to a record (epsilon = 1e4 is the usual non-private ceiling).")
+    return eps
 
 
 def mean_pair_cells(sizes):
@@ -394,7 +409,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         check_positive_int(self.iterations, "iterations")
         check_positive_int(self.n_jobs, "n_jobs")
         self._validate_method(disc)
-        eps = EPSILON.check(self.epsilon, "epsilon")
+        eps = check_epsilon_bound(self.epsilon)
         if self.noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}.")
         delta = POSITIVE_DELTA.check(self.delta, "delta") if self.noise != "laplace" else 0.0

@@ -501,17 +501,23 @@ class DPMisGAN(Synthesizer):
                 "critic_steps": self.steps_, "noise_multiplier": self.noise_multiplier_,
                 "accounting": "RDP of the sampled Gaussian mechanism and of the zCDP tables, improved conversion"}
 
-    def sample(self, n, *, rng=None, missing=False):
+    def sample(self, n, *, rng=None, missing=False, never_missing=()):
         """``n`` synthetic rows (a DataFrame with the attribute columns in declared order).
 
         Post-processing of the released generators. Categories are drawn from the data
         generator's softmax, numerics scaled back from public bounds (domain-valid). With
         ``missing=True`` a cell is left missing with probability 1 − G_m's mask value, so the
-        rows carry the learnt missingness pattern. Every attribute is missing outside its
-        universe (:func:`~dpknn.schema.attributes.blank_outside_universes`).
+        rows carry the learnt missingness pattern, except in the attributes ``never_missing``
+        names (complete by design, a public fact such as a schema's known attributes). Every
+        attribute is missing outside its universe (:func:`~dpknn.schema.attributes.blank_outside_universes`).
         """
         check_is_fitted(self, "data_generator_")
         n = check_positive_int(n, "n", minimum=0)
+        names = [a.name for a in self.encoding_.attributes]
+        unknown = [a for a in never_missing if a not in names]
+        if isinstance(never_missing, str) or unknown:
+            raise ValueError(f"never_missing must list attribute names; {unknown or never_missing!r} are not "
+                             f"attributes (the attributes are {names}).")
         mt = _torch()
         import torch
 
@@ -520,4 +526,6 @@ class DPMisGAN(Synthesizer):
         x, mprob = mt.generate(self.data_generator_, self.mask_generator_, n, latent=int(self.latent_dim),
                                generator=tgen)
         mask = (gen.random(mprob.shape) < mprob).astype(np.float32) if missing else None
+        if mask is not None:
+            mask[:, [names.index(a) for a in never_missing]] = 1.0
         return blank_outside_universes(self.encoding_.decode(x, mask, rng=gen), self.encoding_.attributes)

@@ -185,6 +185,11 @@ class PrivBayes(Synthesizer):
         Share of ε for the row bound when ``max_rows`` is None.
     delta : float, default 1e-9
         Failure probability of the private row bound (charged only when ``max_rows`` is None).
+    never_missing : sequence of str, default ()
+        Attributes with no gaps by design (a public fact, such as the known attributes of a schema).
+        With ``missing="value"`` the sampler never draws their "missing" code (post-processing: their
+        true count there is 0); :meth:`fit` refuses data with a gap in one (a refusal that reveals one
+        bit, ``docs/privacy.md``).
     n_jobs : int, default 2
         Threads of the counting kernel.
     progress : bool, default False
@@ -218,7 +223,7 @@ class PrivBayes(Synthesizer):
     """
 
     def __init__(self, attributes, *, epsilon, degree="auto", theta=8.0, missing="observe", bins=10, beta=0.5,
-                 max_rows=None, rows_share=0.01, delta=1e-9, n_jobs=2, progress=False, rng=None):
+                 max_rows=None, rows_share=0.01, delta=1e-9, never_missing=(), n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.degree = degree
@@ -229,6 +234,7 @@ class PrivBayes(Synthesizer):
         self.max_rows = max_rows
         self.rows_share = rows_share
         self.delta = delta
+        self.never_missing = never_missing
         self.n_jobs = n_jobs
         self.progress = progress
         self.rng = rng
@@ -261,6 +267,10 @@ class PrivBayes(Synthesizer):
             if degree > MAX_DEGREE:
                 raise ValueError(f"degree must be 1, 2, 3 or 'auto', got {degree}.")
         check_positive_int(self.n_jobs, "n_jobs")
+        unknown = [a for a in self.never_missing if a not in disc.names]
+        if isinstance(self.never_missing, str) or unknown:
+            raise ValueError(f"never_missing must list attribute names; {unknown or self.never_missing!r} are not "
+                             f"attributes (the attributes are {disc.names}).")
         return disc, degree, self._budget()
 
     # --- fitting ----------------------------------------------------------------------------------
@@ -284,6 +294,10 @@ class PrivBayes(Synthesizer):
         src = as_source(self.rng)
         codes = disc.encode(X)
         self._note_outside_universes(X)
+        gaps = [a for a in self.never_missing if (codes[disc.names.index(a)] < 0).any()]
+        if gaps:
+            raise ValueError(f"attributes declared never_missing have gaps: {gaps}. Remove them from never_missing "
+                             "or impute them first.")
         d, n = codes.shape
         sizes = disc.sizes
 
@@ -367,6 +381,15 @@ class PrivBayes(Synthesizer):
         return noisy_tables(true, Geometric(epsilon=eps2 / m), src)
 
     # --- sampling ---------------------------------------------------------------------------------
+    def _never_codes(self):
+        """{attribute index: its "missing" code} of the ``never_missing`` attributes whose tables have that
+        code (``missing="value"``): the sampler never draws it, since their true count there is 0 by a
+        public fact (post-processing)."""
+        if self.missing != "value":
+            return {}
+        names, sizes = self.discretization_.names, self.discretization_.sizes
+        return {names.index(a): int(sizes[names.index(a)]) for a in self.never_missing}
+
     def released_params(self):
         """Public bins and degree, the released network and the row bound (a public input, or
         released as a noisy count plus a margin)."""
@@ -387,15 +410,27 @@ class PrivBayes(Synthesizer):
         d = self.n_features_in_
         k = min(self.degree_, d - 1)
         codes = np.empty((d, n), dtype=np.int64)
-        joint = self.noisy_counts_[0].astype(np.float64).ravel()
-        tot = joint.sum()
-        p = joint / tot if tot > 0 else np.full(joint.size, 1.0 / joint.size)
-        flat = sample_conditional(p[:, None], [], gen.random(n))
+        never = self._never_codes()
         head = self._order[: k + 1]
+        allowed = np.ones(self.noisy_counts_[0].shape, dtype=bool)
+        for i, v in enumerate(head):
+            if v in never:
+                allowed[(slice(None),) * i + (never[v],)] = False
+        joint = np.where(allowed, self.noisy_counts_[0], 0).astype(np.float64).ravel()
+        tot = joint.sum()
+        p = joint / tot if tot > 0 else allowed.ravel() / allowed.sum()
+        flat = sample_conditional(p[:, None], [], gen.random(n))
         for v, c in zip(head, np.unravel_index(flat, self.noisy_counts_[0].shape)):
             codes[v] = c
         for v, counts in zip(self._order[k + 1:], self.noisy_counts_[1:]):
-            codes[v] = sample_conditional(conditional(counts), [codes[p] for p in self._parents[v]], gen.random(n))
+            p = conditional(counts)
+            if v in never:
+                # Without the "missing" code: renormalised, and uniform over the other codes where it held it all.
+                keep = (np.arange(p.shape[0]) != never[v]).reshape(-1, *[1] * (p.ndim - 1))
+                q = np.where(keep, p, 0.0)
+                tot = q.sum(axis=0, keepdims=True)
+                p = np.where(tot > 0, q / np.where(tot > 0, tot, 1.0), keep / keep.sum())
+            codes[v] = sample_conditional(p, [codes[p_] for p_ in self._parents[v]], gen.random(n))
         if self.missing == "value":
             sizes = self.discretization_.sizes
             codes[codes == sizes[:, None]] = -1

@@ -154,12 +154,18 @@ def read_toml(path, what):
 NA_VALUES = ()
 
 
-def read_table(path, *, na_values=NA_VALUES):
+def read_table(path, *, na_values=NA_VALUES, attributes=()):
     """Read a CSV or Parquet file (by extension).
 
     In a CSV, an empty field (as pandas writes a missing cell) and the strings in ``na_values``
     are missing cells; every other string is a value, so a category spelt "NA" or "None" stays a
     category. Pass ``na_values=("NA",)`` for files written by R.
+
+    ``attributes`` (declared attributes: a schema's or an attributes file's) give a CSV's columns
+    the types they declare instead of the types guessed from the text: a categorical attribute whose
+    categories are strings is read as text, so the codes "9", "10" stay the strings they are declared
+    as even when the file happens to hold only numbers (a synthetic file in which a category did not
+    occur, say) and "01" keeps its zero.
     """
     import pandas as pd
 
@@ -170,7 +176,9 @@ def read_table(path, *, na_values=NA_VALUES):
         return pd.read_parquet(path)
     if path.suffix.lower() in (".csv", ".gz"):
         extra = [na_values] if isinstance(na_values, str) else list(na_values)
-        return pd.read_csv(path, keep_default_na=False, na_values=["", *extra])
+        text = {a.name: str for a in attributes
+                if getattr(a, "categories", None) and all(isinstance(c, str) for c in a.categories)}
+        return pd.read_csv(path, keep_default_na=False, na_values=["", *extra], dtype=text or None)
     raise ValueError(f"input {str(path)!r}: use a .csv or .parquet file.")
 
 
