@@ -293,3 +293,92 @@ def test_synth_from_a_schema_never_gives_known_attributes_gaps_and_notes_come_fi
     err = capsys.readouterr().err
     assert rc == 2 and "stopped in fit" in err
     assert "note: every attribute may get synthetic gaps" in err and err.index("note:") < err.index("stopped in fit")
+
+
+@pytest.mark.parametrize("epsilon,ok", [("1e308", False), ("1e-8", True)])
+def test_synth_at_extreme_budgets_ends_with_a_result_or_a_named_refusal(tmp_path, capsys, epsilon, ok):
+    """Issue 47, finding 10: --epsilon 1e-8 hung in the zCDP conversion and 1e308 ended in a bare
+    OverflowError."""
+    from dpknn.datasets.census import make_census
+
+    make_census(500, rng=2)[["AGE", "SEX"]].to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "a.toml").write_text('[[attribute]]\nname = "AGE"\ntype = "ordinal"\nlower = 0\nupper = 99\n'
+                                     '[[attribute]]\nname = "SEX"\ntype = "categorical"\ncategories = [1, 2]\n')
+    rc = main(["synth", "--attributes", str(tmp_path / "a.toml"), "--input", str(tmp_path / "d.csv"), "--output",
+               str(tmp_path / "o.csv"), "--epsilon", epsilon, "--rows", "50", "--never-missing", "AGE,SEX"])
+    err = capsys.readouterr().err
+    if ok:
+        assert rc == 0 and len(pd.read_csv(tmp_path / "o.csv")) == 50
+    else:
+        assert rc == 2 and "epsilon=1e+308 is more than 1e+06" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["release", "--shema", "s.toml", "--queries", "q.toml", "--input", "d.csv", "--output", "r.json", "--epsilon",
+      "1"], "unrecognised option --shema (did you mean --schema?)"),
+    (["synth", "--attributes", "a.toml", "--input", "d.csv", "--output", "o.csv", "--epsilon", "1", "--row", "10"],
+     "unrecognised option --row (did you mean --rows? options are taken only as spelt in full)"),
+    (["synth", "--attributes", "a.toml", "--input", "d.csv", "--output", "o.csv", "--eps", "1", "--rows", "10"],
+     "unrecognised option --eps (did you mean --epsilon?"),
+    (["experiment", "census", "--runs", "2", "--jbs", "2"],
+     "dpknn experiment census: error: unrecognised option --jbs"),
+])
+def test_options_are_taken_only_as_spelt_and_unknown_ones_are_named(argv, message, capsys):
+    """Issue 47, finding 9: --shema was reported as "--schema required", --row was silently taken for --rows
+    (prefix matching also took any prefix of a privacy option); now nothing runs and the option is named."""
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit):   # argparse itself no longer expands a prefix
+        build_parser().parse_args(argv)
+
+
+def test_an_r_file_na_in_a_coded_column_names_the_option(tmp_path, capsys):
+    """Issue 47, finding 9: an R file's NA cells in a categorical column named no fix."""
+    pd.DataFrame({"SEX": ["1", "2", "NA", "1"] * 10}).to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "a.toml").write_text('[[attribute]]\nname = "SEX"\ntype = "categorical"\ncategories = [1, 2]\n')
+    args = ["synth", "--attributes", str(tmp_path / "a.toml"), "--input", str(tmp_path / "d.csv"), "--output",
+            str(tmp_path / "o.csv"), "--epsilon", "1", "--rows", "5"]
+    assert main(args) == 2 and "--na-values NA" in capsys.readouterr().err
+    assert main([*args, "--na-values", "NA"]) == 0
+
+
+def test_progress_is_on_on_a_terminal_and_counts_are_whole(monkeypatch, capsys):
+    """Issue 47, finding 8: synth and evaluate ran for minutes with no output, and AIM's bar printed
+    "69.44444444444446/100". Long commands show progress by default when stderr is a terminal (off when piped,
+    --no-progress switches it off), evaluate and release have bars too, and counts print as whole numbers."""
+    import io
+    import sys
+
+    from dpknn.utils.progress import progress_bar
+
+    buf = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", buf)
+    bar = progress_bar(total=100, progress=True, desc="AIM", unit="% of rho")
+    bar.update(69.44444444444446)
+    bar.refresh()
+    assert "69/100 % of rho" in buf.getvalue() and "69.444" not in buf.getvalue()
+    seen = {}
+
+    def record(args):
+        seen[args.command] = args.progress
+        return 0
+
+    parser = build_parser()
+    for command in ("synth", "evaluate", "impute", "release", "rwn"):
+        sub = next(a for a in parser._actions if hasattr(a, "choices") and a.choices)
+        assert "--no-progress" in {o for a in sub.choices[command]._actions for o in a.option_strings}, command
+    cli_main = sys.modules["dpknn.cli.main"]
+    argv = ["evaluate", "--real", "r.csv", "--released", "s.csv", "--attributes", "a.toml", "--out", "o"]
+    for tty, extra, expected in ((True, [], True), (False, [], False), (True, ["--no-progress"], False),
+                                 (False, ["--progress"], True)):
+        monkeypatch.setattr(buf, "isatty", lambda tty=tty: tty, raising=False)
+        monkeypatch.setattr(cli_main, "build_parser", lambda: _with_func(record))
+        assert main([*argv, *extra]) == 0
+        assert seen["evaluate"] is expected, (tty, extra)
+
+
+def _with_func(func):
+    parser = build_parser()
+    sub = next(a for a in parser._actions if hasattr(a, "choices") and a.choices)
+    sub.choices["evaluate"].set_defaults(func=func)
+    return parser

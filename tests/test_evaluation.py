@@ -173,3 +173,32 @@ def test_a_label_that_matches_no_real_record_is_an_error():
     released = released.assign(id=np.arange(len(released)) + 10**6)
     with pytest.raises(ValueError, match="label 'id'"):
         evaluate(real, released, ATTRS, label="id", rng=0)
+
+
+def test_skewed_amounts_are_drawn_on_quantiles_and_every_axis_is_labelled():
+    """Issue 47, finding 11: an amount on a wide public range (income on 0-500,000) put all its mass in the
+    first bars of marginals.png and imputed_vs_observed.png; risk.png had no y-axis label."""
+    pytest.importorskip("matplotlib")
+    from dpknn import KNNImputer, Ordinal, Schema
+    from dpknn.impute import curator_report
+    from dpknn.utils.plotting import evaluation_risk_figure, marginals_figure
+
+    rng = np.random.default_rng(3)
+    n = 2000
+    real = pd.DataFrame({"age": rng.integers(18, 80, n), "income": np.round(rng.lognormal(10, 0.7, n))})
+    real.loc[rng.random(n) < 0.2, "income"] = np.nan
+    released = real.assign(income=real.income * rng.uniform(0.8, 1.2, n))
+    attrs = [Ordinal("age", 18, 80), Continuous("income", 0, 500_000)]
+    rep = evaluate(real, released, attrs, rng=0)
+    table = rep.marginals["income"]
+    assert table.attrs["binning"] == "bins at the real deciles" and len(table) == 11
+    assert np.allclose(table["real"].iloc[:-1], 0.08, atol=0.01)     # deciles of the observed 80 %
+    assert "binning" not in rep.marginals["age"].attrs                 # spread over its public bins
+    assert rep.marginal_tvd.loc["income", "tvd"] < 0.05                # the measure stays on the public bins
+    fig = marginals_figure(rep.marginals)
+    assert "bins at the real deciles" in fig.axes[1].get_title()
+    for ax in evaluation_risk_figure(rep).axes:
+        assert ax.get_ylabel() and ax.get_xlabel()
+    schema = Schema(known=[Ordinal("age", 18, 80, bin_width=10)], imputed=[Continuous("income", 0, 500_000)])
+    dist = curator_report(KNNImputer(schema).fit(real), real).distributions[0]
+    assert dist.binning == "observed quantiles" and max(dist.observed) < 0.05 * sum(dist.observed)

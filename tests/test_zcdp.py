@@ -139,3 +139,19 @@ def test_empirical_privacy_on_neighbouring_counts_with_negative_control():
     a = leaky.release_array(np.zeros(30_000, dtype=np.int64), rng=2)
     b = leaky.release_array(np.ones(30_000, dtype=np.int64), rng=3)
     assert hockey_stick(a, b, eps) > delta + 0.05
+
+
+def test_the_conversion_ends_for_extreme_budgets():
+    """Issue 47, finding 10: zcdp_rho(1e-8, 1e-9) never returned (the orders stopped at 1 + 10^6, so no ρ > 0
+    met δ and the bisection halved forever), and dpknn synth --epsilon 1e-8 hung. Every budget now gets the
+    largest ρ whose δ holds, in well under a second."""
+    import time
+
+    for eps, delta in [(1e-8, 1e-9), (1e-5, 1e-12), (1e-300, 1e-9), (1e200, 1e-9)]:
+        start = time.perf_counter()
+        rho = zcdp_rho(eps, delta)
+        assert time.perf_counter() - start < 5
+        assert rho > 0 and zcdp_delta(rho, eps) <= delta
+        # Near the largest valid ρ: 1.01 ρ breaks δ (the leading term is ρ ≈ ε² / (4 ln(1/δ)) for small ε).
+        assert zcdp_delta(rho * 1.01, eps) > delta
+    assert zcdp_rho(1e-8, 1e-9) == pytest.approx(1e-16 / (4 * math.log(1e9)), rel=0.2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import logging
@@ -58,6 +59,12 @@ def scheduler_client(args):
 def comma_list(text):
     """The non-empty, stripped items of a comma-separated option (``"a, b,"`` -> ``["a", "b"]``)."""
     return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def add_progress(p, what="show progress"):
+    """``--progress`` / ``--no-progress``: on a terminal progress shows by default (resolved by ``main``)."""
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help=f"{what} (default: on when stderr is a terminal)")
 
 
 def add_seed(p):

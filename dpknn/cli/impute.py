@@ -14,6 +14,7 @@ from dpknn.cli.common import (
     add_diagnostics,
     add_max_work,
     add_na_values,
+    add_progress,
     add_scheduler,
     add_seed,
     file_content,
@@ -174,7 +175,7 @@ def _cmd_release(args):
                                "of Parquet partitions.")
             client = stack.enter_context(scheduler_client(args))
             stats = stack.enter_context(ParquetStatistics(args.input, schema, k=args.k, max_work=args.max_work,
-                                                          client=client))
+                                                          client=client, progress=args.progress))
             # A mean's count and the count asked for it are one pass, not two.
             private = PrivateImputation.from_statistics(CachedStatistics(stats), accountant=acc, rng=args.seed,
                                                         noise=args.noise)
@@ -185,7 +186,7 @@ def _cmd_release(args):
             df = read_table(args.input, na_values=args.na_values, attributes=(*schema.known, *schema.imputed))
             rows = len(df)
             private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed, noise=args.noise,
-                                        max_work=args.max_work)
+                                        max_work=args.max_work, progress=args.progress)
         return _release(args, private, queries, acc, rows)
 
 
@@ -193,7 +194,7 @@ def _release(args, private, queries, acc, rows):
     """Ask every query of the file and write the releases (and the curator's diagnostics)."""
     from dpknn.releases.queryfile import release_queries
 
-    made = release_queries(private, queries)
+    made = release_queries(private, queries, progress=args.progress)
     published = made.published(acc, k=args.k, epsilon_budget=args.epsilon)
     if args.seed is not None:
         published = {"seeded": True, "seeded_note": SEEDED_NOTE, **published}
@@ -228,7 +229,7 @@ def add_impute_parser(sub):
     p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
     p.add_argument("--aggregate", default="auto", choices=["auto", "mean", "median"],
                    help="how k > 1 numeric donor values are combined (default auto)")
-    p.add_argument("--progress", action="store_true", help="show progress")
+    add_progress(p)
     add_max_work(p)
     p.add_argument("--suggest-bins", action="store_true",
                    help="when the run stops at --max-work, fit again with coarser ordinal bins and "
@@ -273,6 +274,7 @@ def add_release_parser(sub):
     add_max_work(p)
     add_diagnostics(p)
     add_scheduler(p)
+    add_progress(p, "show progress (the imputation's stages, one bar per pass over a folder, the releases)")
     add_seed(p)
     add_na_values(p)
     p.set_defaults(func=_cmd_release)

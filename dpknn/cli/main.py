@@ -91,14 +91,23 @@ logger = logging.getLogger(__name__)
 
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser that takes options only as spelt: argparse's prefix matching would take
+    ``--row`` for ``--rows`` and any prefix of a privacy option for it."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+
 def build_parser():
     """The argument parser of ``dpknn``: each command family adds its own commands."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dpknn",
         description="Differentially private release of survey and census data with missing values.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     commands = (data.add_census_parser,
                 experiments.add_demo_parser,
@@ -150,10 +159,48 @@ def _cleanup_on_termination():
             signal.signal(s, handler)
 
 
+def _unrecognised(parser, argv):
+    """The first option of ``argv`` that its command does not know, with the closest it does, as an error
+    message; None when every option is known. Checked before argparse, which reports a missing required
+    option first (``--shema`` read as "--schema is required")."""
+    import difflib
+
+    known, names, current = set(), [], parser
+    for token in argv:   # follow the (sub)commands named, gathering the options of each
+        known |= {o for a in current._actions for o in a.option_strings}
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and token in subs[0].choices:
+            current = subs[0].choices[token]
+            names.append(token)
+    known |= {o for a in current._actions for o in a.option_strings}
+    command = " ".join(["dpknn", *names])
+    for token in argv:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0]
+        if name.startswith("--") and name not in known:
+            longer = sorted(o for o in known if o.startswith(name))
+            if longer:
+                hint = f" (did you mean {longer[0]}? options are taken only as spelt in full)"
+            else:
+                close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+                hint = f" (did you mean {close[0]}?)" if close else f"; see {command} --help"
+            return f"{command}: error: unrecognised option {name}{hint}"
+    return None
+
+
 def main(argv=None):
     """Run the ``dpknn`` command line on ``argv`` (None: ``sys.argv[1:]``); the exit status."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    message = _unrecognised(parser, argv)
+    if message is not None:
+        print(message, file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
+    if getattr(args, "progress", False) is None:
+        # Long steps show a bar on a terminal unless --no-progress; piped or logged output stays clean.
+        args.progress = sys.stderr.isatty()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:

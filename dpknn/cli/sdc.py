@@ -8,6 +8,7 @@ from pathlib import Path
 from dpknn.cli.common import (
     CLIError,
     add_na_values,
+    add_progress,
     add_scheduler,
     add_seed,
     column_names,
@@ -114,7 +115,7 @@ def add_rwn_parser(sub):
                    help="imputed input: keep the dpknn_imputed_* flag columns in the output (never perturbed; they "
                         "tell who did not answer, so by default they are left out)")
     p.add_argument("--jobs", type=int, default=1, help="joblib workers for partitioned")
-    p.add_argument("--progress", action="store_true", help="show progress (sampled_pairs, partitioned)")
+    add_progress(p, "show progress (sampled_pairs, partitioned)")
     add_scheduler(p)
     add_seed(p)
     add_na_values(p)

@@ -12,6 +12,7 @@ from dpknn.cli.common import (
     SEEDED_NOTE,
     CLIError,
     add_na_values,
+    add_progress,
     add_seed,
     comma_list,
     file_content,
@@ -200,7 +201,8 @@ def _cmd_evaluate(args):
                       for path in (args.real, args.released))
     report = evaluate(real, released, attrs, label=args.label, same_order=args.same_order,
                       regressions=args.regression or (), keys=keys,
-                      target=args.target, bins=args.bins, max_rows=args.max_rows, rng=args.seed)
+                      target=args.target, bins=args.bins, max_rows=args.max_rows, progress=args.progress,
+                      rng=args.seed)
     # A figure a measure did not produce this time must not survive from an earlier run.
     for name in FIGURES.values():
         stale = args.out / name
@@ -274,7 +276,7 @@ def add_synth_parser(sub):
                           "share of epsilon (default 0.9; "
                           "0: MisGAN's adversarial losses alone)")
     gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
-    p.add_argument("--progress", action="store_true", help="show progress")
+    add_progress(p)
     add_seed(p)
     add_na_values(p)
     p.set_defaults(func=_cmd_synth)
@@ -307,6 +309,7 @@ def add_evaluate_parser(sub):
     p.add_argument("--bins", type=int, default=10, help="public bins of wide numeric attributes (default 10)")
     p.add_argument("--max-rows", type=int, default=100_000,
                    help="rows of each table the pMSE fits use at most (uniform sample; default 100000)")
+    add_progress(p)
     add_seed(p)
     add_na_values(p)
     p.set_defaults(func=_cmd_evaluate)

@@ -40,7 +40,7 @@ from dpknn.releases.queryfile import QUERY_KEYS, ask, query_cost, read_queries
 from dpknn.releases.statistics import CachedStatistics, InMemoryStatistics, universe_of
 from dpknn.schema.attributes import Categorical, Continuous
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.report import Report
+from dpknn.utils.report import Report, crowded
 
 __all__ = ["DONORLESS_SHARE", "REPORT_FILES", "AttributeDistribution", "CuratorReport", "PlannedRelease",
            "UniverseSummary", "curator_report"]
@@ -106,7 +106,10 @@ class AttributeDistribution:
     """CONFIDENTIAL: observed and imputed values of one imputed attribute, over its universe.
 
     ``bins`` are labels of a partition of the public domain (categories, values, or ranges of
-    the declared bounds); ``observed`` and ``imputed`` count the records in each.
+    the declared bounds); ``observed`` and ``imputed`` count the records in each. ``binning`` says how
+    a numeric attribute was cut: equal bins of its public range, or, when 90% of the observed values sit in
+    a fifth of those or fewer (an amount on a wide range, :func:`dpknn.utils.report.crowded`), bins at the
+    observed values' 30-quantiles.
     """
 
     attribute: str
@@ -116,6 +119,7 @@ class AttributeDistribution:
     imputed: tuple
     observed_mean: float | None = None
     imputed_mean: float | None = None
+    binning: str = "public"
 
 
 @dataclass(frozen=True)
@@ -658,10 +662,19 @@ def _distribution(schema, name, X, imputed):
         starts = np.arange(attr.lower, attr.upper + 1, width)
         edges = np.append(starts, attr.upper + 1).astype(np.float64)
         labels = tuple(str(a) if width == 1 else f"{a}-{min(a + width - 1, attr.upper)}" for a in starts.tolist())
+    binning = "public"
+    if obs.size and crowded(np.histogram(obs, bins=edges)[0]):
+        # An amount on a wide public range: nearly every value in the first bar. The observed values'
+        # quantiles show where the imputed ones fall instead (the report is confidential, like the data).
+        cuts = np.unique(np.quantile(obs, np.linspace(0, 1, _BINS + 1)))
+        if cuts.size >= 3:
+            edges = np.r_[min(cuts[0], attr.lower), cuts[1:-1], max(cuts[-1], attr.upper)]
+            labels = tuple(f"{_fmt(a)}-{_fmt(b)}" for a, b in itertools.pairwise(edges))
+            binning = "observed quantiles"
     return AttributeDistribution(name, attr.kind, labels, _ints(np.histogram(obs, bins=edges)[0]),
                                  _ints(np.histogram(imp, bins=edges)[0]),
                                  observed_mean=float(obs.mean()) if obs.size else None,
-                                 imputed_mean=float(imp.mean()) if imp.size else None)
+                                 imputed_mean=float(imp.mean()) if imp.size else None, binning=binning)
 
 
 def _ints(a):

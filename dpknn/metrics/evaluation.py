@@ -19,6 +19,7 @@ confidential like the data; it is not a release.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -40,7 +41,8 @@ from dpknn.metrics.pmse import pmse
 from dpknn.schema.attributes import Categorical, Continuous, blank_outside_universes, observed_outside_universes
 from dpknn.schema.discretization import Discretization
 from dpknn.utils.io import markdown_table
-from dpknn.utils.report import Report
+from dpknn.utils.progress import progress_bar
+from dpknn.utils.report import Report, crowded
 from dpknn.utils.validation import check_positive_int, check_rng
 
 __all__ = ["EvaluationReport", "evaluate", "parse_regression"]
@@ -90,6 +92,30 @@ def _marginals(real, released, disc):
     return out, pd.DataFrame(rows).set_index("attribute")
 
 
+def _decile_table(real, released, name):
+    """Shares of real and released rows in the bins between the real observed values' deciles (released
+    values beyond the real range fall in the end bins), and in "missing"; titled by its binning."""
+    obs = pd.to_numeric(real[name], errors="coerce").dropna().to_numpy(dtype=np.float64)
+    edges = np.unique(np.quantile(obs, np.linspace(0, 1, 11)))
+    if edges.size < 3:
+        return None
+    inner = edges[1:-1]
+    out = {}
+    for which, table in (("real", real), ("released", released)):
+        v = pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=np.float64)
+        seen = ~np.isnan(v)
+        counts = np.bincount(np.searchsorted(inner, v[seen], side="right"), minlength=inner.size + 1)
+        out[which] = np.r_[counts, (~seen).sum()] / max(len(table), 1)
+    def num(v):
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+    labels = [f"{num(a)}–{num(b)}" for a, b in itertools.pairwise(edges)] + ["missing"]
+    t = pd.DataFrame(out, index=labels)
+    t.index.name = name
+    t.attrs["binning"] = "bins at the real deciles"
+    return t
+
+
 def _correlations(real, released, names):
     if len(names) < 2:
         return None
@@ -133,7 +159,9 @@ class EvaluationReport(Report):
     marginal_tvd : pandas.DataFrame
         Per attribute: 1-way TVD and the missing shares of both tables.
     marginals : dict of str to pandas.DataFrame
-        Per attribute: the shares of each public bin (and "missing") in both tables.
+        Per attribute: the shares of each public bin (and "missing") in both tables; a numeric attribute
+        whose real values crowd into a few public bins (:func:`dpknn.utils.report.crowded`), the shares
+        between the real deciles instead (``attrs["binning"]`` says so), for the figure.
     tvd2 : float or None
         Mean 2-way TVD (missing as a value); None with one attribute.
     correlation : dict or None
@@ -302,7 +330,7 @@ class EvaluationReport(Report):
 
 
 def evaluate(real, released, attributes, *, label=None, same_order=False, regressions=(), keys=None, target=None,
-             bins=10, max_rows=100_000, rng=None):
+             bins=10, max_rows=100_000, progress=False, rng=None):
     """Compare a released table with the real one: utility and disclosure risk.
 
     Parameters
@@ -330,6 +358,8 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
     max_rows : int, default 100000
         The pMSE fits use at most this many rows of each table (a uniform sample), to bound
         their time; the other measures use every row.
+    progress : bool, default False
+        A tqdm bar over the measures (the pMSE fits and the risk measures take longest).
     rng : numpy.random.Generator, int or None
         Seeds the pMSE samples, trees and permutations.
 
@@ -369,21 +399,41 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
             notes.append(f"{n:,} observed value(s) of {name} in the {which} table lie outside its universe: not "
                          "applicable there, so read as missing.")
     real, released = (blank_outside_universes(t, disc.attributes) for t in (real, released))
-    logger.info("evaluate: marginals of %d attributes", len(names))
+    bar = progress_bar(total=6, progress=progress, desc="evaluate", unit="measure")
+
+    def step(what):
+        bar.set_postfix_str(what)
+        logger.info("evaluate: %s", what)
+
+    step("marginals")
     marginals, marginal_tvd = _marginals(real, released, disc)
+    for a in disc.attributes:   # skewed amounts are drawn on deciles (the TVD stays on the public bins)
+        values = marginals[a.name]["real"].iloc[:disc.value_codes(a)]   # not "not applicable" nor "missing"
+        if not isinstance(a, Categorical) and crowded(values):
+            table = _decile_table(real, released, a.name)
+            if table is not None:
+                marginals[a.name] = table
+    bar.update()
+    step("2-way TVD")
     tvd2 = tvd(real, released, attributes, way=2, bins=bins) if len(names) >= 2 else None
+    bar.update()
+    step("correlations")
     numeric = [a.name for a in disc.attributes if not isinstance(a, Categorical)]
     correlation = _correlations(real, released, numeric)
     if correlation is None:
         notes.append("correlations need two numeric attributes.")
-    logger.info("evaluate: pMSE")
+    bar.update()
+    step("pMSE")
     r_s, s_s = _sample(real[names], max_rows, gen), _sample(released[names], max_rows, gen)
     if len(r_s) < len(real) or len(s_s) < len(released):
         notes.append(f"pMSE on uniform samples of {len(r_s)} real and {len(s_s)} released rows (max_rows).")
     scores = {"logistic": pmse(r_s, s_s, model="logistic", rng=gen), "cart": pmse(r_s, s_s, model="cart", rng=gen)}
+    bar.update()
+    step("regressions")
     categorical = [a.name for a in disc.attributes if isinstance(a, Categorical)]
     comparisons = [regression_comparison(real, released, y=y, X=xs, categorical=categorical) for y, xs in models]
-    logger.info("evaluate: disclosure risk")
+    bar.update()
+    step("disclosure risk")
     record_level = False
     link = None
     changed_share = {}
@@ -407,6 +457,8 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
     else:
         notes.append("no sensitive attribute given (target): attribution risk not measured.")
     uniques = sample_uniques(real, released, keys=keys, attributes=attributes, bins=bins)
+    bar.update()
+    bar.close()
     return EvaluationReport(n_real=len(real), n_released=len(released), record_level=record_level,
                             marginal_tvd=marginal_tvd, marginals=marginals, tvd2=tvd2, correlation=correlation,
                             pmse=scores, regressions=comparisons, linkage=link, closest=closest,

@@ -17,6 +17,7 @@ from pathlib import Path
 from dpknn.releases.baseline import NOT_DP, global_baseline
 from dpknn.schema.conditions import check_condition
 from dpknn.utils.io import read_toml
+from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import check_keys
 
 __all__ = ["ReleaseSet", "ask", "read_queries", "release_queries"]
@@ -230,7 +231,7 @@ class ReleaseSet:
         return out
 
 
-def release_queries(private, queries):
+def release_queries(private, queries, *, progress=False):
     """Ask every query of a file (:func:`read_queries`) with ``private``, in order.
 
     Every DP query is charged to ``private``'s accountant (whose limit
@@ -238,12 +239,14 @@ def release_queries(private, queries):
     ``method = "global"`` (read only with ``allow_non_dp=True``) gets the paper's non-DP value
     (:func:`dpknn.releases.baseline.global_baseline`), charged nothing and marked.
 
+    A tqdm bar over the queries when ``progress`` (each one pass over a folder of partitions).
+
     Returns
     -------
     ReleaseSet
     """
     out, curator, non_dp = [], [], False
-    for q in queries:
+    for q in progress_bar(queries, progress=progress, total=len(queries), desc="releases", unit="query"):
         if q.get("method") == "global":
             kwargs = {k: v for k, v in q.items() if k not in ("name", "type", "method", "gamma")}
             out.append({"name": q["name"], "type": q["type"], "value": global_baseline(private, q["type"], **kwargs),

@@ -52,9 +52,22 @@ _MAX_SHOWN = 5
 NA_SPELLINGS = frozenset({"NA", "N/A", "NaN", "nan", "NULL", "null", "None", ".", "-", "?"})
 
 
+def _na_hint(values):
+    """The hint for a column whose entries include a common spelling of a missing cell (R's NA, say)."""
+    spelt = sorted({str(v) for v in values if isinstance(v, str)} & NA_SPELLINGS)
+    if not spelt:
+        return ""
+    return (f" If {spelt[0]!r} marks a missing cell, read the file with it as a gap (dpknn.utils.io.read_table"
+            f"(path, na_values=({spelt[0]!r},)), or --na-values {spelt[0]} on the command line).")
+
+
 def _type_hint(values, categories):
-    """Why values that print like categories do not match them: numbers against text categories (or the
-    reverse), as a CSV read without the declared types gives."""
+    """Why values that print like categories do not match them: a common spelling of a missing cell, or
+    numbers against text categories (or the reverse), as a CSV read without the declared types gives."""
+    na = _na_hint(values)
+    if na:
+        # An "NA" among numbers makes the whole column text: the spelling is the cause, not the types.
+        return na
     kinds = {isinstance(v, str) for v in values if not pd.isna(v)}
     declared = {isinstance(c, str) for c in categories}
     if kinds == {False} and declared == {True} and any(str(v).removesuffix(".0") in categories for v in values):
@@ -109,11 +122,8 @@ def _numeric_column(df, name):
         converted = pd.to_numeric(s, errors="coerce")
         bad = converted.isna().to_numpy() & ~missing
         if bad.any():
-            spelt = sorted({str(v) for v in s.to_numpy()[bad]} & NA_SPELLINGS)
-            hint = "" if not spelt else (
-                f" If {spelt[0]!r} marks a missing cell, read the file with it as a gap (dpknn.utils.io.read_table"
-                f"(path, na_values=({spelt[0]!r},)), or --na-values {spelt[0]} on the command line).")
-            raise DomainError(f"column {name!r} holds non-numeric entries: {_show(s.to_numpy()[bad])}.{hint}")
+            raise DomainError(f"column {name!r} holds non-numeric entries: {_show(s.to_numpy()[bad])}."
+                              f"{_na_hint(s.to_numpy()[bad])}")
         values = converted.to_numpy(dtype=np.float64, na_value=np.nan)
     return values, missing
 

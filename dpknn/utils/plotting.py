@@ -166,14 +166,17 @@ def amplification_figure(table, *, path=None, title=None):
     return _finish(fig, [[ax]], title, path)
 
 
-def _annotated_heatmap(ax, values, names, *, limit, fmt):
-    """Heatmap on a diverging scale centred on 0 over [-limit, limit], each cell's number printed."""
+def _annotated_heatmap(ax, values, names, *, limit, fmt, row_labels=True):
+    """Heatmap on a diverging scale centred on 0 over [-limit, limit], each cell's number printed (larger
+    for fewer columns). Without ``row_labels`` the rows are not named: a panel right of another that names
+    them would have its labels run into that panel."""
     im = ax.imshow(values, vmin=-limit, vmax=limit, cmap="RdBu_r")
-    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
-    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=8)
+    ax.set_yticks(range(len(names)), names if row_labels else [], fontsize=8)
     if len(names) <= 20:
+        size = 10 if len(names) <= 6 else 8 if len(names) <= 12 else 6.5
         for (i, j), v in np.ndenumerate(values):
-            ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=6,
+            ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=size,
                     color="white" if abs(v) > 0.6 * limit else "black")
     return im
 
@@ -195,16 +198,19 @@ def correlation_figure(change, *, names=("before", "after"), path=None, title=No
     """
     plt = load_pyplot()
     columns = list(change["before"].columns)
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.4))
-    for ax, key, name in zip(axes[:2], ("before", "after"), names):
-        im = _annotated_heatmap(ax, change[key].to_numpy(), columns, limit=1.0, fmt=".2f")
-        ax.set_title(f"correlation {name}", fontsize=9)
-    fig.colorbar(im, ax=axes[:2], shrink=0.8)
+    side = 4.2 + 0.25 * len(columns)
+    # Constrained layout keeps each panel's labels and colour bar clear of the next panel.
+    fig, axes = plt.subplots(1, 3, figsize=(3 * side + 2, side + 0.8), layout="constrained")
+    for k, (ax, key, name) in enumerate(zip(axes[:2], ("before", "after"), names)):
+        im = _annotated_heatmap(ax, change[key].to_numpy(), columns, limit=1.0, fmt=".2f", row_labels=k == 0)
+        ax.set_title(f"correlation {name}", fontsize=10)
+    fig.colorbar(im, ax=axes[:2], shrink=0.8, label="correlation")
     diff = change["difference"].to_numpy()
     largest = float(np.nanmax(np.abs(diff))) if np.isfinite(diff).any() else 0.0
-    im = _annotated_heatmap(axes[2], diff, columns, limit=largest if largest > 0 else 1.0, fmt="+.2f")
-    axes[2].set_title(f"difference ({names[1]} - {names[0]}), scale ±{largest:.2g}", fontsize=9)
-    fig.colorbar(im, ax=axes[2], shrink=0.8)
+    im = _annotated_heatmap(axes[2], diff, columns, limit=largest if largest > 0 else 1.0, fmt="+.2f",
+                            row_labels=False)
+    axes[2].set_title(f"difference ({names[1]} - {names[0]}), scale ±{largest:.2g}", fontsize=10)
+    fig.colorbar(im, ax=axes[2], shrink=0.8, label="difference of correlations")
     if title:
         fig.suptitle(title, fontsize=10)
     if path is not None:
@@ -278,7 +284,8 @@ def imputed_observed_figure(distributions, *, path=None, title=None):
         step = max(1, len(d.bins) // 12)
         ax.set_xticks(x[::step], [d.bins[i] for i in x[::step]], rotation=35, ha="right", fontsize=7)
         ax.set_ylabel("share of records")
-        ax.set_title(d.attribute, fontsize=9)
+        quantiles = getattr(d, "binning", "public") == "observed quantiles"
+        ax.set_title(d.attribute + (" (bins at the observed values' quantiles)" if quantiles else ""), fontsize=9)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3, axis="y")
     if title:
@@ -361,10 +368,12 @@ def planned_errors_figure(planned, *, path=None, title=None):
 
 
 def marginals_figure(marginals, *, path=None, title=None):
-    """Bar charts of each attribute's shares on its public bins, real beside released.
+    """Bar charts of each attribute's shares in its bins, real beside released.
 
     ``marginals`` maps attribute names to DataFrames with columns ``real`` and ``released``
-    indexed by bin (as :attr:`dpknn.metrics.evaluation.EvaluationReport.marginals`).
+    indexed by bin (as :attr:`dpknn.metrics.evaluation.EvaluationReport.marginals`); a table whose
+    ``attrs["binning"]`` says so is titled by it (a numeric attribute's bins at the real data's
+    deciles, so that a skewed amount is not all in the first bar).
     """
     plt = load_pyplot()
     names = list(marginals)
@@ -377,7 +386,8 @@ def marginals_figure(marginals, *, path=None, title=None):
         ax.bar(pos - 0.2, t["real"], width=0.4, color="#1b9e77", label="real")
         ax.bar(pos + 0.2, t["released"], width=0.4, color="#d95f02", label="released")
         tvd = 0.5 * float(np.abs(t["real"] - t["released"]).sum())
-        ax.set_title(f"{name} (TVD {tvd:.3f})", fontsize=9)
+        binning = t.attrs.get("binning")
+        ax.set_title(f"{name} (TVD {tvd:.3f}" + (f"; {binning})" if binning else ")"), fontsize=9)
         ax.set_xticks(pos, [str(i) for i in t.index], rotation=60, fontsize=6, ha="right")
         ax.set_ylabel("share of rows", fontsize=8)
     for ax in list(axes.flat)[len(names):]:
@@ -427,7 +437,8 @@ def evaluation_risk_figure(report, *, path=None, title=None):
     """
     plt = load_pyplot()
     panels = 1 + (report.linkage is not None) + (report.attribution is not None)
-    fig, axes = plt.subplots(1, panels, figsize=(4.8 * panels, 3.8), squeeze=False)
+    # At least 7.5 inches wide: the confidentiality line of the title must fit on one panel too.
+    fig, axes = plt.subplots(1, panels, figsize=(max(4.8 * panels, 7.5), 4.0), squeeze=False, layout="constrained")
     ax = axes[0][0]
     c = report.closest
     hi = float(np.nanquantile(np.r_[c.released, c.original], 0.99)) or 1.0
@@ -437,6 +448,7 @@ def evaluation_risk_figure(report, *, path=None, title=None):
     ax.hist(np.clip(c.released, 0, hi), bins=bins, alpha=0.5, density=True, color="#d95f02",
             label="released → nearest real")
     ax.set_xlabel("distance (standardised units, clipped at the 99th percentile)", fontsize=8)
+    ax.set_ylabel("density (share of rows per unit of distance)", fontsize=8)
     ax.set_title("distance to the closest record", fontsize=9)
     ax.legend(fontsize=7)
     k = 1
@@ -446,6 +458,7 @@ def evaluation_risk_figure(report, *, path=None, title=None):
         ax.hist(report.linkage.probabilities, bins=np.linspace(0, 1, 21), color="#7570b3")
         ax.set_yscale("log")
         ax.set_xlabel("P(intruder links the released row to its source)", fontsize=8)
+        ax.set_ylabel("released rows (log scale)", fontsize=8)
         ax.set_title(f"linkage: mean {report.linkage.rate:.3f}, chance {report.linkage.chance:.1g}", fontsize=9)
     if report.attribution is not None:
         ax = axes[0][k]
@@ -453,6 +466,7 @@ def evaluation_risk_figure(report, *, path=None, title=None):
         ax.hist(a.probabilities.dropna(), bins=np.linspace(0, 1, 21), color="#e7298a")
         ax.axvline(a.baseline, color="black", ls="--", lw=1, label=f"baseline {a.baseline:.2f}")
         ax.set_xlabel(f"correct attribution probability of {report.target}", fontsize=8)
+        ax.set_ylabel("real records", fontsize=8)
         ax.set_title(f"attribution: mean {a.cap:.3f} on matched records", fontsize=9)
         ax.legend(fontsize=7)
     if title:

@@ -9,6 +9,9 @@ def progress_bar(iterable=None, *, progress=False, total=None, desc=None, unit="
     """Wrap ``iterable`` in a tqdm bar when ``progress`` is true.
 
     Returns a tqdm object either way, disabled when ``progress`` is false, so that callers can
-    use ``update``/``set_postfix`` without checking the switch themselves.
+    use ``update``/``set_postfix`` without checking the switch themselves. Counts are shown as whole
+    numbers, also when a caller advances by fractions (a share of the budget in percent, say).
     """
-    return tqdm(iterable, total=total, desc=desc, unit=unit, disable=not progress, leave=False)
+    # tqdm's default prints the count as given ("69.44444444444446/100"): whole numbers read at a glance.
+    fmt = None if total is None else "{l_bar}{bar}| {n:.0f}/{total:.0f} {unit} [{elapsed}<{remaining}{postfix}]"
+    return tqdm(iterable, total=total, desc=desc, unit=unit, disable=not progress, leave=False, bar_format=fmt)

@@ -16,7 +16,20 @@ from pathlib import Path
 
 from dpknn.utils.io import text_writer, write_with_figures
 
-__all__ = ["Report", "strict_json"]
+__all__ = ["Report", "crowded", "strict_json"]
+
+
+def crowded(counts, *, share=0.9, fraction=0.2):
+    """Whether a histogram's mass sits in a few of its bars: ``share`` of it in at most ``fraction`` of the
+    bins (an amount on a wide public range, income on 0-500,000, has nearly everything in the first of
+    ten equal bins). A figure then cuts the attribute at quantiles instead, so that its bars show something."""
+    import numpy as np
+
+    c = np.sort(np.asarray(counts, dtype=np.float64))[::-1]
+    if c.size < 2 or c.sum() <= 0:
+        return False
+    needed = int(np.searchsorted(np.cumsum(c), share * c.sum())) + 1
+    return needed <= max(1, int(fraction * c.size))
 
 
 def strict_json(value):
