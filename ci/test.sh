@@ -20,7 +20,8 @@ fi
 pip install ".[test]" && pytest
 
 # Step 2. The optional extra: `pip install torch==2.13.0` takes the CPU wheel these machines keep on disk
-# (any other torch requirement would pull a multi-GB CUDA build); then only the tests that need it.
+# (any other torch requirement would pull a multi-GB CUDA build); then the tests marked slow: those that need
+# torch and the slowest statistical checks, which the README's command leaves out to stay within minutes.
 pip install --quiet torch==2.13.0
 pytest -m slow
 

@@ -5,11 +5,10 @@ option of every command."""
 import argparse
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_cli import run
 
 from dpknn import Schema
 from dpknn.cli.main import build_parser
@@ -31,7 +30,9 @@ def blocks(page):
 TORCH_PAGES = sorted(p for p in DOCS.glob("*.md") if any(a.get("needs") == "torch" for _, a, _ in blocks(p)))
 
 
-@pytest.mark.parametrize("page", sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
+# The walk-through runs once, in test_walkthrough_ends_in_a_publishable_release, which also checks its outputs.
+@pytest.mark.parametrize("page", sorted(p for p in DOCS.glob("*.md") if p.name != "walkthrough.md"),
+                         ids=lambda p: p.name)
 def test_examples_run(page, tmp_path, monkeypatch, *, with_torch=False):
     """Every block, but those marked ``needs=torch``: the README's test command runs without the
     optional extras, and the torch blocks run in :func:`test_torch_examples_run` (marked slow)."""
@@ -66,8 +67,7 @@ def test_examples_run(page, tmp_path, monkeypatch, *, with_torch=False):
                     continue
                 args = shlex.split(line[2:])
                 assert args[0] == "dpknn", f"{where}: {line}"
-                res = subprocess.run([sys.executable, "-m", "dpknn", *args[1:]], capture_output=True, text=True,
-                                     cwd=tmp_path)
+                res = run(*args[1:], cwd=tmp_path)   # main() in process, as test_cli does
                 assert res.returncode == 0, f"{where}: {line}\n{res.stderr}"
         else:
             continue

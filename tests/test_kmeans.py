@@ -72,6 +72,8 @@ def _released(cls, x, runs, eps):
     return np.array(counts), np.array(sums)
 
 
+# Issue 47, finding 13: among the suite's slowest statistical checks; runs in CI's slow step (pytest -m slow).
+@pytest.mark.slow
 def test_privacy_of_released_counts_and_sums_with_a_negative_control():
     # D: 30 records at the box's centre; D': plus one record at its edge, the largest change of a sum.
     eps, runs = 1.0, 12_000

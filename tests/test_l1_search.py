@@ -112,6 +112,8 @@ def _check(schema, df, k):
     return imp
 
 
+# Issue 47, finding 13: among the suite's slowest statistical checks; runs in CI's slow step (pytest -m slow).
+@pytest.mark.slow
 @slow(1000)
 @given(wide_problems())
 def test_wide_domains_match_the_definition(problem):

@@ -85,7 +85,9 @@ def test_every_concrete_mechanism_is_covered_by_the_privacy_test():
                        ExponentialMechanism, RandomizedResponse}
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+# Issue 47, finding 13: the Cauchy case is among the suite's slowest; it runs in CI's slow step (pytest -m slow).
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c == "smooth_cauchy" else c
+                                  for c in sorted(CASES)])
 def test_every_mechanism_is_private_on_neighbours_at_its_sensitivity(case):
     make, draw, d, d_prime, eps, discrete = CASES[case]
     check = _check(discrete)

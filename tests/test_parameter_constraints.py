@@ -65,7 +65,9 @@ def _cases():
             # option name but a valid number): only values every alternative refuses are cases.
             for bad in (v for r in rules if r is not None for v in r.invalid_values()):
                 if _refused_by_all([r for r in rules if r is not None], bad):
-                    yield pytest.param(cls, name, bad, id=f"{cls.__name__}-{name}-{bad!r}")
+                    # An id without a memory address, so that every worker of pytest -n collects the same tests.
+                    shown = f"{type(bad).__name__}-instance" if " at 0x" in repr(bad) else repr(bad)
+                    yield pytest.param(cls, name, bad, id=f"{cls.__name__}-{name}-{shown}")
 
 
 def test_every_declaring_class_has_a_valid_construction():

@@ -88,6 +88,8 @@ def _fit_stat(df, attrs, stat, runs, seed0, **kw):
     return np.array([stat(PrivBayes(attrs, **kw, rng=seed0 + r).fit(df)) for r in range(runs)])
 
 
+# Issue 47, finding 13: among the suite's slowest statistical checks; runs in CI's slow step (pytest -m slow).
+@pytest.mark.slow
 def test_structure_selection_is_private_on_worst_case_neighbours(monkeypatch):
     # D: rows all 0. D': plus (1, 1, 0), which moves the score of (a1 | a0) by g(3), close to g(N).
     attrs = [Categorical(c, [0, 1]) for c in ("a0", "a1", "a2")]

@@ -125,6 +125,8 @@ def test_discrete_gaussian_noise_follows_its_distribution():
     assert stats.chi2.sf(chi2, keep.sum() - 1) > 1e-4
 
 
+# Issue 47, finding 13: among the suite's slowest statistical checks; runs in CI's slow step (pytest -m slow).
+@pytest.mark.slow
 def test_empirical_privacy_on_neighbouring_counts_with_negative_control():
     # Worst case: a count that is 0 on one data set and 1 on its neighbour. The estimated
     # δ at the mechanism's ε(δ = 0.01) stays near the bound; a mechanism claiming 9x its ρ
