@@ -1,46 +1,12 @@
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-
-def run(*args, cwd=None):
-    """Run the command line in this process: ``dpknn.cli.main.main`` with ``args``, from ``cwd``, with its
-    stdout, stderr (warnings and log records included) and exit status, as ``python -m dpknn`` would give
-    them. A fresh interpreter per command cost 1-2 CPU-s each (issue 47, finding 13);
-    ``test_python_m_dpknn_runs_the_same_command_line`` keeps one real ``python -m dpknn`` run."""
-    import contextlib
-    import io
-    import logging
-    import warnings
-
-    from dpknn.cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    handler = logging.StreamHandler(err)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.INFO if "-v" in args or "--verbose" in args else logging.WARNING)
-    cwd = cwd or tempfile.mkdtemp()
-    try:
-        with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-                warnings.catch_warnings():
-            warnings.simplefilter("default")   # as a fresh interpreter shows them, once each
-            try:
-                code = main([str(a) for a in args])
-            except SystemExit as exc:   # argparse's own errors and --help
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
-    return subprocess.CompletedProcess(["dpknn", *map(str, args)], code, out.getvalue(), err.getvalue())
+from cli_run import run
 
 
 def test_python_m_dpknn_runs_the_same_command_line(tmp_path):

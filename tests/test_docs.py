@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from test_cli import run
+from cli_run import run
 
 from dpknn import Schema
 from dpknn.cli.main import build_parser

@@ -1,7 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from test_cli import run
+from cli_run import run
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, PrivacyLeakWarning, Schema
 from dpknn.schema.draft import draft_schema

@@ -94,7 +94,7 @@ def test_bad_requests_name_the_problem():
 
 
 def test_evaluate_command(tmp_path):
-    from test_cli import run
+    from cli_run import run
 
     real = _real(800)
     real.insert(0, "id", np.arange(1000, 1800))

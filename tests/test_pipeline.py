@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from test_cli import run
+from cli_run import run
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, Schema
 from dpknn.processing.pipeline import ProcessingPlan, run_plan

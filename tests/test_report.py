@@ -198,6 +198,15 @@ def test_count_tails_are_the_exact_polyplace_quantiles(fitted):
         2 * 0.5 * (1 + (math.floor(0.1 * plan.estimate) + 0.5) / mech.scale) ** (1 - a), rel=1e-6)
 
 
+def test_the_warning_says_where_the_variance_becomes_finite():
+    from dpknn.impute.report import FINITE_VARIANCE
+    from dpknn.mechanisms.smooth import choose_gamma
+
+    assert choose_polyplace(1.425).a <= 3 < choose_polyplace(1.43).a
+    assert choose_gamma(3.11).gamma <= 3 < choose_gamma(3.12).gamma
+    assert "1.43" in FINITE_VARIANCE["smooth_polyplace"] and "3.12" in FINITE_VARIANCE["smooth_cauchy"]
+
+
 # Issue 47, finding 13: 20 s of brute force; the quick exact test above runs by default, this one in CI's slow step.
 @pytest.mark.slow
 def test_tails_match_brute_force_releases_and_heavy_noise_is_warned(fitted):

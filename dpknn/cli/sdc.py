@@ -46,7 +46,7 @@ def _cmd_rwn(args):
         absent = [c for c in names if c not in present]
         if absent:
             raise CLIError(f"--keep names columns {absent} that are not in {str(args.input)!r}.")
-        # Imputation flags are never perturbed (RWN warns and carries them through).
+        # Imputation flags are never perturbed (RWN warns, and leaves them out unless --keep-flags).
         columns = [c for c in present if c not in names and c not in flag_columns(present)]
         if not columns:
             raise CLIError("--keep leaves no column to perturb.")

@@ -87,8 +87,8 @@ def _cmd_synth(args):
     marginal = args.method in ("auto", "aim", "mst")
     if not marginal and args.method != "dpmisgan" and args.delta is not None:
         raise CLIError("--delta applies to --method auto, aim, mst and dpmisgan only.")
-    if args.never_missing is not None and not (marginal or args.method.startswith("privbayes")
-                                               or args.method == "dpmisgan"):
+    draws_gaps = marginal or args.method in ("privbayes-value", "dpmisgan")
+    if args.never_missing is not None and not draws_gaps:
         raise CLIError(f"--never-missing does not apply to --method {args.method}, which draws no gaps.")
     if not marginal and args.noise is not None:
         raise CLIError("--noise applies to --method auto, aim and mst only.")
@@ -141,7 +141,8 @@ def _cmd_synth(args):
     else:
         degree = "auto" if args.degree is None else args.degree
         model = PrivBayes(attrs, epsilon=args.epsilon, degree=degree, missing=missing, bins=bins,
-                          max_rows=args.max_rows, never_missing=never, progress=args.progress, rng=args.seed)
+                          max_rows=args.max_rows, never_missing=never if missing == "value" else (),
+                          progress=args.progress, rng=args.seed)
     df = read_table(args.input, na_values=args.na_values, attributes=attrs)
     model.fit(df)
     out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1, **sample_options)
@@ -255,8 +256,9 @@ def add_synth_parser(sub):
                    help="delta of auto, aim and mst (default 1e-9) and dpmisgan (default 10^-(digits of --input-rows "
                         "+ 1))")
     p.add_argument("--never-missing", default=None, metavar="A,B",
-                   help="auto, aim and mst: comma-separated attributes with no gaps by design (public); no gaps are "
-                        "invented in them, and a gap there is refused")
+                   help="auto, aim, mst, privbayes-value and dpmisgan: comma-separated attributes with no gaps by "
+                        "design (public; a schema file's known attributes count as such); no synthetic gap is drawn "
+                        "in them, and a gap in the input is refused (dpmisgan: not checked, only never drawn)")
     p.add_argument("--mcar-rates", default=None, metavar="A=0.2,B=0.1",
                    help="mst: attributes whose cells are missing completely at random at these public rates (a "
                         "fact of the design, not estimated); their tables read only observed rows and are "

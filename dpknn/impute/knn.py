@@ -60,7 +60,7 @@ from dpknn.impute.scheme import (
     ordered_donor_classes,
     put_values,
 )
-from dpknn.schema.attributes import Schema, blank_outside_universes, observed_outside_universes
+from dpknn.schema.attributes import Schema, blank_outside_universes, warn_outside_universes
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
     Boolean,
@@ -377,7 +377,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         check_not_imputed(X, "X")
         if self.schema.has_universes:
             self._fit_universes(X, k)
-            self.n_outside_universe_ = _outside_universes(self.schema, X)
+            self.n_outside_universe_ = warn_outside_universes(X, self.schema.imputed, logger)
             return self
         self.n_outside_universe_ = {}
         self._fit_plain(X, k)
@@ -636,17 +636,6 @@ class KNNImputer(TransformerMixin, BaseEstimator):
     def fit_transform(self, X, y=None):
         """Fit on ``X`` and return it with A imputed (encoding ``X`` once); ``y`` is ignored."""
         return self.fit(X)._impute(X)
-
-
-def _outside_universes(schema, X):
-    """``observed_outside_universes`` of the imputed attributes, logged for the curator (a warning: such
-    values are usually a universe declared too narrow)."""
-    counts = observed_outside_universes(X, schema.imputed)
-    for name, n in counts.items():
-        logger.warning("%s: %d observed value(s) lie outside its universe %s; they are not applicable there and "
-                       "are read as missing (docs/schema.md, \"Universes\")", name, n,
-                       schema.attribute(name).universe.to_public())
-    return counts
 
 
 def _fingerprint(enc, df, schema):

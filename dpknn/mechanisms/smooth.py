@@ -223,7 +223,7 @@ class SmoothCauchy(Mechanism):
     def noise_survival(cls, release, x):
         """σ·X with X generalized Cauchy(γ); σ (data-dependent) from the curator diagnostics."""
         scale = float(release.diagnostics.values["noise_scale"])
-        return 1.0 - noise.generalized_cauchy_cdf(x / scale, release.params["gamma"])
+        return noise.generalized_cauchy_survival(x / scale, release.params["gamma"])
 
     def public_params(self):
         c = self.calibration

@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
+import math
 
 from dpknn.accounting import BudgetAccountant
 from dpknn.impute.flags import check_not_imputed
@@ -64,7 +65,7 @@ def estimate_size(data, *, epsilon, rng=None):
         None: the operating system's CSPRNG.
     """
     rel = Geometric(epsilon=epsilon, sensitivity=1).release(len(data), rng=rng)
-    return dataclasses.replace(rel, value=max(rel.value, 0), params={**rel.params, "query": "number of records"})
+    return dataclasses.replace(rel.clamp(0, math.inf), params={**rel.params, "query": "number of records"})
 
 
 def _check_accountant(accountant):

@@ -121,7 +121,8 @@ def _count_release(ctx, where, epsilon, method, smooth, label, universe=None):
     mech = _count_mechanism(ctx, epsilon, where, method, smooth)
     true = ctx.statistics.count(where, observed_only=method == "ignore_missing", universe=universe)
     rel = mech.release(true, rng=ctx.rng)
-    diag = dict(rel.diagnostics.values)
+    # The noise-free centre the noise was added to: for the curator's tails (dpknn.impute.curator_report).
+    diag = {**rel.diagnostics.values, "centre": true}
     if method == "smooth" and involves:
         diag.update(l1=ctx.statistics.l1_for(list(where)), theorem="5.1")
     rel = dataclasses.replace(rel.clamp(0, math.inf),
@@ -216,10 +217,10 @@ def _mean(ctx, q, smooth):
     mech, variant = _mean_mechanism(q.epsilon, s, q.bounds, n.involves_where, n.involves_col, q.method, n.smooth,
                                     n.l1)
     moments = _moments(ctx, q, n.universe)
-    rel = ctx.record(mech.release(moments.total / Fraction(s), rng=ctx.rng),
-                     f"mean of {q.column}{_where_text(q.where)}")
+    centre = moments.total / Fraction(s)
+    rel = ctx.record(mech.release(centre, rng=ctx.rng), f"mean of {q.column}{_where_text(q.where)}")
     rel, diag = _split_count_derived(rel)
-    diag.update(s=s, n_records=moments.n)
+    diag.update(s=s, n_records=moments.n, centre=float(centre))
     if variant.startswith("5.4"):
         diag["l1"] = n.l1
     return Release(
@@ -256,10 +257,10 @@ def _variance(ctx, q, smooth):
     ybar = mean_rel.value
     half_range2 = ((q.bounds[1] - q.bounds[0]) / 2) ** 2
     var_mech = _variance_mechanism(q, n, s, ybar, public_grid(half_range2, bits=FINE_BITS))
-    rel = ctx.record(var_mech.release(moments.squared_deviations(ybar) / (Fraction(s) - 1), rng=ctx.rng),
-                     f"variance of {q.column}{_where_text(q.where)}")
+    centre = moments.squared_deviations(ybar) / (Fraction(s) - 1)
+    rel = ctx.record(var_mech.release(centre, rng=ctx.rng), f"variance of {q.column}{_where_text(q.where)}")
     rel, diag = _split_count_derived(rel)
-    diag.update(s=s, n_records=moments.n)
+    diag.update(s=s, n_records=moments.n, centre=float(centre))
     if q.method == "smooth" and n.involves:
         diag["l1"] = n.l1
     return Release(

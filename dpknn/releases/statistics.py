@@ -20,6 +20,7 @@ import abc
 import pickle
 
 import numpy as np
+import pandas as pd
 
 from dpknn.impute.flags import check_not_imputed
 from dpknn.releases.summation import exact_moments
@@ -33,6 +34,14 @@ def summand(values, bounds):
     """The terms a mean or variance adds up: ``values`` clamped to ``bounds`` (also used by
     :mod:`dpknn.impute.distributed`, partition by partition)."""
     return np.clip(np.asarray(values, dtype=np.float64), bounds[0], bounds[1])
+
+
+def _values(column):
+    """A column's values as an array: numbers (nullable integers too) as float64 with NaN for a gap, so that a
+    condition on a gap is false rather than an error (pandas < 2.2 gives pd.NA in an object array)."""
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return column.to_numpy()
 
 
 def universe_of(schema, column):
@@ -103,9 +112,9 @@ class InMemoryStatistics(Statistics):
         self.schema = fit.schema
         self.imputed = fit.transform(data) if imputed is None else imputed
         names = list(self.schema.known_names + self.schema.imputed_names)
-        self._imputed_cols = {c: self.imputed[c].to_numpy() for c in names}
+        self._imputed_cols = {c: _values(self.imputed[c]) for c in names}
         observed = blank_outside_universes(data[names], self.schema.imputed)
-        self._observed_cols = {c: observed[c].to_numpy() for c in names}
+        self._observed_cols = {c: _values(observed[c]) for c in names}
         self._observed_present = {c: observed[c].notna().to_numpy() for c in self.schema.imputed_names}
 
     @property

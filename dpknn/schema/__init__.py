@@ -11,6 +11,7 @@ from dpknn.schema.attributes import (
     blank_outside_universes,
     check_draft,
     observed_outside_universes,
+    warn_outside_universes,
 )
 from dpknn.schema.conditions import (
     check_condition,
@@ -62,4 +63,5 @@ __all__ = [
     "read_attributes",
     "scaled_column",
     "squared_distance",
+    "warn_outside_universes",
 ]

@@ -13,15 +13,24 @@ import logging
 
 from sklearn.base import BaseEstimator
 
-from dpknn.schema.attributes import observed_outside_universes
+from dpknn.schema.attributes import warn_outside_universes
 from dpknn.schema.discretization import check_attributes
 from dpknn.utils.validation import check_is_fitted
 
-__all__ = ["NEIGHBOURS", "Synthesizer"]
+__all__ = ["NEIGHBOURS", "Synthesizer", "check_never_missing"]
 
 NEIGHBOURS = "add/remove one record"
 
 logger = logging.getLogger(__name__)
+
+
+def check_never_missing(never_missing, names):
+    """``never_missing`` as a tuple of attribute names, each one of ``names``; else a clear error."""
+    unknown = [c for c in never_missing if c not in names]
+    if isinstance(never_missing, str) or unknown:
+        raise ValueError(f"never_missing must list attribute names; {unknown or never_missing!r} "
+                         f"{'are' if len(unknown) != 1 else 'is'} not among the attributes {list(names)}.")
+    return tuple(never_missing)
 
 
 class Synthesizer(BaseEstimator):
@@ -51,8 +60,4 @@ class Synthesizer(BaseEstimator):
         of ``X`` outside their attribute's universe, by attribute, and log a warning for the curator. Such
         values are not applicable (:class:`~dpknn.schema.Universe`): the fit reads them as the attribute's
         "not applicable" code, as every other part of dpknn does."""
-        counts = observed_outside_universes(X, check_attributes(self.attributes))
-        for name, n in counts.items():
-            logger.warning("%s: %d observed value(s) lie outside its universe; they are not applicable there and "
-                           "are read as such (docs/schema.md, \"Universes\")", name, n)
-        self.n_outside_universe_ = counts
+        self.n_outside_universe_ = warn_outside_universes(X, check_attributes(self.attributes), logger)

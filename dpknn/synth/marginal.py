@@ -81,7 +81,7 @@ from dpknn.mechanisms.randomness import as_source
 from dpknn.schema.attributes import Continuous, Ordinal
 from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes
-from dpknn.synth.base import Synthesizer
+from dpknn.synth.base import Synthesizer, check_never_missing
 from dpknn.synth.bins import candidate_grid, quantile_edges
 from dpknn.synth.graphical_model import Measurement, round_counts
 from dpknn.utils.validation import (
@@ -160,6 +160,10 @@ NOISES = ("auto", "gaussian", "laplace")
 #: The largest ε a marginal synthesiser takes: past it the noise scales underflow the floats the model is
 #: fitted in (σ² near 1e-308 at ε = 1e308), while from ε = 1e4 on the tables are exact to a record anyway.
 MAX_EPSILON = 1e6
+
+
+#: The least noise deviation a measurement is weighed with (:func:`measure`), in counts.
+MIN_SIGMA = 1e-3
 
 
 def check_epsilon_bound(epsilon):
@@ -292,8 +296,10 @@ def measure(counts, attributes, cost, src, *, budget):
     """The table of ``attributes`` with the noise of ``budget`` at ``cost`` (module docstring);
     the record keeps the noise's standard deviation, which weighs it in the estimate."""
     mech = budget.mechanism(cost)
+    # A discrete noise's variance underflows to 0 at a huge budget (ε = 10^4, the non-private ceiling):
+    # weighed as a thousandth of a count, the estimate's inverse-variance weights stay finite.
     return Measurement(tuple(attributes), mech.release_array(counts[tuple(attributes)], rng=src),
-                       math.sqrt(mech.variance()))
+                       max(math.sqrt(mech.variance()), MIN_SIGMA))
 
 
 @dataclass(frozen=True)
@@ -401,11 +407,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             raise ValueError(f"quantile_levels must be at most 8 (256 bins), got {levels}.")
         width = {"auto": 10, "quantiles": 2**levels}.get(mode, self.bins)
         disc = Discretization(self.attributes, width, self.bin_edges)
-        never = tuple(self.never_missing)
-        unknown = [c for c in never if c not in disc.names]
-        if unknown:
-            raise ValueError(f"never_missing names {unknown}, which are not attributes; the attributes are "
-                             f"{disc.names}.")
+        never = check_never_missing(self.never_missing, disc.names)
         check_positive_int(self.iterations, "iterations")
         check_positive_int(self.n_jobs, "n_jobs")
         self._validate_method(disc)

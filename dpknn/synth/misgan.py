@@ -127,7 +127,7 @@ from dpknn.mechanisms.base import CuratorDiagnostics
 from dpknn.mechanisms.randomness import as_source
 from dpknn.schema.attributes import blank_outside_universes
 from dpknn.schema.marginals import extended_codes
-from dpknn.synth.base import Synthesizer
+from dpknn.synth.base import Synthesizer, check_never_missing
 from dpknn.synth.marginal import Counts, ZCDPBudget, measure
 from dpknn.synth.tabular import TabularEncoding
 from dpknn.utils.validation import (
@@ -514,10 +514,7 @@ class DPMisGAN(Synthesizer):
         check_is_fitted(self, "data_generator_")
         n = check_positive_int(n, "n", minimum=0)
         names = [a.name for a in self.encoding_.attributes]
-        unknown = [a for a in never_missing if a not in names]
-        if isinstance(never_missing, str) or unknown:
-            raise ValueError(f"never_missing must list attribute names; {unknown or never_missing!r} are not "
-                             f"attributes (the attributes are {names}).")
+        check_never_missing(never_missing, names)
         mt = _torch()
         import torch
 

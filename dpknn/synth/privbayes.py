@@ -75,7 +75,7 @@ from dpknn.mechanisms.randomness import as_source
 from dpknn.mechanisms.selection import PermuteAndFlip
 from dpknn.schema.discretization import Discretization
 from dpknn.schema.marginals import count_tables, extended_codes, observed_block
-from dpknn.synth.base import Synthesizer
+from dpknn.synth.base import Synthesizer, check_never_missing
 from dpknn.synth.scores import check_row_bound, mutual_information_score, score_sensitivity
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
@@ -188,8 +188,8 @@ class PrivBayes(Synthesizer):
     never_missing : sequence of str, default ()
         Attributes with no gaps by design (a public fact, such as the known attributes of a schema).
         With ``missing="value"`` the sampler never draws their "missing" code (post-processing: their
-        true count there is 0); :meth:`fit` refuses data with a gap in one (a refusal that reveals one
-        bit, ``docs/privacy.md``).
+        true count there is 0) and :meth:`fit` refuses data with a gap in one (a refusal that reveals one
+        bit, ``docs/privacy.md``); the other modes draw no gaps and ignore it.
     n_jobs : int, default 2
         Threads of the counting kernel.
     progress : bool, default False
@@ -267,10 +267,7 @@ class PrivBayes(Synthesizer):
             if degree > MAX_DEGREE:
                 raise ValueError(f"degree must be 1, 2, 3 or 'auto', got {degree}.")
         check_positive_int(self.n_jobs, "n_jobs")
-        unknown = [a for a in self.never_missing if a not in disc.names]
-        if isinstance(self.never_missing, str) or unknown:
-            raise ValueError(f"never_missing must list attribute names; {unknown or self.never_missing!r} are not "
-                             f"attributes (the attributes are {disc.names}).")
+        check_never_missing(self.never_missing, disc.names)
         return disc, degree, self._budget()
 
     # --- fitting ----------------------------------------------------------------------------------
@@ -294,7 +291,9 @@ class PrivBayes(Synthesizer):
         src = as_source(self.rng)
         codes = disc.encode(X)
         self._note_outside_universes(X)
-        gaps = [a for a in self.never_missing if (codes[disc.names.index(a)] < 0).any()]
+        # Only where it matters: the other modes draw no gap (and complete_rows drops rows with one).
+        never = self.never_missing if self.missing == "value" else ()
+        gaps = [a for a in never if (codes[disc.names.index(a)] < 0).any()]
         if gaps:
             raise ValueError(f"attributes declared never_missing have gaps: {gaps}. Remove them from never_missing "
                              "or impute them first.")
@@ -396,6 +395,7 @@ class PrivBayes(Synthesizer):
         return {"bins": self.bins, "degree": self.degree_,
                 **({"degree_rule": "auto", "theta": float(self.theta)} if self.degree == "auto" else {}),
                 "network": [[c, list(p)] for c, p in self.network_], "max_rows": self.max_rows_,
+                **({"never_missing": list(self.never_missing)} if self.missing == "value" else {}),
                 "max_rows_is": "public input" if self.max_rows is not None else "released (noisy count + margin)"}
 
     def sample(self, n, *, rng=None):

@@ -327,15 +327,16 @@ def planned_errors_figure(planned, *, path=None, title=None):
         scale = abs(p.estimate) / 100.0
         lo, hi = p.error[0] / scale, p.error[1] / scale
         widths.append(max(abs(lo), abs(hi)))
+        tail = ""
         if p.error_999 is not None and all(math.isfinite(e) for e in p.error_999):
             # The tail behind the bar: heavy-tailed noise puts the 99.9% interval many bar-widths out.
             lo9, hi9 = p.error_999[0] / scale, p.error_999[1] / scale
             ax.plot([lo9, hi9], [row + 0.12] * 2, color=_COLORS["smooth"], lw=1, alpha=0.7,
                     marker="|", ms=7, label=label("99.9% interval"))
+            tail = f"; 99.9%: [{lo9:+.3g}%, {hi9:+.3g}%]"
         ax.plot([lo, hi], [row + 0.12] * 2, color=_COLORS["smooth"], lw=5, solid_capstyle="butt",
                 label=label("90% interval of this release"))
         ax.plot(0, row + 0.12, "|", color="0.1", ms=9)
-        tail = "" if p.error_999 is None else f"; 99.9%: [{lo9:+.3g}%, {hi9:+.3g}%]"
         ax.text(1.01, row + 0.12, f"[{lo:+.3g}%, {hi:+.3g}%]{tail}", transform=right, fontsize=7, va="center",
                 color=_COLORS["smooth"])
         if alt is not None and alt.error is not None:
