@@ -28,8 +28,8 @@ def check_never_missing(never_missing, names):
     """``never_missing`` as a tuple of attribute names, each one of ``names``; else a clear error."""
     unknown = [c for c in never_missing if c not in names]
     if isinstance(never_missing, str) or unknown:
-        raise ValueError(f"never_missing must list attribute names; {unknown or never_missing!r} "
-                         f"{'are' if len(unknown) != 1 else 'is'} not among the attributes {list(names)}.")
+        raise ValueError(f"never_missing names {unknown or [never_missing]}, which are not attributes (it lists "
+                         f"attribute names); the attributes are {list(names)}.")
     return tuple(never_missing)
 
 
