@@ -137,10 +137,16 @@ def test_domains_wider_than_int64_keys(problem):
     assert got.l1_ == want.l1_ == oracle(schema, df, k)[0]
     np.testing.assert_array_equal(got.donors_, want.donors_)
     add, add_want = got.l1_cases_["add_complete"], want.l1_cases_["add_complete"]
-    assert add.value == add_want.value
     deletions = want.l1_cases_.get("delete_complete")
-    if deletions is not None and add.value > max(deletions.value, 1):
+    floor = max(deletions.value, 1) if deletions is not None else 1
+    # The worst addition is exact only where it beats the deletions' floor (docs/imputation.md); below it each
+    # search reports an addition it witnessed, and the two may differ (a case hypothesis found: 1 and 2 under a
+    # floor of 3, the true worst addition 3).
+    if max(add.value, add_want.value) > floor:
+        assert add.value == add_want.value
         assert all(add.cell[a.name] == 0 for a in pads)
+    else:
+        assert add.value <= floor and add_want.value <= floor
 
 
 @pytest.fixture
