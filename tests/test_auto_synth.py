@@ -80,6 +80,6 @@ def test_the_released_count_buys_the_useful_quantiles_only():
     large = AutoSynthesizer(ATTRS, epsilon=4.0, rng=0).fit(people(40_000))
     assert small.synthesizer_.n_rows == small.released_rows_ and small.synthesizer_.bin_edges_ == {}
     assert small.public_params()["quantile_share"] == 0.0 and small.delta_ == 1e-9
-    assert large.public_params()["quantile_levels"] == 4 and len(large.synthesizer_.bin_edges_["INCOME"]) == 15
+    assert large.public_params()["quantile_levels"] == 6 and len(large.synthesizer_.bin_edges_["INCOME"]) == 63
     # Without the rule (an explicit n_rows of None on the method) the small table spends them anyway.
-    assert MSTSynthesizer(ATTRS, epsilon=0.99).plan().levels == 4
+    assert MSTSynthesizer(ATTRS, epsilon=0.99).plan().levels == 6

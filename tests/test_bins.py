@@ -21,6 +21,7 @@ from dpknn.schema.discretization import Discretization, tail_rate, within_bin, w
 from dpknn.synth import MSTSynthesizer
 from dpknn.synth.bins import candidate_grid, median_scores, quantile_edges
 from dpknn.synth.marginal import (
+    MODEL_LEVELS,
     QUANTILE_THETA,
     SHAPED_WIDTH,
     PureBudget,
@@ -201,10 +202,15 @@ def test_quantile_bins_keep_a_skewed_median_within_15_percent(bins):
     syn = model.sample(20_000, rng=1)
     assert abs(np.nanmedian(syn.pay) / real - 1) < 0.15
     assert abs(np.nanmean(syn.pay) / np.nanmean(df.pay) - 1) < 0.25
-    assert len(model.bin_edges_["pay"]) <= 15
+    assert len(model.bin_edges_["pay"]) <= 2**6 - 1   # quantile_levels=6
     inner = model.discretization_.inner_edges(attrs[0])
     if bins == "auto":
-        assert inner is None and model.shapes_[0] is not None   # equal public bins, quantile shape inside
+        # The model's bins at the quantiles of the first MODEL_LEVELS levels (16 bins); all the levels shape
+        # the values inside (issue 48: an amount's relations live in its model bins).
+        q = model.quantile_edges_["pay"]
+        assert inner == tuple(e for e, r in zip(q.edges, q.ranks) if float(16 * r).is_integer())
+        assert inner == q.model_edges(attrs[0], MODEL_LEVELS) and len(inner) == 15 and not q.point_masses
+        assert model.shapes_[0] is not None
         # age's bins hold 9 values (< SHAPED_WIDTH): drawn from the model's shape, no quantiles spent on it.
         assert set(model.bin_edges_) == {"pay"} and model.shapes_[1] is None
     else:
@@ -334,22 +340,24 @@ def test_a_row_count_buys_only_the_useful_quantiles_and_gives_the_rest_to_the_mo
     every = MSTSynthesizer(attrs, **kw).plan()
     few = MSTSynthesizer(attrs, n_rows=1_000, **kw).plan()
     many = MSTSynthesizer(attrs, n_rows=10**7, **kw).plan()
-    assert (every.levels, few.levels, many.levels) == (4, 0, 4) and few.wide == []
+    assert (every.levels, few.levels, many.levels) == (6, 0, 6) and few.wide == []
     assert few.quantiles == 0 and every.quantiles == many.quantiles == Fraction(0.1)
     assert few.budget == every.budget and few.delta == every.delta == 0.0   # the currency never reads n_rows
-    # By hand: ε_q = 0.1/4 per level, |G| = 4096; level l is useful when
-    # n/2^l >= 2.5 (ln 4096 + 1) / 0.025 = 931.8: for 1,000 rows none, for 5,000 the first two.
-    df = df.iloc[:5_000]
-    mid = MSTSynthesizer(attrs, n_rows=5_000, **kw)
-    assert mid.plan().levels == 2 and mid.plan().quantiles == Fraction(0.1) / 2
+    # By hand: the point masses take one of the L + 1 = 7 parts of the share, so ε_q = 0.1/7 per level,
+    # |G| = 4096; level l is useful when n/2^l >= 2.5 (ln 4096 + 1) / (0.1/7) = 1630.6: for 1,000 rows none,
+    # for 10,000 the first two, which with the point masses spend 3/7 of the share.
+    df = df.iloc[:10_000]
+    mid = MSTSynthesizer(attrs, n_rows=10_000, **kw)
+    assert mid.plan().levels == 2 and mid.plan().quantiles == Fraction(0.1) * 3 / 7
     model = mid.set_params(rng=0).fit(df)
     rec = model.public_params()
-    assert len(model.bin_edges_["pay"]) == 3 and rec["quantile_levels"] == 2 and rec["quantile_share"] == 0.05
-    assert rec["n_rows"] == 5_000
+    assert len(model.bin_edges_["pay"]) == 3 and rec["quantile_levels"] == 2
+    assert rec["quantile_share"] == pytest.approx(0.1 * 3 / 7)
+    assert rec["n_rows"] == 10_000
     real = np.nanmedian(df.pay)
-    assert abs(np.nanmedian(model.sample(5_000, rng=1).pay) / real - 1) < 0.15
+    assert abs(np.nanmedian(model.sample(10_000, rng=1).pay) / real - 1) < 0.15
     none = MSTSynthesizer(attrs, n_rows=1_000, rng=0, **kw).fit(df)
     assert none.bin_edges_ == {} and none.public_params()["quantile_share"] == 0.0
-    assert MSTSynthesizer(attrs, bins="quantiles", n_rows=1_000, **kw).plan().levels == 4   # its bins need them
+    assert MSTSynthesizer(attrs, bins="quantiles", n_rows=1_000, **kw).plan().levels == 6   # its bins need them
     with pytest.raises(ValueError, match="n_rows"):
         MSTSynthesizer(attrs, n_rows=-1, **kw).plan()

@@ -418,7 +418,9 @@ def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
         assert side["noise"] == "gaussian" and 0 < side["delta"] and side["rho"] < 1
     if method in ("mst", "auto"):
         assert len(side["tree"]) == 2
-        assert side["bins"] == "auto" and set(side["released_bin_edges"]) == {"INCWAGE"}
+        # auto: a released count of about 3,000 rows pays for no level of quantiles at ε = 1 (each of the seven
+        # parts of the share would leave a median off by more than its half holds), so none is released.
+        assert side["bins"] == "auto" and set(side["released_bin_edges"]) == ({"INCWAGE"} if method == "mst" else set())
     elif method == "aim":
         assert side["workload"] == 2 and len(side["rounds"]) == len(side["measured"]) > 3
         assert side["bins"] == "auto" and set(side["released_bin_edges"]) == {"INCWAGE"}

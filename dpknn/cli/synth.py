@@ -100,6 +100,8 @@ def _cmd_synth(args):
         raise CLIError("--noise laplace is pure epsilon-DP (delta = 0); drop --delta.")
     if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree is not None):
         raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
+    if args.analysis and not marginal:
+        raise CLIError("--analysis applies to --method auto, aim and mst only.")
     if isinstance(args.bins, str) and not marginal:
         raise CLIError(f"--bins {args.bins} applies to --method auto, aim and mst only; give a number of equal bins.")
     bins = args.bins if args.bins is not None else ("auto" if marginal else 10)
@@ -133,7 +135,8 @@ def _cmd_synth(args):
             what = MST_MCAR_DESCRIPTION
         model = {"auto": AutoSynthesizer, "aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
-            bin_edges=edges, noise=args.noise or "auto", never_missing=never, progress=args.progress, rng=args.seed,
+            bin_edges=edges, noise=args.noise or "auto", never_missing=never, analyses=tuple(args.analysis or ()),
+            progress=args.progress, rng=args.seed,
             **extra)
     elif args.method == "columnwise":
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=bins, progress=args.progress,
@@ -259,6 +262,10 @@ def add_synth_parser(sub):
                    help="auto, aim, mst, privbayes-value and dpmisgan: comma-separated attributes with no gaps by "
                         "design (public; a schema file's known attributes count as such); no synthetic gap is drawn "
                         "in them, and a gap in the input is refused (dpmisgan: not checked, only never drawn)")
+    p.add_argument("--analysis", action="append", default=None, metavar="'Y ~ X1 + X2'",
+                   help="auto, aim and mst (repeatable): a regression the analyst will fit on the file (public); the "
+                        "tables of Y with each X are measured first, weigh more in AIM's workload, and Y's values "
+                        "inside its bins follow each X (released rank sums, docs/synthesis.md)")
     p.add_argument("--mcar-rates", default=None, metavar="A=0.2,B=0.1",
                    help="mst: attributes whose cells are missing completely at random at these public rates (a "
                         "fact of the design, not estimated); their tables read only observed rows and are "

@@ -386,7 +386,7 @@ class Discretization:
             out.append(t)
         return out
 
-    def decode(self, codes, *, rng, masses=None, shapes=None, positions=None):
+    def decode(self, codes, *, rng, masses=None, shapes=None, positions=None, ranks=None):
         """A DataFrame of domain-valid values from codes of shape (d, n), every attribute missing
         outside its universe (:func:`blank_outside_universes`).
 
@@ -398,7 +398,9 @@ class Discretization:
         :class:`ValueShape` (say from DP quantiles), which then gives the law inside every bin and
         takes precedence over ``masses``. ``positions``: None, or for each attribute None or the
         n positions in [0, 1] of the values inside their bins (a generator's output), which take
-        precedence over both (an Ordinal's bin of w values is cut into w equal slots). Code −1 and
+        precedence over both (an Ordinal's bin of w values is cut into w equal slots). ``ranks``: None, or
+        for each attribute None or the n ranks in [0, 1] at which its shape is read inside each row's bin (in
+        place of uniform ones: :mod:`dpknn.synth.ranks`). Code −1 and
         the "not applicable" code decode to a missing value: NaN, ``<NA>`` for an Ordinal
         (``Int64``) and NaN in a categorical column.
         """
@@ -421,7 +423,8 @@ class Discretization:
                 t = np.clip(np.asarray(given, dtype=np.float64), 0.0, 1.0)
                 v = lo[c] + t * (hi[c] - lo[c])
             elif shape is not None:
-                u = rng.random(n)
+                r = None if ranks is None else ranks[j]
+                u = rng.random(n) if r is None else np.where(np.isnan(r), rng.random(n), r)
                 v = shape.draw_between(lo[c], hi[c], u)
             else:
                 u = rng.random(n)

@@ -68,7 +68,7 @@ import numpy as np
 
 from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.synth.graphical_model import fit_model, junction_tree
-from dpknn.synth.marginal import MarginalSynthesizer, measure, universe_edges
+from dpknn.synth.marginal import MarginalSynthesizer, analysis_pairs, measure, universe_edges
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import check_positive_int, check_positive_int_or_auto, check_positive_real
 
@@ -77,6 +77,8 @@ __all__ = ["AIMSynthesizer", "Round", "affordable", "auto_model_size", "candidat
 logger = logging.getLogger(__name__)
 
 ROUND_TOL = 1e-10   # a round's estimate only scores the next candidates: looser than the final fit's
+#: Copies of an analysis' attribute set in AIM's workload (``analyses``): its candidates weigh this much more.
+ANALYSIS_WEIGHT = 3
 
 
 @dataclass(frozen=True)
@@ -171,11 +173,11 @@ class AIMSynthesizer(MarginalSynthesizer):
         T, which sets the first rounds' noise (ρ_m = 0.9ρ/T); None: 16 × the attributes (AIM's).
     bins, bin_edges, quantile_share, quantile_levels, n_rows, never_missing :
         As :class:`~dpknn.synth.MSTSynthesizer`'s.
-    iterations : int, default 1000
+    iterations : int, default 300
         Most steps of the final estimate, by entropic mirror descent (each round's warm-started
-        one, by L-BFGS, takes at most a tenth; :func:`~dpknn.synth.graphical_model.fit_model`);
-        1000 and 2000 gave the same 2-way TVD on the public tables of
-        ``benchmarks/compare_synthesis.py``, at half the time.
+        one, by L-BFGS, takes at most a tenth; :func:`~dpknn.synth.graphical_model.fit_model`).
+        On 20,000 × 10 at ε = 4, 1000 took 25 s and 300 took 2 s, for a 2-way TVD of 0.015 against
+        0.017 (``benchmarks/synthesis_speed.py``; issue 48's goal is 5 s at every ε <= 4).
     n_jobs : int, default 2
         Threads of the counting kernel.
     progress : bool, default False
@@ -208,8 +210,8 @@ class AIMSynthesizer(MarginalSynthesizer):
     """
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", workload=2, max_model_size="auto",
-                 rounds=None, bins="auto", bin_edges=None, quantile_share=0.1, quantile_levels=4, n_rows=None,
-                 never_missing=(), iterations=1000, n_jobs=2, progress=False, rng=None):
+                 rounds=None, bins="auto", bin_edges=None, quantile_share=0.1, quantile_levels=6, rank_share=0.1,
+                 analyses=(), n_rows=None, never_missing=(), iterations=300, n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.delta = delta
@@ -221,6 +223,8 @@ class AIMSynthesizer(MarginalSynthesizer):
         self.bin_edges = bin_edges
         self.quantile_share = quantile_share
         self.quantile_levels = quantile_levels
+        self.rank_share = rank_share
+        self.analyses = analyses
         self.n_rows = n_rows
         self.never_missing = never_missing
         self.iterations = iterations
@@ -269,8 +273,16 @@ class AIMSynthesizer(MarginalSynthesizer):
         limit = self.max_model_size_ = self.model_size()
         sizes = tuple(int(s) for s in counts.ext_sizes)
         d = len(sizes)
-        fixed = universe_edges(disc.attributes)
-        candidates = workload_candidates(self._workload_sets(disc.names))
+        analyses = analysis_pairs(self.analyses, disc.names)
+        # The universes' edges and each analysis' response with each covariate are measured first (public), and
+        # the analyses weigh in the workload (ANALYSIS_WEIGHT copies of each analysis' attribute set), so the
+        # rounds spend where the analyst will look.
+        fixed = universe_edges(disc.attributes, [(y, x) for y, xs in analyses for x in xs])
+        sets = self._workload_sets(disc.names)
+        for y, xs in analyses:
+            group = [(y, *xs)] if len(xs) <= 3 else [(y, x) for x in xs]
+            sets += [tuple(sorted(g)) for g in group] * ANALYSIS_WEIGHT
+        candidates = workload_candidates(sets)
         sensitivity = max(candidates.values())
         first = [(a,) for a in range(d)] + [tuple(e) for e in fixed]
         rounds = 16 * d if self.rounds is None else self.rounds

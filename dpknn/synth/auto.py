@@ -125,7 +125,7 @@ class AutoSynthesizer(Synthesizer):
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, theta=2.5, count_share=0.01, noise="auto",
                  workload=2, max_model_size="auto", bins="auto", bin_edges=None, quantile_share=0.1,
-                 quantile_levels=4, never_missing=(), n_jobs=2, progress=False, rng=None):
+                 quantile_levels=6, rank_share=0.1, analyses=(), never_missing=(), n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.delta = delta
@@ -138,6 +138,8 @@ class AutoSynthesizer(Synthesizer):
         self.bin_edges = bin_edges
         self.quantile_share = quantile_share
         self.quantile_levels = quantile_levels
+        self.rank_share = rank_share
+        self.analyses = analyses
         self.never_missing = never_missing
         self.n_jobs = n_jobs
         self.progress = progress
@@ -146,7 +148,9 @@ class AutoSynthesizer(Synthesizer):
     def _candidates(self, epsilon, rows=None):
         shared = {"epsilon": epsilon, "delta": self.delta, "noise": self.noise, "bins": self.bins,
                   "bin_edges": self.bin_edges, "quantile_share": self.quantile_share,
-                  "quantile_levels": self.quantile_levels, "n_rows": rows, "never_missing": self.never_missing,
+                  "quantile_levels": self.quantile_levels, "rank_share": self.rank_share,
+                  "analyses": self.analyses, "n_rows": rows,
+                  "never_missing": self.never_missing,
                   "n_jobs": self.n_jobs, "progress": self.progress}
         return {"aim": AIMSynthesizer(self.attributes, workload=self.workload, max_model_size=self.max_model_size,
                                       **shared),
