@@ -7,7 +7,10 @@ the real table it came from, attribute by attribute on the public domains:
   and its total variation distance; the mean 2-way TVD;
 - **correlations** of the numeric attributes (pairwise-complete), and their difference;
 - **pMSE** of a logistic model and of a tree, with their null ratios;
-- **regressions** named by the user: coefficients, CI overlap and standardised differences;
+- **what analysts estimate** (first in the report, :mod:`dpknn.metrics.analysis`): regressions named
+  by the user and each amount on the other attributes (CI overlap, standardised differences, R²),
+  Pearson and Spearman correlations, quantiles overall and within categories, point masses, and a
+  workload of random range queries on the original scale;
 - **risk**: distance to the closest record against the real data's own nearest-neighbour
   distances, nearest-neighbour linkage when the released rows carry their records' labels,
   correct attribution probability of a sensitive attribute, and sample uniques.
@@ -29,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from dpknn.metrics._tables import check_tables
+from dpknn.metrics.analysis import analysis_measures, parse_regression
 from dpknn.metrics.disclosure import (
     correct_attribution_probability,
     distance_to_closest_record,
@@ -36,7 +40,6 @@ from dpknn.metrics.disclosure import (
     sample_uniques,
 )
 from dpknn.metrics.fidelity import tvd
-from dpknn.metrics.inference import regression_comparison
 from dpknn.metrics.pmse import pmse
 from dpknn.schema.attributes import Categorical, Continuous, blank_outside_universes, observed_outside_universes
 from dpknn.schema.discretization import Discretization
@@ -52,17 +55,6 @@ logger = logging.getLogger(__name__)
 CONFIDENTIAL = "CONFIDENTIAL: computed from the real data; for the curator, not for publication"
 FIGURES = {"marginals": "marginals.png", "correlation": "correlation.png", "risk": "risk.png",
            "regressions": "regressions.png"}
-
-
-def parse_regression(text):
-    """``"y ~ x1 + x2"`` as ``(y, [x1, x2])``."""
-    if not isinstance(text, str) or text.count("~") != 1:
-        raise ValueError(f"a regression must read 'y ~ x1 + x2', got {text!r}.")
-    left, right = (s.strip() for s in text.split("~"))
-    xs = [s.strip() for s in right.split("+") if s.strip()]
-    if not left or not xs:
-        raise ValueError(f"a regression must read 'y ~ x1 + x2', got {text!r}.")
-    return left, xs
 
 
 def _bin_labels(disc, j):
@@ -205,6 +197,7 @@ class EvaluationReport(Report):
     target: str | None
     notes: list = field(default_factory=list)
     changed_share: dict = field(default_factory=dict)
+    analysis: object = None
 
     def to_dict(self):
         """The report's numbers as a JSON-ready dict (marked confidential)."""
@@ -226,6 +219,14 @@ class EvaluationReport(Report):
                                   "real_exact_share": self.closest.original_exact_share},
                "uniques": vars(self.uniques), "keys": self.keys, "target": self.target, "notes": self.notes,
                "changed_share": self.changed_share}
+        if self.analysis is not None:
+            a = self.analysis
+            out["analysis"] = {"summary": a.summary(), "regressions": a.regressions.to_dict(orient="records"),
+                               "correlations": None if a.correlations is None else
+                               a.correlations.to_dict(orient="records"),
+                               "quantiles": a.quantiles.to_dict(orient="records"),
+                               "point_masses": a.point_masses.to_dict(orient="records"),
+                               "range_query_mae": a.summary()["range_query_mae"]}
         if self.linkage is not None:
             out["linkage"] = {"rate": self.linkage.rate, "chance": self.linkage.chance, "lift": self.linkage.lift}
         if self.attribution is not None:
@@ -242,6 +243,8 @@ class EvaluationReport(Report):
                  f"- real rows: {self.n_real}; released rows: {self.n_released}; {kind}",
                  f"- quasi-identifiers of the risk measures: {', '.join(self.keys)}"
                  + (f"; sensitive attribute: {self.target}" if self.target else ""), ""]
+        if self.analysis is not None:
+            lines += _analysis_markdown(self.analysis)
         if self.changed_share:
             table = pd.DataFrame({"share changed": pd.Series(self.changed_share)})
             table.index.name = "attribute"
@@ -329,6 +332,46 @@ class EvaluationReport(Report):
         return out
 
 
+def _analysis_markdown(a):
+    """The report's first section: what analysts estimate (:class:`~dpknn.metrics.analysis.AnalysisMeasures`)."""
+    s = a.summary()
+
+    def f(v, fmt=".3f"):
+        return "-" if v is None or (isinstance(v, float) and not np.isfinite(v)) else format(v, fmt)
+
+    lines = ["## What analysts estimate", "",
+             "Read these first: a table can score a small TVD on coarse bins while the regressions, quantiles and "
+             "zeros an analyst uses are lost.", "",
+             f"- mean CI overlap of the regressions: **{f(s['mean_ci_overlap'])}** (1 = identical intervals, "
+             f"negative = disjoint); R² released / real: **{f(s['r2_ratio'], '.2f')}**",
+             f"- largest change of a correlation: Pearson {f(s.get('max_pearson_change'))}, Spearman "
+             f"{f(s.get('max_spearman_change'))}",
+             f"- quantiles p10-p90 of the amounts, overall and within categories: mean error "
+             f"{f(s['mean_quantile_error'])} interquartile ranges",
+             f"- point masses (the most frequent exact values): largest error {f(s['max_point_mass_error'])} of "
+             "the rows",
+             f"- {len(a.range_queries)} random range queries on the original scale: mean absolute error "
+             f"{f(s['range_query_mae'], '.4f')} of the rows", ""]
+    if len(a.regressions):
+        t = a.regressions.set_index("formula")[["mean_ci_overlap", "max_standardized_difference", "r2_real",
+                                                 "r2_released", "default"]]
+        lines += ["### Regressions", "", "Named by the user, then each amount on every other attribute (default). "
+                  "Coefficient tables below.", "", markdown_table(t, fmt="{:.3g}"), ""]
+    overall = a.quantiles[a.quantiles["group"] == "all"]
+    if len(overall):
+        t = overall.assign(quantile=[f"{y} p{100 * q:.0f}" for y, q in zip(overall["amount"], overall["quantile"])])
+        lines += ["### Quantiles of the amounts", "", "Relative error: by the real interquartile range.", "",
+                  markdown_table(t.set_index("quantile")[["real", "released", "relative_error"]], fmt="{:.4g}"), ""]
+    if len(a.point_masses):
+        t = a.point_masses.assign(value=[f"{y} = {v:g}" for y, v in zip(a.point_masses["amount"],
+                                                                        a.point_masses["value"])])
+        lines += ["### Point masses", "", "The real data's most frequent exact values of each amount: their shares.",
+                  "", markdown_table(t.set_index("value")[["share_real", "share_released"]], fmt="{:.4g}"), ""]
+    if a.notes:
+        lines += [*[f"- {n}" for n in a.notes], ""]
+    return lines
+
+
 def evaluate(real, released, attributes, *, label=None, same_order=False, regressions=(), keys=None, target=None,
              bins=10, max_rows=100_000, progress=False, rng=None):
     """Compare a released table with the real one: utility and disclosure risk.
@@ -389,7 +432,8 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
         if repeated:
             raise ValueError(f"label={label!r}: the real table's record labels are not unique ({len(repeated)} repeat "
                              f"an earlier one, e.g. {repeated[0]!r}); linkage needs one label per record.")
-    models = [parse_regression(r) for r in regressions]
+    for r in regressions:   # a malformed model is refused before any work
+        parse_regression(r)
     gen = check_rng(rng)
     notes = []
     # One meaning of a universe everywhere: outside it an attribute is not applicable, in both tables
@@ -429,9 +473,9 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
         notes.append(f"pMSE on uniform samples of {len(r_s)} real and {len(s_s)} released rows (max_rows).")
     scores = {"logistic": pmse(r_s, s_s, model="logistic", rng=gen), "cart": pmse(r_s, s_s, model="cart", rng=gen)}
     bar.update()
-    step("regressions")
-    categorical = [a.name for a in disc.attributes if isinstance(a, Categorical)]
-    comparisons = [regression_comparison(real, released, y=y, X=xs, categorical=categorical) for y, xs in models]
+    step("what analysts estimate")
+    analysis = analysis_measures(real, released, disc.attributes, regressions=regressions, rng=gen)
+    comparisons = analysis.comparisons
     bar.update()
     step("disclosure risk")
     record_level = False
@@ -463,5 +507,5 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
                             marginal_tvd=marginal_tvd, marginals=marginals, tvd2=tvd2, correlation=correlation,
                             pmse=scores, regressions=comparisons, linkage=link, closest=closest,
                             attribution=attribution, uniques=uniques, keys=keys, target=target, notes=notes,
-                            changed_share=changed_share)
+                            changed_share=changed_share, analysis=analysis)
 

@@ -271,7 +271,7 @@ def measure_quantiles(X, attributes, levels, budget, src, *, masses=False):
 
 def analysis_pairs(analyses, names):
     """The analyses (``"y ~ x1 + x2"``, public: what the analyst will fit) as (index of y, indices of the xs)."""
-    from dpknn.metrics.evaluation import parse_regression
+    from dpknn.metrics.analysis import parse_regression
 
     if isinstance(analyses, str):
         raise TypeError(f"analyses must be a list of 'y ~ x1 + x2' strings, got the string {analyses!r}.")
@@ -573,7 +573,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         """Public bins, released bin edges, never-missing attributes, the noise and ρ (None under pure
         DP); a subclass adds what it measured."""
         return {"bins": self.bins, "bin_edges": self.public_edges_, "released_bin_edges": self.bin_edges_,
-                "released_point_masses": self.point_masses_,
+                "released_point_masses": self.point_masses_, "analyses": list(self.analyses),
                 "rank_share": float(Fraction(self.rank_share)) if self.rank_sums_ else 0.0,
                 "rank_sums": [[self.discretization_.names[s.amount], self.discretization_.names[s.partner], s.sigma]
                               for s in self.rank_sums_],

@@ -105,7 +105,8 @@ def conditional_ranks(codes, ext, sums, bin_counts, gen):
         widths = [t.sums.shape[1] for t in tables]
         starts = np.r_[0, np.cumsum(widths)[:-1]]
         p = int(sum(widths))
-        lam = RANK_RIDGE * max(t.sigma for t in tables)
+        # At least one record's weight: a code no synthetic row of the bin holds leaves the Gram singular.
+        lam = max(RANK_RIDGE * max(t.sigma for t in tables), 1.0)
         prior = np.full(p, 0.5 / len(tables))   # Σ over the partners of one code each: 1/2
         for b in range(tables[0].sums.shape[0]):
             rows = np.flatnonzero(codes[a] == b)
