@@ -10,13 +10,25 @@ tables' documentation, not read from the data):
 - ``gss``: carData::GSSvocab, General Social Survey vocabulary scores 1978-2016 (28,867 rows;
   genuine gaps: vocab 5 %, the others under 1 %); not among the tables the defaults were set on;
 - ``cps-mcar``, ``cps-mar``, ``cps-mnar``: AER::CPS1988 (28,155 rows, complete) with 20 % of the
-  cells of wage, education and experience deleted by ``dpknn.datasets.make_missing``.
+  cells of wage, education and experience deleted by ``dpknn.datasets.make_missing``;
+- ``gss-wages``: stevedata::gss_wages, General Social Survey wages 1974-2018 (61,697 rows; income missing for
+  39 %, 11 % of full-time workers); analysis ``realrinc ~ age + gender + prestg10``;
+- ``yrbss``: openintro::yrbss, Youth Risk Behavior Surveillance (13,583 rows, gaps in 12 of 13 columns);
+  analysis ``weight ~ height + gender + age``;
+- ``acs``: openintro::acs12, American Community Survey 2012 (2,000 rows; income with 44 % exact zeros);
+  analysis ``income ~ age + gender + hrs_work``.
 
 Every method is scored the same way: the mean 2-way TVD over all pairs of attributes on the public
 bins with a missing cell as a category of its own (``dpknn.metrics.tvd``), the F1 of a decision
-tree trained on the synthetic rows and tested on a real hold-out (20 %), and the seconds of fit +
-sample. The peers get the same public bins as integer codes, a missing cell as one more code (the
-way MST and AIM are run on incomplete data), and their codes are decoded by the same public bins.
+tree trained on the synthetic rows and tested on a real hold-out (20 %), the seconds of fit +
+sample, and what an analyst estimates (``dpknn.metrics.analysis``): the table's analysis (mean CI
+overlap, R² synthetic / real), the median of its amount and the share of its exact zeros, the mean
+quantile error of the amounts (p10-p90, overall and within categories, in interquartile ranges) and
+the mean absolute error of 200 random range queries on the original scale. ``dpknn auto analysis``
+is the default told the table's analysis (``--analysis``); ``dpknn ceiling`` the default at
+ε = 10^4, the best a synthesiser on these bins could do. The peers get the same public bins as integer
+codes, a missing cell as one more code (the way MST and AIM are run on incomplete data), and their
+codes are decoded by the same public bins.
 
 Peers run in their own Pythons, outside dpknn (nothing of theirs is installed with or copied into
 dpknn); see benchmarks/README.md for the environments:
@@ -49,6 +61,7 @@ import pandas as pd
 from dpknn import Categorical, Continuous, Ordinal
 from dpknn.datasets import make_missing
 from dpknn.metrics import ml_efficacy, tvd
+from dpknn.metrics.analysis import analysis_measures
 from dpknn.schema.discretization import Discretization
 from dpknn.synth import AIMSynthesizer, AutoSynthesizer, MSTSynthesizer, PrivBayes
 
@@ -97,7 +110,65 @@ def table(name):
         gaps = ["wage", "education", "experience"]
         df = make_missing(df, mechanism=name[4:], rate=0.2, columns=gaps, rng=0)
         return df, attrs, [a.name for a in attrs if a.name not in gaps], "parttime"
-    raise ValueError(f"unknown table {name!r}; choose slid, chile, gss, cps-mcar, cps-mar or cps-mnar.")
+    if name == "gss-wages":
+        df = _load("stevedata", "gss_wages")
+        attrs = [Ordinal("year", 1974, 2018), Continuous("realrinc", 0, 500_000), Ordinal("age", 18, 89),
+                 Continuous("prestg10", 10, 90), Ordinal("childs", 0, 8),
+                 Categorical("wrkstat", ["Full-Time", "Housekeeper", "Retired", "Part-Time", "Unemployed, Laid Off",
+                                         "School", "Other", "Temporarily Not Working"]),
+                 Categorical("gender", ["Male", "Female"]),
+                 Categorical("educcat", ["Less Than High School", "High School", "Junior College", "Bachelor",
+                                         "Graduate"]),
+                 Categorical("maritalcat", ["Married", "Never Married", "Divorced", "Separated", "Widowed"])]
+        for c in ("age", "childs"):
+            df[c] = df[c].astype("Int64")
+        return df, attrs, ["year", "gender"], "gender"
+    if name == "yrbss":
+        df = _load("openintro", "yrbss")
+        for c in ("grade", "text_while_driving_30d", "school_night_hours_sleep"):
+            df[c] = df[c].map(lambda v: v if pd.isna(v) else str(v))
+        for c in ("age", "physically_active_7d", "strength_training_7d"):
+            df[c] = df[c].astype("Int64")
+        attrs = [Ordinal("age", 12, 18), Categorical("gender", ["female", "male"]),
+                 Categorical("grade", ["9", "10", "11", "12", "other"]), Categorical("hispanic", ["hispanic", "not"]),
+                 Categorical("race", ["American Indian or Alaska Native", "Asian",
+                                      "Black or African American", "Native Hawaiian or Other Pacific Islander",
+                                      "White"]),
+                 Continuous("height", 1.0, 2.2), Continuous("weight", 25, 200),
+                 Categorical("helmet_12m", ["always", "did not ride", "most of time", "never", "rarely",
+                                            "sometimes"]),
+                 Categorical("text_while_driving_30d", ["0", "1-2", "10-19", "20-29", "3-5", "30", "6-9",
+                                                        "did not drive"]),
+                 Ordinal("physically_active_7d", 0, 7),
+                 Categorical("hours_tv_per_school_day", ["1", "2", "3", "4", "5+", "<1", "do not watch"]),
+                 Ordinal("strength_training_7d", 0, 7),
+                 Categorical("school_night_hours_sleep", ["10+", "5", "6", "7", "8", "9", "<5"])]
+        return df, attrs, [], "gender"
+    if name == "acs":
+        df = _load("openintro", "acs12")
+        for c in ("hrs_work", "age", "time_to_work"):
+            df[c] = df[c].astype("Int64")
+        attrs = [Continuous("income", 0, 500_000),
+                 Categorical("employment", ["employed", "not in labor force", "unemployed"]),
+                 Ordinal("hrs_work", 0, 99), Categorical("race", ["asian", "black", "other", "white"]),
+                 Ordinal("age", 0, 99), Categorical("gender", ["female", "male"]),
+                 Categorical("citizen", ["no", "yes"]),
+                 Ordinal("time_to_work", 0, 200), Categorical("lang", ["english", "other"]),
+                 Categorical("married", ["no", "yes"]), Categorical("edu", ["college", "grad", "hs or lower"]),
+                 Categorical("disability", ["no", "yes"]),
+                 Categorical("birth_qrtr", ["apr thru jun", "jan thru mar", "jul thru sep", "oct thru dec"])]
+        return df, attrs, ["race", "age", "gender", "citizen", "married", "disability", "birth_qrtr"], "married"
+    raise ValueError(f"unknown table {name!r}; choose slid, chile, gss, cps-mcar, cps-mar, cps-mnar, gss-wages, "
+                     "yrbss or acs.")
+
+
+#: The regression each table is analysed with (issue 48: the analyses its users fit).
+ANALYSIS = {"gss-wages": "realrinc ~ age + gender + prestg10", "yrbss": "weight ~ height + gender + age",
+            "acs": "income ~ age + gender + hrs_work", "slid": "wages ~ age + sex + education",
+            "cps-mcar": "wage ~ education + experience + ethnicity",
+            "cps-mar": "wage ~ education + experience + ethnicity",
+            "cps-mnar": "wage ~ education + experience + ethnicity", "chile": "income ~ age + sex + education",
+            "gss": "vocab ~ age + educ + gender"}
 
 
 def run_peer(args, which, train, attrs, eps, seed):
@@ -115,7 +186,10 @@ def run_peer(args, which, train, attrs, eps, seed):
             cmd = [args.ds_python, str(DS_PEER), *files]
         else:
             cmd = [args.peer_python, str(PEER), args.pgm_dir, which, *files, str(args.aim_model_size)]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.peer_timeout, check=False)
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.peer_timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return None, args.peer_timeout   # unfinished: reported as such, not scored
         if res.returncode != 0:
             raise RuntimeError(f"peer {which} failed: {res.stderr[-2000:]}")
         seconds = float(res.stdout.strip().splitlines()[-1])
@@ -130,14 +204,18 @@ def run_peer(args, which, train, attrs, eps, seed):
 MCAR_RATES = {"cps-mcar": {"wage": 0.25, "education": 0.2, "experience": 0.2}}
 
 
-def dpknn_methods(attrs, complete, mcar=None):
-    """dpknn's methods by label; ``mcar`` (public MCAR rates) adds MST measured on observed rows."""
+def dpknn_methods(attrs, complete, mcar=None, analysis=None):
+    """dpknn's methods by label; ``mcar`` (public MCAR rates) adds MST measured on observed rows, ``analysis`` the
+    default told the table's analysis."""
     amplified = {} if mcar is None else {
         "dpknn mst mcar": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, mcar_rates=mcar, rng=s),
         "dpknn mst mcar never_missing": lambda eps, s: MSTSynthesizer(attrs, epsilon=eps, mcar_rates=mcar,
                                                                       never_missing=complete, rng=s)}
     return {**amplified,
         "dpknn auto": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s),
+        "dpknn auto analysis": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s,
+                                                              analyses=[analysis] if analysis else ()),
+        "dpknn ceiling": lambda eps, s: AutoSynthesizer(attrs, epsilon=1e4, rng=s),
         "dpknn aim": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, rng=s),
         "dpknn aim never_missing": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, never_missing=complete, rng=s),
         "dpknn aim laplace": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, noise="laplace", rng=s),
@@ -155,18 +233,25 @@ def dpknn_methods(attrs, complete, mcar=None):
     }
 
 
-AMOUNT = {"slid": "wages", "chile": "income", "gss": "age"}
+AMOUNT = {"slid": "wages", "chile": "income", "gss": "age", "gss-wages": "realrinc", "yrbss": "weight",
+          "acs": "income"}
 
 
-def score(real, test, synthetic, attrs, target, seed, amount):
-    """(2-way TVD, F1, relative error of the amount's median)."""
+def scores(train, test, synthetic, attrs, target, seed, amount, analysis):
+    """2-way TVD, F1, the amount's median error and zeros, and what analysts estimate (module docstring)."""
     f1 = ml_efficacy(synthetic, test, attrs, targets=[target], models=("decision_tree",), rng=seed).f1
-    med = float(pd.to_numeric(real[amount]).median())
-    return tvd(real, synthetic, attrs), f1, float(pd.to_numeric(synthetic[amount]).median()) / med - 1.0
-
-
-def scores(train, test, synthetic, attrs, target, seed, amount):
-    return dict(zip(("tvd2", "f1", "median_err"), score(train, test, synthetic, attrs, target, seed, amount)))
+    real_amount, syn_amount = pd.to_numeric(train[amount]).dropna(), pd.to_numeric(synthetic[amount]).dropna()
+    med = float(real_amount.median())
+    measures = analysis_measures(train, synthetic, attrs, regressions=[analysis] if analysis else (), rng=seed)
+    reg = measures.regressions
+    named = reg[~reg["default"]] if len(reg) else reg
+    summary = measures.summary()
+    return {"tvd2": tvd(train, synthetic, attrs), "f1": f1,
+            "median_err": float(syn_amount.median()) / med - 1.0 if med else float("nan"),
+            "zeros_err": float((syn_amount == 0).mean() - (real_amount == 0).mean()),
+            "ci_overlap": float(named["mean_ci_overlap"].mean()) if len(named) else float("nan"),
+            "r2_ratio": float(named["r2_ratio"].mean()) if len(named) else float("nan"),
+            "quantile_err": summary["mean_quantile_error"], "range_mae": summary["range_query_mae"]}
 
 
 def main():
@@ -200,7 +285,8 @@ def main():
         df = df[[a.name for a in attrs]]
         cut = np.random.default_rng(0).random(len(df)) < 0.8
         train, test = df[cut].reset_index(drop=True), df[~cut].dropna(subset=[target]).reset_index(drop=True)
-        methods = {k: v for k, v in dpknn_methods(attrs, complete, MCAR_RATES.get(name)).items()
+        analysis = ANALYSIS.get(name)
+        methods = {k: v for k, v in dpknn_methods(attrs, complete, MCAR_RATES.get(name), analysis).items()
                    if args.methods is None or k in args.methods.split(",")}
         amount = AMOUNT.get(name, "wage")
         for eps in [float(e) for e in args.epsilons.split(",")]:
@@ -210,27 +296,42 @@ def main():
                     syn = make(eps, seed).fit(train).sample(len(train), rng=seed + 1)
                     seconds = time.perf_counter() - t
                     rows.append({"table": name, "epsilon": eps, "seed": seed, "method": label, "seconds": seconds,
-                                 **scores(train, test, syn, attrs, target, seed, amount)})
+                                 **scores(train, test, syn, attrs, target, seed, amount, analysis)})
                     print(json.dumps(rows[-1]), flush=True)
                 for peer in peers:
                     syn, seconds = run_peer(args, peer, train, attrs, eps, seed)
+                    if syn is None:
+                        print(f"{PEER_LABELS[peer]} did not finish in {args.peer_timeout:g} s ({name}, eps={eps:g}, "
+                              f"seed {seed})", flush=True)
+                        rows.append({"table": name, "epsilon": eps, "seed": seed, "method": PEER_LABELS[peer] +
+                                     " (unfinished)", "seconds": seconds})
+                        continue
                     rows.append({"table": name, "epsilon": eps, "seed": seed, "method": PEER_LABELS[peer],
                                  "seconds": seconds,
-                                 **scores(train, test, syn, attrs, target, seed, amount)})
+                                 **scores(train, test, syn, attrs, target, seed, amount, analysis)})
                     print(json.dumps(rows[-1]), flush=True)
     res = pd.DataFrame(rows)
     if args.out:
         res.to_csv(args.out, index=False)
-    summary = res.groupby(["table", "epsilon", "method"])[["tvd2", "f1", "median_err", "seconds"]].mean().round(4)
-    print(summary.to_string())
-    ours = res[res.method == "dpknn auto"].groupby(["table", "epsilon"]).tvd2.mean()
-    # The best peer is the better method's mean over seeds, not a mean pooling both methods' runs.
-    for title, chosen in (("the best of private-pgm MST / AIM", res.method.str.startswith("private-pgm")),
-                          ("DataSynthesizer", res.method == "DataSynthesizer")):
-        if chosen.any() and len(ours):
-            best = res[chosen].groupby(["table", "epsilon", "method"]).tvd2.mean().groupby(["table", "epsilon"]).min()
-            print(f"\ndpknn auto (the default) 2-way TVD / {title} (below 1: dpknn better)")
-            print((ours / best).round(3).to_string())
+    measures = ["tvd2", "f1", "ci_overlap", "r2_ratio", "median_err", "zeros_err", "quantile_err", "range_mae",
+                "seconds"]
+    summary = res.groupby(["table", "epsilon", "method"])[measures].mean().round(4)
+    with pd.option_context("display.width", 250, "display.max_columns", 20):
+        print(summary.to_string())
+    peers_rows = res.method.isin(PEER_LABELS.values())
+    for ours_label in ("dpknn auto", "dpknn auto analysis"):
+        ours = res[res.method == ours_label].groupby(["table", "epsilon"])
+        if not len(res[res.method == ours_label]) or not peers_rows.any():
+            continue
+        # The best peer is the better method's mean over seeds, not a mean pooling both methods' runs.
+        by_peer = res[peers_rows].groupby(["table", "epsilon", "method"])
+        best_tvd = by_peer.tvd2.mean().groupby(["table", "epsilon"]).min()
+        best_overlap = by_peer.ci_overlap.mean().groupby(["table", "epsilon"]).max()
+        print(f"\n{ours_label}: 2-way TVD / the best peer's (below 1: dpknn better), and mean CI overlap against "
+              "the best peer's (higher is better)")
+        print(pd.DataFrame({"tvd2_ratio": (ours.tvd2.mean() / best_tvd).round(3),
+                            "ci_overlap": ours.ci_overlap.mean().round(3),
+                            "best_peer_ci_overlap": best_overlap.round(3)}).to_string())
     return 0
 
 

@@ -194,7 +194,9 @@ def test_auto_noise_takes_the_smaller_expected_table_error():
 
 def test_auto_noise_fits_with_what_it_chose_and_publishes_it():
     df = people(2000)
-    few = AIMSynthesizer(ATTRS, epsilon=1.0, noise="auto", rounds=8, rng=0).fit(df)
-    many = AIMSynthesizer(ATTRS, epsilon=1.0, noise="auto", rounds=200, rng=0).fit(df)
+    # bins=10: no quantiles to release, so the tables decide (with them "auto" keeps the Gaussian currency).
+    few = AIMSynthesizer(ATTRS, epsilon=1.0, noise="auto", rounds=8, bins=10, rng=0).fit(df)
+    many = AIMSynthesizer(ATTRS, epsilon=1.0, noise="auto", rounds=200, bins=10, rng=0).fit(df)
+    assert AIMSynthesizer(ATTRS, epsilon=1.0, noise="auto", rounds=8).plan().budget.noise == "gaussian"
     assert (few.noise_, few.delta_, few.public_params()["noise"]) == ("laplace", 0.0, "laplace")
     assert (many.noise_, many.delta_, many.public_params()["noise"]) == ("gaussian", 1e-9, "gaussian")

@@ -340,8 +340,9 @@ def test_a_row_count_buys_only_the_useful_quantiles_and_gives_the_rest_to_the_mo
     every = MSTSynthesizer(attrs, **kw).plan()
     few = MSTSynthesizer(attrs, n_rows=1_000, **kw).plan()
     many = MSTSynthesizer(attrs, n_rows=10**7, **kw).plan()
-    assert (every.levels, few.levels, many.levels) == (6, 0, 6) and few.wide == []
-    assert few.quantiles == 0 and every.quantiles == many.quantiles == Fraction(0.1)
+    # No level is worth its part for 1,000 rows; the point masses are still bought, one part of L + 1 = 7.
+    assert (every.levels, few.levels, many.levels) == (6, 0, 6) and [a.name for a in few.wide] == ["pay"]
+    assert few.quantiles == Fraction(0.1) / 7 and every.quantiles == many.quantiles == Fraction(0.1)
     assert few.budget == every.budget and few.delta == every.delta == 0.0   # the currency never reads n_rows
     # By hand: the point masses take one of the L + 1 = 7 parts of the share, so ε_q = 0.1/7 per level,
     # |G| = 4096; level l is useful when n/2^l >= 2.5 (ln 4096 + 1) / (0.1/7) = 1630.6: for 1,000 rows none,
@@ -357,7 +358,8 @@ def test_a_row_count_buys_only_the_useful_quantiles_and_gives_the_rest_to_the_mo
     real = np.nanmedian(df.pay)
     assert abs(np.nanmedian(model.sample(10_000, rng=1).pay) / real - 1) < 0.15
     none = MSTSynthesizer(attrs, n_rows=1_000, rng=0, **kw).fit(df)
-    assert none.bin_edges_ == {} and none.public_params()["quantile_share"] == 0.0
+    assert none.bin_edges_ == {"pay": []} and none.public_params()["quantile_share"] == pytest.approx(0.1 / 7)
+    assert none.public_params()["quantile_levels"] == 0
     assert MSTSynthesizer(attrs, bins="quantiles", n_rows=1_000, **kw).plan().levels == 6   # its bins need them
     with pytest.raises(ValueError, match="n_rows"):
         MSTSynthesizer(attrs, n_rows=-1, **kw).plan()

@@ -410,17 +410,20 @@ def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
     assert "3000" not in json.dumps(side)
     if method == "auto":   # 3,000 rows at ε = 1: MST's tables are the more useful
         assert side["chosen"] == "mst" and len(side["tree"]) == 2 and side["count_share"] == 0.01
-        # MST ran with pure DP, but AIM (δ > 0) could have: the whole is (ε, δ)-DP.
-        assert (side["noise"], side["method_delta"], side["delta"]) == ("laplace", 0.0, 1e-9)
-    elif options or method == "mst":   # pure DP (MST's "auto" picks it here): δ = 0 and no ρ
+        # INCWAGE's quantiles and point masses keep MST's "auto" noise Gaussian.
+        assert (side["noise"], side["method_delta"], side["delta"]) == ("gaussian", 1e-9, 1e-9)
+    elif options:   # pure DP asked for: δ = 0 and no ρ
         assert (side["noise"], side["delta"], side["rho"]) == ("laplace", 0.0, None)
-    elif method == "aim":
+    elif method in ("aim", "mst"):
         assert side["noise"] == "gaussian" and 0 < side["delta"] and side["rho"] < 1
     if method in ("mst", "auto"):
         assert len(side["tree"]) == 2
-        # auto: a released count of about 3,000 rows pays for no level of quantiles at ε = 1 (each of the seven
-        # parts of the share would leave a median off by more than its half holds), so none is released.
-        assert side["bins"] == "auto" and set(side["released_bin_edges"]) == ({"INCWAGE"} if method == "mst" else set())
+        # auto: a released count of about 3,000 rows pays for the first levels of quantiles only at ε = 1 (a
+        # deeper level's parts would hold fewer records than its median's error); mst, given no count, buys all 6.
+        assert side["bins"] == "auto" and set(side["released_bin_edges"]) == {"INCWAGE"}
+        levels = side["quantile_levels"]
+        assert (0 < levels < 6 if method == "auto" else levels == 6)
+        assert 2 ** (levels - 1) <= len(side["released_bin_edges"]["INCWAGE"]) <= 2**levels - 1   # a part may run dry
     elif method == "aim":
         assert side["workload"] == 2 and len(side["rounds"]) == len(side["measured"]) > 3
         assert side["bins"] == "auto" and set(side["released_bin_edges"]) == {"INCWAGE"}

@@ -272,8 +272,9 @@ def add_synth_parser(sub):
                         "amplified, pure DP")
     p.add_argument("--noise", default=None, choices=["auto", "gaussian", "laplace"],
                    help="auto, aim and mst: discrete Gaussian noise in zCDP, discrete Laplace noise for pure "
-                        "epsilon-DP (delta = 0), or auto (default): the one with the smaller expected error for the "
-                        "planned tables; the sidecar names the one used")
+                        "epsilon-DP (delta = 0), or auto (default): Gaussian when quantiles are released (the default "
+                        "bins of a numeric attribute), else the one with the smaller expected error for the planned "
+                        "tables; the sidecar names the one used")
     gan = p.add_argument_group("dpmisgan")
     gan.add_argument("--input-rows", type=int, default=None,
                      help="public number of input rows: sets the sampling rate and the step count (required)")

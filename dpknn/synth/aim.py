@@ -157,8 +157,9 @@ class AIMSynthesizer(MarginalSynthesizer):
         Unused with ``noise="laplace"`` (δ = 0).
     noise : {"auto", "gaussian", "laplace"}, default "auto"
         Discrete Gaussian noise accounted in zCDP, discrete Laplace noise for pure ε-DP, or
-        whichever gives the planned tables the smaller expected L1 error
-        (:mod:`dpknn.synth.marginal`): Gaussian for AIM's 16d rounds on the public tables.
+        whichever gives the planned tables the smaller expected L1 error, Gaussian whenever
+        quantiles are released (:mod:`dpknn.synth.marginal`): Gaussian for AIM's 16d rounds on the
+        public tables.
     workload : int or sequence of sequences of str, default 2
         The marginals the synthetic data should preserve: an int k for every set of k attributes
         (k ≤ 4), or the sets by name.
@@ -171,8 +172,12 @@ class AIMSynthesizer(MarginalSynthesizer):
         since a larger budget measures the tables of a larger model well enough to pay for them.
     rounds : int or None
         T, which sets the first rounds' noise (ρ_m = 0.9ρ/T); None: 16 × the attributes (AIM's).
-    bins, bin_edges, quantile_share, quantile_levels, n_rows, never_missing :
+    bins, bin_edges, quantile_share, quantile_levels, rank_share, n_rows, never_missing :
         As :class:`~dpknn.synth.MSTSynthesizer`'s.
+    analyses : sequence of str, default ()
+        As :class:`~dpknn.synth.MSTSynthesizer`'s, except that y's table with each x is among
+        the first tables and the analysis' attribute set weighs ``ANALYSIS_WEIGHT`` (3) times in
+        the workload, whose rounds may then choose the xs' pairs (none is forced).
     iterations : int, default 300
         Most steps of the final estimate, by entropic mirror descent (each round's warm-started
         one, by L-BFGS, takes at most a tenth; :func:`~dpknn.synth.graphical_model.fit_model`).

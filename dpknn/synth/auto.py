@@ -90,7 +90,7 @@ class AutoSynthesizer(Synthesizer):
         AIM runs when its first tables are θ-useful (module docstring), MST otherwise.
     count_share : float, default 0.01
         Share of ε for the row count.
-    noise, bins, bin_edges, quantile_share, quantile_levels, never_missing, n_jobs :
+    noise, bins, bin_edges, quantile_share, quantile_levels, analyses, rank_share, never_missing, n_jobs :
         Passed to the chosen synthesiser (:class:`~dpknn.synth.AIMSynthesizer`,
         :class:`~dpknn.synth.MSTSynthesizer`).
     workload, max_model_size :

@@ -58,11 +58,11 @@ class QuantileEdges:
     epsilon: float
     point_masses: tuple = ()
 
-    def model_edges(self, attribute, levels):
+    def model_edges(self, attribute, levels, *, base=()):
         """Inner edges of the attribute's model bins: its quantile edges of the first ``levels`` levels (rank
-        k/2^levels), and edges that give each point mass a bin of its own ([v, v + 1) for an Ordinal, [v, v⁺)
-        for a Continuous, v⁺ the next float): post-processing of released values."""
-        keep = {e for e, r in zip(self.edges, self.ranks) if float(r * 2**levels).is_integer()}
+        k/2^levels), the public edges ``base``, and edges that give each point mass a bin of its own ([v, v + 1)
+        for an Ordinal, [v, v⁺) for a Continuous, v⁺ the next float): post-processing of released values."""
+        keep = {e for e, r in zip(self.edges, self.ranks) if float(r * 2**levels).is_integer()} | set(base)
         for v in self.point_masses:
             if isinstance(attribute, Ordinal):
                 keep |= {v, v + 1}
@@ -159,7 +159,7 @@ def quantile_edges(values, attribute, *, levels, epsilon, src, grid=None, masses
     values = np.asarray(values, dtype=np.float64)
     if masses:
         values = values[~np.isin(values, masses)]
-    mech = ExponentialMechanism(epsilon=epsilon, sensitivity=1.0)
+    mech = ExponentialMechanism(epsilon=epsilon, sensitivity=1.0) if levels else None   # 0 levels: masses only
     parts = [(np.sort(np.asarray(values, dtype=np.float64)), g, Fraction(0), Fraction(1))]
     found = []
     for _ in range(levels):

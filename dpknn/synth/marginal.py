@@ -41,7 +41,14 @@ that choice lives here:
     the public domains only. With k tables sharing the budget, the Gaussian's noise grows like
     √k and the Laplace's like k, but the (ε, δ) conversion of zCDP costs a factor of about
     √(ln(1/δ)): pure DP wins for fewer than about ln(1/δ) ≈ 21 tables (δ = 10⁻⁹), as in MST's
-    tree and AIM with few rounds on few attributes, and zCDP for more.
+    tree and AIM with few rounds on few attributes, and zCDP for more. When quantiles or point
+    masses are released first (some attribute is binned by them, a public fact) ``"auto"`` keeps
+    ``"gaussian"``: the recursion's kL exponential mechanisms cost ε_q²/8 each in zCDP against ε_q
+    in pure DP, so the same share buys ε_q = √(8ρ_q/(kL)) against ε_q = ε·share/(kL), about 2.6
+    times larger for one amount of 7 steps at ε = 1, and the model's bins are those quantiles.
+    (Chosen by the tables alone, a 4-attribute table of 20,000 rows took Laplace, and the
+    weight-on-height slope fell from 86 to 38-52 at ε = 1; 77-79 with Gaussian;
+    ``tests/test_ranks.py``.)
 
   Either way adding or removing one record changes one cell of a table by one (L1 and L2
   sensitivity 1); the quantiles take ``quantile_share`` of the total and the method the rest.
@@ -71,6 +78,7 @@ from typing import ClassVar
 
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
+from threadpoolctl import threadpool_limits
 
 from dpknn.accounting.budget import float_down
 from dpknn.accounting.mcar import observed_probability
@@ -252,13 +260,13 @@ def measure_quantiles(X, attributes, levels, budget, src, *, masses=False):
     With ``masses``, each attribute's point masses (:func:`~dpknn.synth.bins.point_masses`) come first, one
     histogram per attribute at the cost of one level, and the quantiles leave their values out: the k
     attributes spend k(L + 1) equal parts of the budget (the histograms' noise, or each level's exponential
-    mechanism, at that part's cost)."""
+    mechanism, at that part's cost). With ``levels`` 0 only the point masses are released, k parts."""
     if not attributes:
         return []
     k = len(attributes)
     steps = levels + 1 if masses else levels
     part = budget.total / (steps * k)
-    eps = budget.choice_epsilon(budget.total * levels / steps, levels * k)
+    eps = budget.choice_epsilon(budget.total * levels / steps, levels * k) if levels else 0.0  # 0: masses only
     out = []
     for a in attributes:
         values, missing = a.read_column(X)
@@ -283,6 +291,30 @@ def analysis_pairs(analyses, names):
             raise ValueError(f"analysis {text!r} names {unknown}, which are not attributes; the attributes are "
                              f"{list(names)}.")
         out.append((names.index(y), [names.index(x) for x in dict.fromkeys(xs) if x != y]))
+    return out
+
+
+#: An analysis with at most this many covariates has every pair of them measured too (``covariate_pairs``).
+MAX_PAIRED_COVARIATES = 4
+
+
+def covariate_pairs(analyses):
+    """The pairs (i, j), i < j, of each analysis' covariates (``analyses`` as :func:`analysis_pairs` gives
+    them), for analyses with at most :data:`MAX_PAIRED_COVARIATES` covariates; public.
+
+    Why: a regression's coefficients are partial effects, which the response's tables with each covariate do
+    not determine. On a tree (y joined to each x) the model makes the covariates independent given y, so a
+    covariate whose effect runs through another gets that effect as its own (youth survey, weight on height and
+    sex at ε = 1: the sex coefficient 1.1 came out 8.9). All pairs of (y, x₁, …, x_k) pin every correlation of
+    the linear model; with k covariates they are k(k − 1)/2 more tables, hence the cap. MST measures them beside
+    its tree; AIM does not force them: its workload holds the analysis' whole attribute set, whose pairs its
+    rounds may choose, and forcing them lowered the CI overlap on the wage and youth surveys at ε = 4 (0.42 →
+    0.22, 0.47 → 0.21; 3 seeds, ``benchmarks/compare_synthesis.py``) while MST's rose (ε = 1: youth survey
+    −1.89 → −0.70, ACS −0.57 → 0.26)."""
+    out = []
+    for _, xs in analyses:
+        if len(xs) <= MAX_PAIRED_COVARIATES:
+            out += [p for p in itertools.combinations(sorted(xs), 2) if p not in out]
     return out
 
 
@@ -469,7 +501,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         budget = pure if self.noise == "laplace" else ZCDPBudget(Fraction(zcdp_rho(eps, delta)))
         if rates.any():
             budget = pure
-        elif self.noise == "auto":   # min keeps the first of equals: gaussian
+        elif self.noise == "auto" and not wide:   # min keeps the first of equals: gaussian
+            # With quantiles to release the Gaussian currency is kept (module docstring, "auto").
             plan = self.planned_tables(disc.sizes + ~never)
             budget = min([budget, pure], key=lambda b: planned_error(b, 1 - quantile_part, plan))
         delta = delta if budget.noise == "gaussian" else 0.0
@@ -478,14 +511,17 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         if wide and mode == "auto" and rows is not None:
             # The point masses take one of levels + 1 equal parts (measure_quantiles); the rest pays the levels.
             bought = useful_levels(rows, wide, budget, share * budget.total * Fraction(levels, levels + 1), levels)
-            quantile_part = share * Fraction(bought + 1, levels + 1) if bought else Fraction(0)
+            # With no level worth its budget the point masses are still bought (their one part of levels + 1): a
+            # count of exact zeros is worth a histogram long before a median is worth a level (acs12 at ε = 1:
+            # 1,600 rows, 35 % zeros, none released while they waited on the levels, issue 48).
+            quantile_part = share * Fraction(bought + 1, levels + 1)
         analyses = analysis_pairs(self.analyses, disc.names)
         wide_names = {a.name for a in wide}
         shaped = mode == "auto" and bought > 0 and any(disc.names[y] in wide_names for y, _ in analyses)
         ranks = Fraction(check_unit_interval(self.rank_share, "rank_share", closed="left",
                                              why="the rest fits the model")) if shaped else Fraction(0)
         return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode,
-                        wide if bought else [], bought, ranks * (1 - quantile_part) * budget.total)
+                        wide if bought or mode == "auto" else [], bought, ranks * (1 - quantile_part) * budget.total)
 
     def fit(self, X, y=None, *, accountant=None):
         """Release the quantiles (``bins`` "auto" or "quantiles"), measure and select tables, fit
@@ -504,6 +540,13 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         ValueError
             When an attribute declared ``never_missing`` has a gap (one bit, ``docs/privacy.md``).
         """
+        # One BLAS thread: the estimator's many small products gain nothing from a pool per core, and on two cores
+        # its threads contended with the counting kernel's and with other jobs (20,000 x 10 at ε = 4: 180 s of CPU
+        # for 38 s of work, issue 48).
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._fit(X, accountant)
+
+    def _fit(self, X, accountant):
         check_not_imputed(X, "X")
         plan = self.plan()
         if accountant is not None:
@@ -525,8 +568,11 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             # "quantiles": the model's bins are every released quantile; "auto": those of the first MODEL_LEVELS
             # levels, and a bin of its own for each point mass, the deeper levels shaping the values inside.
             by_attr = {a.name: a for a in disc.attributes}
+            # With no level bought, "auto" keeps the equal bins and adds the point masses' own.
             model = {q.name: (q.edges if plan.mode == "quantiles" else
-                              q.model_edges(by_attr[q.name], min(plan.levels, MODEL_LEVELS))) for q in quantiles}
+                              q.model_edges(by_attr[q.name], min(plan.levels, MODEL_LEVELS),
+                                            base=() if q.levels else disc.bounds(by_attr[q.name])[0][1:]))
+                     for q in quantiles}
             disc = Discretization(disc.attributes, disc.bins, {**dict(disc.edges), **model})
             codes = disc.encode(X)
         by_name = {q.name: q for q in quantiles} if plan.mode == "auto" else {}

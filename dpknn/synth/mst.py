@@ -36,8 +36,10 @@ step reads the data only through the mechanism named):
 - Step 2: r choices, r = d − 1 − (universe edges), each
   :class:`~dpknn.mechanisms.ExponentialMechanism` with ε_s = √(8ρ₂/r) rounded down, which is
   ε_s-bounded-range and so ε_s²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2).
-- Step 3: d − 1 tables, each with ρ₃/(d − 1). When the universes fix the whole tree (r = 0, a
-  public fact), nothing is chosen and the edges get ρ₂ too: ρ₃ + ρ₂.
+- Step 3: d − 1 + e tables, each with ρ₃/(d − 1 + e): the tree's edges and the e pairs of the
+  analyses' covariates (:func:`~dpknn.synth.marginal.covariate_pairs`; public, from ``analyses``;
+  e = 0 without analyses or with ``mcar_rates``). When the universes fix the whole tree (r = 0, a
+  public fact), nothing is chosen and the tables get ρ₂ too: ρ₃ + ρ₂.
 - Step 4 and sampling are post-processing.
 
 Adaptive composition adds ρ (Bun and Steinke 2016, Lemma 2.3): ρ_q + ρ₁ + r·ε_s²/8 + ρ₃ ≤ ρ, so
@@ -91,6 +93,7 @@ from dpknn.synth.graphical_model import estimate_total, fit_model, project_simpl
 from dpknn.synth.marginal import (
     MarginalSynthesizer,
     analysis_pairs,
+    covariate_pairs,
     mean_pair_cells,
     measure,
     rescaled,
@@ -220,32 +223,42 @@ class MSTSynthesizer(MarginalSynthesizer):
         Unused with ``noise="laplace"`` (δ = 0).
     noise : {"auto", "gaussian", "laplace"}, default "auto"
         Discrete Gaussian noise accounted in zCDP, discrete Laplace noise for pure ε-DP, or
-        whichever gives the planned tables the smaller expected L1 error
-        (:mod:`dpknn.synth.marginal`): for MST's few tables usually Laplace, which gave a 2-way
-        TVD lower than Gaussian in 17 of 20 cells of ``benchmarks/compare_synthesis.py`` (mean
-        ratio 0.95).
+        whichever gives the planned tables the smaller expected L1 error, Gaussian whenever
+        quantiles are released (:mod:`dpknn.synth.marginal` says why): for MST's few tables without
+        quantiles usually Laplace.
     bins : int, "auto" or "quantiles", default "auto"
         An int: that many equal public bins of each wide numeric attribute, values drawn inside a
         bin from the fitted model's shape (``docs/synthesis.md`` says when to prefer which).
-        ``"auto"``: 10 equal public bins, values drawn inside a bin from the shape of
-        2^``quantile_levels`` DP quantiles of the attribute's observed values
-        (:mod:`dpknn.synth.bins`, ``quantile_share`` of ρ), so a skewed amount keeps its median.
-        ``"quantiles"``: the bins are cut at those quantiles (an Ordinal with at most
+        ``"auto"``: each wide numeric attribute's point masses at public candidates (0, the
+        range's ends) found by one noisy histogram and given a bin of their own, and its model bins
+        cut at its DP quantiles of the first 4 levels (16 bins, ``MODEL_LEVELS``), the deeper
+        levels, up to 2^``quantile_levels``, shaping the values inside (:mod:`dpknn.synth.bins`,
+        ``quantile_share`` of ρ); an Ordinal with few values per equal bin keeps 10 equal bins.
+        ``"quantiles"``: the bins are cut at all those quantiles (an Ordinal with at most
         2^``quantile_levels`` values keeps one code per value).
     bin_edges : dict or None
         Public inner edges of some numeric attributes, ``{name: edges}`` (for money, say
         :func:`~dpknn.schema.geometric_edges`); they take precedence over ``bins``.
     quantile_share : float, default 0.1
-        Share of ρ for the quantiles when ``bins`` is "auto" or "quantiles".
-    quantile_levels : int, default 4
-        Levels of the quantile recursion: up to 2^levels bins.
+        Share of ρ for the quantiles (and point masses) when ``bins`` is "auto" or "quantiles".
+    quantile_levels : int, default 6
+        Levels of the quantile recursion: up to 2^levels bins or shape steps.
+    analyses : sequence of str, default ()
+        The regressions the file is for, ``"y ~ x1 + x2"`` (public): y is joined to each x in the
+        tree, the pairs of the xs are measured beside it (up to 4 xs;
+        :func:`~dpknn.synth.marginal.covariate_pairs`), and y's values inside its bins follow the
+        xs (``rank_share``; ``docs/synthesis.md``, "Analyses").
+    rank_share : float, default 0.1
+        Share of the model's part of ρ for the within-bin rank sums of an analysis' response
+        (:mod:`dpknn.synth.ranks`), spent only when some analysis' response has quantile bins.
     n_rows : int or None
         A public or released number of rows (a census total, or
         :class:`~dpknn.synth.AutoSynthesizer`'s released count; never ``len(X)``). With
         ``bins="auto"`` it lets the quantiles be bought level by level while a level is
         θ-useful for that many rows (:func:`~dpknn.synth.marginal.useful_levels`), the rest of
         their share going to the model: on tables of a few thousand rows at ε ≤ 2 the
-        quantiles' ranks are mostly noise. None: every level is bought.
+        quantiles' ranks are mostly noise. The point masses are bought even when no level is.
+        None: every level is bought.
     never_missing : sequence of str, default ()
         Attributes that have no gaps by design (public): they get no missing code.
     mcar_rates : dict or None
@@ -371,8 +384,11 @@ class MSTSynthesizer(MarginalSynthesizer):
         """Steps 1-4 (module docstring) with ``budget.total`` in all; ``rates`` the public MCAR rates."""
         # An analysis' response joined to each covariate (public, like the universes' edges): the tree measures
         # the pairs a regression reads.
-        fixed = universe_edges(disc.attributes, [(y, x) for y, xs in analysis_pairs(self.analyses, disc.names)
-                                                 for x in xs])
+        analyses = analysis_pairs(self.analyses, disc.names)
+        fixed = universe_edges(disc.attributes, [(y, x) for y, xs in analyses for x in xs])
+        # Each pair of an analysis' covariates is measured beside the tree (covariate_pairs says why); not with
+        # MCAR rates, whose amplification bound holds for a spanning tree's tables only.
+        extra = [] if rates.any() else covariate_pairs(analyses)
         rho1, rho2, rho3 = mst_budget(budget.total, self.one_way_share, self.selection_share)
         d = len(counts.sizes)
         if len(fixed) >= d - 1:   # the universes fix the tree (public): no choice to pay for
@@ -383,7 +399,7 @@ class MSTSynthesizer(MarginalSynthesizer):
             cost1, cost3 = amplified_costs(rho1, rho3, d, rates)
             self.table_epsilons_ = (float(cost1), float(cost3))
         else:
-            cost1, cost3 = rho1 / d, (rho3 / (d - 1) if d > 1 else Fraction(0))
+            cost1, cost3 = rho1 / d, (rho3 / (d - 1 + len(extra)) if d > 1 else Fraction(0))
             self.table_epsilons_ = None
         one_way = [measure(counts, (a,), cost1, src, budget=budget) for a in range(d)]
         scaled = [rescaled(m, rates) for m in one_way]   # as estimates of all rows: the scores and the fit
@@ -395,8 +411,9 @@ class MSTSynthesizer(MarginalSynthesizer):
             observed = {pair: observed_probability(pair, by_index) for pair in pairs}
             edges = select_tree(pair_counts, scaled, fixed, replace(budget, total=rho2), src, observed=observed,
                                 progress=self.progress)
-            two_way = [measure(counts, e, cost3, src, budget=budget) for e in edges]
-        model = fit_model(counts.ext_sizes, edges or [(0,)], scaled + [rescaled(m, rates) for m in two_way],
+            two_way = [measure(counts, e, cost3, src, budget=budget) for e in [*edges, *extra]]
+        self.covariate_pairs_ = tuple(tuple(disc.names[v] for v in p) for p in extra)
+        model = fit_model(counts.ext_sizes, [*edges, *extra] or [(0,)], scaled + [rescaled(m, rates) for m in two_way],
                           iterations=self.iterations, method="mirror")
         return one_way + two_way, model, edges
 
@@ -413,6 +430,7 @@ class MSTSynthesizer(MarginalSynthesizer):
         return {**super().released_params(), "one_way_share": self.one_way_share,
                 "selection_share": self.selection_share if self.selection_spent_ else 0.0,
                 "tree": [list(e) for e in self.tree_],
+                "covariate_pairs": [list(p) for p in self.covariate_pairs_],
                 "sigma_one_way": one, "sigma_two_way": two,
                 **({} if self.table_epsilons_ is None else
                    {"mcar_rates": dict(self.mcar_rates), "table_epsilons": list(self.table_epsilons_),
