@@ -87,6 +87,53 @@ def add_na_values(p):
     p.add_argument("--na-values", type=lambda t: tuple(v.strip() for v in t.split(",") if v.strip()), default=(),
                    metavar="S,T", help="CSV input: strings that mean a missing cell besides an empty field "
                    "(default: none, so NA or None are values). Files written by R: --na-values NA")
+    p.add_argument("--codebook", type=Path, default=None, metavar="FILE",
+                   help="the input's codebook: an IPUMS DDI .xml (needed for a fixed-width .dat/.dat.gz extract; "
+                   "for a CSV or Parquet extract, to read its codes) or a .dta/.sav file; a .dta, .sav or .sas7bdat "
+                   "input is its own. Coded missing values become gaps, not-applicable codes the indicator "
+                   "NAME_niu (docs/agency.md)")
+
+
+def read_input(args, path=None, *, attributes=()):
+    """The table of ``--input`` (or ``path``) and, for an agency file or with ``--codebook``, its
+    :class:`~dpknn.schema.coded_files.CodedTable` (None otherwise): (data, coded)."""
+    from dpknn.schema.coded_files import is_agency_file, read_coded
+    from dpknn.utils.io import read_table
+
+    path = args.input if path is None else path
+    codebook = getattr(args, "codebook", None)
+    if codebook is not None or is_agency_file(path):
+        coded = read_coded(path, codebook, attributes=attributes)
+        return coded.data, coded
+    return read_table(path, na_values=args.na_values, attributes=attributes), None
+
+
+def input_is_coded(args, path=None):
+    """True when the input is read with a codebook: an agency file, or ``--codebook`` given."""
+    from dpknn.schema.coded_files import is_agency_file
+
+    return getattr(args, "codebook", None) is not None or is_agency_file(args.input if path is None else path)
+
+
+def output_writer(df, path, coded, *, same_rows=False, metadata=None):
+    """A writer (:func:`dpknn.utils.io.write_files`) of ``df`` to ``path``: ``.dta``/``.sav``/``.zsav`` coded
+    as the input's codebook says (each cell left missing gets back its own code when ``same_rows``), else
+    CSV or Parquet (``metadata`` in Parquet). ``df=None`` only checks the name, before any work: pass
+    ``coded=True`` there when the input is coded (:func:`input_is_coded`)."""
+    from dpknn.schema.coded_files import WRITE_SUFFIXES, coded_writer
+    from dpknn.utils.io import table_writer
+
+    if str(path).lower().endswith(WRITE_SUFFIXES):
+        if df is None and coded:
+            return None
+        if not coded:
+            raise CLIError(f"output {str(path)!r}: a Stata or SPSS file is written with the input's codebook; give "
+                           "an agency input or --codebook, or write .csv or .parquet.")
+        from dpknn.impute.flags import flag_columns
+
+        return coded_writer(df, path, coded.codebook, codes=coded.codes if same_rows else None,
+                            flags=flag_columns(df))
+    return table_writer(df, path, metadata=metadata)
 
 
 def add_diagnostics(p):

@@ -7,9 +7,15 @@ import logging
 from pathlib import Path
 
 from dpknn.cli.common import (
+    CLIError,
     add_na_values,
+    add_progress,
     add_seed,
+    comma_list,
     file_content,
+    input_is_coded,
+    output_writer,
+    read_input,
     to_json,
 )
 from dpknn.utils.io import (
@@ -51,9 +57,54 @@ def _cmd_census(args):
     return 0
 
 
+def _named_pairs(text, what, parse):
+    """``"A=x,B=y"`` -> {"A": parse("x"), ...}, with a CLIError naming ``what`` on a bad item."""
+    out = {}
+    for item in comma_list(text or ""):
+        name, sep, value = item.partition("=")
+        try:
+            out[name.strip()] = parse(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise CLIError(f"--{what} takes NAME=VALUE pairs separated by commas; got {item!r}.")
+    return out
+
+
+def _bounds(value):
+    low, sep, high = value.partition(":")
+    if not sep:
+        raise ValueError(value)
+    return float(low), float(high)
+
+
+def _schema_from_codebook(args):
+    from dpknn.schema.codebook import schema_from_codebook
+
+    check_outputs([args.output], [args.codebook])
+    if not args.known or not args.imputed:
+        raise CLIError("--codebook needs --known and --imputed: which attributes match records and which are "
+                       "imputed is the one choice a codebook cannot make.")
+    made = schema_from_codebook(args.codebook, known=comma_list(args.known), imputed=comma_list(args.imputed),
+                                label=args.label, bounds=_named_pairs(args.bounds, "bounds", _bounds),
+                                bin_widths=_named_pairs(args.bin_width, "bin-width", int))
+    write_files([(args.output, text_writer(made.to_toml()))])
+    print(f"wrote {args.output}: {len(made.schema.known)} known and {len(made.schema.imputed)} imputed attributes, "
+          f"every domain and code from the codebook {args.codebook}"
+          + (f"; review {', '.join(made.review)} (comments at the top)" if made.review else ""))
+    return 0
+
+
 def _cmd_schema(args):
     from dpknn.schema.draft import draft_schema
 
+    if args.codebook is not None:
+        return _schema_from_codebook(args)
+    if args.input is None:
+        raise CLIError("give --input (a draft read from the data) or --codebook (a schema from a public codebook).")
+    for option in ("known", "imputed", "bounds", "bin_width"):
+        if getattr(args, option) is not None:
+            raise CLIError(f"--{option.replace('_', '-')} applies with --codebook only.")
     check_outputs([args.output], [args.input])
     df = read_table(args.input, na_values=args.na_values)
     draft = draft_schema(df, label=args.label)   # its PrivacyLeakWarning reaches stderr as one line
@@ -70,13 +121,14 @@ def _cmd_process(args):
     check_outputs([args.output, side], [args.input, args.steps])
     with file_content(args.steps):
         plan = ProcessingPlan.from_file(args.steps)
-    table_writer(None, args.output)
-    df = read_table(args.input, na_values=args.na_values)
+    output_writer(None, args.output, input_is_coded(args))
+    df, coded = read_input(args)
     result = run_plan(df, plan, rng=args.seed)
     # An imputed input stays imputed: its flag columns ride with the rows (run_plan), and its marker
     # goes on, so that release refuses the processed file as it refused the input.
     marked = is_marked_imputed(args.input)
-    files = [(args.output, table_writer(result.data, args.output, metadata={IMPUTED_MARKER: "1"} if marked else None))]
+    files = [(args.output, output_writer(result.data, args.output, coded, same_rows=result.resized is None,
+                                         metadata={IMPUTED_MARKER: "1"} if marked else None))]
     sidecar = {}
     if marked:
         sidecar = {IMPUTED_MARKER: True, "imputed_note": "processed from a file written by dpknn impute: imputed "
@@ -120,17 +172,65 @@ def add_census_parser(sub):
 
 def add_schema_parser(sub):
     """Add the ``schema`` command to the subparsers ``sub``."""
-    p = sub.add_parser("schema", help="draft a schema from a data file (domains read from the data: NOT public)",
+    p = sub.add_parser("schema", help="a schema from a public codebook (--codebook), or a draft from a data file "
+                       "(domains read from the data: NOT public)",
                        description="Draft a TOML schema from a table: columns with missing values become imputed "
                        "attributes, integer columns Ordinal, other numbers Continuous, strings Categorical. The "
                        "bounds and categories are read from the data, so they are NOT public: replace them by public "
                        "domains before any release (docs/schema.md). The file holds the line draft = true; impute, "
-                       "release and synth refuse it until you delete that line, after replacing the domains.")
-    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
+                       "release and synth refuse it until you delete that line, after replacing the domains. "
+                       "With --codebook (an IPUMS DDI .xml, or a .dta, .sav or .sas7bdat file) nothing is read "
+                       "from the data: domains, gap codes and not-applicable codes come from the codebook, --known "
+                       "and --imputed say the roles, and the file is not a draft (docs/agency.md).")
+    p.add_argument("--input", type=Path, default=None,
+                   help=".csv or .parquet to draft from (domains read from the data)")
     p.add_argument("--output", type=Path, required=True, help="TOML schema to write")
     p.add_argument("--label", default=None, help="column of unique integer record labels")
+    p.add_argument("--known", default=None, metavar="A,B", help="with --codebook: the known (matching) attributes")
+    p.add_argument("--imputed", default=None, metavar="C,D", help="with --codebook: the imputed attributes")
+    p.add_argument("--bounds", default=None, metavar="NAME=LOW:HIGH,...",
+                   help="with --codebook: public ranges narrower than the codebook's (a published top code)")
+    p.add_argument("--bin-width", default=None, metavar="NAME=W,...", help="with --codebook: bins of known ordinals")
     add_na_values(p)
     p.set_defaults(func=_cmd_schema)
+
+
+def _cmd_convert(args):
+    from dpknn.schema.fixed_width import fixed_width_to_parquet
+
+    if args.rows_per_partition < 1:
+        raise CLIError(f"--rows-per-partition must be at least 1, got {args.rows_per_partition}.")
+    name = Path(args.input).name.lower()
+    if not (name.endswith(".dat") or name.endswith(".dat.gz")):
+        raise CLIError(f"--input {str(args.input)!r}: convert streams a fixed-width extract (.dat or .dat.gz); other "
+                       "files are read whole by every command (--input X.sav), or written to Parquet by dpknn process.")
+    check_outputs([args.output], [args.input, args.codebook])
+    if Path(args.output).exists():
+        raise CLIError(f"output {str(args.output)!r} exists; choose a new folder.")
+    done = fixed_width_to_parquet(args.input, args.codebook, args.output, rows_per_partition=args.rows_per_partition,
+                                  record_type=args.record_type, progress=args.progress)
+    print(f"converted {done.rows:,} records into {done.partitions} Parquet partitions in {args.output} "
+          f"({done.seconds:.1f} s); coded missing values mapped by {args.codebook}")
+    return 0
+
+
+def add_convert_parser(sub):
+    """Add the ``convert`` command to the subparsers ``sub``."""
+    p = sub.add_parser("convert", help="stream a fixed-width IPUMS extract into Parquet partitions (out of core)",
+                       description="Stream a fixed-width extract (an IPUMS .dat or .dat.gz) into a new folder of "
+                       "Parquet partitions in bounded memory, its coded missing values mapped by its DDI codebook "
+                       "(gaps missing, not-applicable codes missing with the indicator NAME_niu). The folder is "
+                       "what dpknn impute, release and rwn read out of core (docs/agency.md).")
+    p.add_argument("--input", type=Path, required=True, help="the fixed-width extract (.dat or .dat.gz)")
+    p.add_argument("--codebook", type=Path, required=True, help="its DDI codebook (.xml)")
+    p.add_argument("--output", type=Path, required=True, help="a new folder of Parquet partitions")
+    p.add_argument("--rows-per-partition", type=int, default=1_000_000,
+                   help="records per Parquet file (default 1000000)")
+    p.add_argument("--record-type", default="P",
+                   help="of a hierarchical extract: the records to write, with their household's variables "
+                   "(default P)")
+    add_progress(p)
+    p.set_defaults(func=_cmd_convert)
 
 
 def add_process_parser(sub):
@@ -140,9 +240,13 @@ def add_process_parser(sub):
                        "to its public domain, fill missing values by draws that ignore the data (integers for "
                        "integer columns or integer = true), then optionally resize to a public number of records. "
                        "Use it to complete known attributes before dpknn impute or release.")
-    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
+    p.add_argument("--input", type=Path, required=True,
+                   help=".csv or .parquet; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with "
+                        "--codebook")
     p.add_argument("--steps", type=Path, required=True, help="TOML file of [clamp.COLUMN], [impute.COLUMN], [resize]")
-    p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
+    p.add_argument("--output", type=Path, required=True,
+                   help=".csv or .parquet; .dta or .sav for an agency input (its labels and missing "
+                        "codes)")
     add_seed(p)
     add_na_values(p)
     p.set_defaults(func=_cmd_process)

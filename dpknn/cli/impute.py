@@ -18,6 +18,9 @@ from dpknn.cli.common import (
     add_scheduler,
     add_seed,
     file_content,
+    input_is_coded,
+    output_writer,
+    read_input,
     read_schema,
     scheduler_client,
     to_json,
@@ -28,8 +31,6 @@ from dpknn.impute.flags import check_path_not_imputed
 from dpknn.utils.io import (
     IMPUTED_MARKER,
     check_outputs,
-    read_table,
-    table_writer,
     text_writer,
     write_files,
     write_with_figures,
@@ -77,8 +78,8 @@ def _cmd_impute(args):
         raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
     with file_content(args.queries):
         queries = None if args.queries is None else read_queries(args.queries, schema)[0]
-    table_writer(None, args.output)  # refuse a bad output name before any work
-    df = read_table(args.input, na_values=args.na_values, attributes=(*schema.known, *schema.imputed))
+    output_writer(None, args.output, input_is_coded(args))  # refuse a bad output name before any work
+    df, coded = read_input(args, attributes=(*schema.known, *schema.imputed))
     imp = KNNImputer(schema, k=args.k, aggregate=args.aggregate, max_work=args.max_work, progress=args.progress)
     try:
         out = imp.fit_transform(df)
@@ -86,7 +87,7 @@ def _cmd_impute(args):
         if not args.suggest_bins:
             raise
         raise CLIError(f"{err}\n{_bin_advice(schema, df, args, err)}") from err
-    files = [(args.output, table_writer(out, args.output, metadata={IMPUTED_MARKER: "1"})),
+    files = [(args.output, output_writer(out, args.output, coded, same_rows=True, metadata={IMPUTED_MARKER: "1"})),
              (side, text_writer(to_json(_impute_sidecar(args, schema))))]
     if args.diagnostics:
         diag = {"confidential": True, "input": str(args.input), "rows": len(df), **imp.curator_dict()}
@@ -183,7 +184,7 @@ def _cmd_release(args):
         else:
             if args.scheduler is not None:
                 raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
-            df = read_table(args.input, na_values=args.na_values, attributes=(*schema.known, *schema.imputed))
+            df, _ = read_input(args, attributes=(*schema.known, *schema.imputed))
             rows = len(df)
             private = PrivateImputation(df, schema, k=args.k, accountant=acc, rng=args.seed, noise=args.noise,
                                         max_work=args.max_work, progress=args.progress)
@@ -223,9 +224,11 @@ def add_impute_parser(sub):
                        "(docs/distributed.md).")
     p.add_argument("--schema", type=Path, required=True, help="TOML schema (see dpknn.Schema.from_file)")
     p.add_argument("--input", type=Path, required=True,
-                   help=".csv or .parquet, or a folder of Parquet partitions (imputed on Dask, out of core)")
+                   help=".csv or .parquet, or a folder of Parquet partitions (imputed on Dask, out of core)"
+                   "; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with --codebook")
     p.add_argument("--output", type=Path, required=True,
-                   help=".csv or .parquet; a new folder for a folder of partitions")
+                   help=".csv or .parquet; a new folder for a folder of partitions"
+                   "; .dta or .sav for an agency input (its labels and missing codes)")
     p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")
     p.add_argument("--aggregate", default="auto", choices=["auto", "mean", "median"],
                    help="how k > 1 numeric donor values are combined (default auto)")
@@ -262,7 +265,8 @@ def add_release_parser(sub):
     p.add_argument("--queries", type=Path, required=True,
                    help="TOML file of [[query]] tables, the releases and their budgets (docs/queries.md)")
     p.add_argument("--input", type=Path, required=True,
-                   help=".csv or .parquet, or a folder of Parquet partitions (imputed and summed on Dask)")
+                   help=".csv or .parquet, or a folder of Parquet partitions (imputed and summed on Dask)"
+                   "; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with --codebook")
     p.add_argument("--output", type=Path, required=True, help="JSON file of the releases (a name ending in .json)")
     p.add_argument("--epsilon", type=float, required=True, help="total privacy budget")
     p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")

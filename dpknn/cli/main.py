@@ -116,6 +116,7 @@ def build_parser():
                 synth.add_synth_parser,
                 synth.add_evaluate_parser,
                 data.add_schema_parser,
+                data.add_convert_parser,
                 data.add_process_parser,
                 sdc.add_rwn_parser,
                 impute.add_release_parser)

@@ -13,13 +13,14 @@ from dpknn.cli.common import (
     add_seed,
     column_names,
     comma_list,
+    input_is_coded,
+    output_writer,
+    read_input,
     scheduler_client,
 )
 from dpknn.impute.flags import flag_columns
 from dpknn.utils.io import (
     check_outputs,
-    read_table,
-    table_writer,
     write_files,
 )
 
@@ -42,7 +43,12 @@ def _cmd_rwn(args):
     if args.keep is None:
         columns = names
     else:
-        present = column_names(args.input)
+        from dpknn.schema.coded_files import is_agency_file
+
+        if args.codebook is not None or is_agency_file(args.input):
+            present = list(read_input(args)[0].columns)   # the columns as read: NAME_niu indicators included
+        else:
+            present = column_names(args.input)
         absent = [c for c in names if c not in present]
         if absent:
             raise CLIError(f"--keep names columns {absent} that are not in {str(args.input)!r}.")
@@ -63,10 +69,11 @@ def _cmd_rwn(args):
         return 0
     if args.scheduler is not None:
         raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
-    table_writer(None, args.output)
-    df = read_table(args.input, na_values=args.na_values)
+    output_writer(None, args.output, input_is_coded(args))
+    df, coded = read_input(args)
     out = rwn.fit_transform(df, columns=columns)
-    write_files([(args.output, table_writer(out, args.output))])
+    # A gap may move with a neighbour's value: a cell left missing takes its variable's first gap code.
+    write_files([(args.output, output_writer(out, args.output, coded))])
     print(f"perturbed {len(df)} records ({args.method}, k={args.k}, radius={args.radius}, q={args.q}); "
           f"wrote {args.output}")
     print(_changed_summary(rwn.changed_share_))
@@ -86,8 +93,10 @@ def add_rwn_parser(sub):
                        "partition on a local Dask cluster or the one at --scheduler, bounded memory). RWN is not "
                        "differential privacy. It prints the share of values changed per perturbed column and warns "
                        "about a column left (nearly) unchanged (docs/rwn.md).")
-    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet file, or a folder of Parquet files")
-    p.add_argument("--output", type=Path, required=True, help="file (.csv/.parquet) or folder for Parquet input")
+    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet file, or a folder of Parquet files"
+                   "; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with --codebook")
+    p.add_argument("--output", type=Path, required=True, help="file (.csv/.parquet) or folder for Parquet input"
+                   "; .dta or .sav for an agency input (its labels and missing codes)")
     p.add_argument("--k", type=int, default=5,
                    help="least neighbourhood size: the k nearest other records, ties included (default 5)")
     p.add_argument("--radius", type=float, default=None,

@@ -16,13 +16,14 @@ from dpknn.cli.common import (
     add_seed,
     comma_list,
     file_content,
+    input_is_coded,
+    output_writer,
+    read_input,
     warn_seeded,
 )
 from dpknn.impute.flags import check_path_not_imputed
 from dpknn.utils.io import (
     check_outputs,
-    read_table,
-    table_writer,
     text_writer,
     write_files,
 )
@@ -71,7 +72,7 @@ def _cmd_synth(args):
     from dpknn.synth import AIMSynthesizer, AutoSynthesizer, ColumnwiseSynthesizer, DPMisGAN, MSTSynthesizer, PrivBayes
 
     check_outputs([args.output, _sidecar(args.output)], [args.input, args.attributes])
-    table_writer(None, args.output)
+    output_writer(None, args.output, input_is_coded(args))
     if args.rows < 1:
         raise CLIError(f"--rows must be a positive number of synthetic rows, got {args.rows}.")
     check_path_not_imputed(args.input)
@@ -146,7 +147,7 @@ def _cmd_synth(args):
         model = PrivBayes(attrs, epsilon=args.epsilon, degree=degree, missing=missing, bins=bins,
                           max_rows=args.max_rows, never_missing=never if missing == "value" else (),
                           progress=args.progress, rng=args.seed)
-    df = read_table(args.input, na_values=args.na_values, attributes=attrs)
+    df, coded = read_input(args, attributes=attrs)
     model.fit(df)
     out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1, **sample_options)
     params = model.public_params()
@@ -158,7 +159,7 @@ def _cmd_synth(args):
     if args.method == "dpmisgan":
         public["gaps"] = args.gaps
         public["accounting"] = public.pop("accounting")   # the record has always ended with it
-    write_files([(args.output, table_writer(out, args.output)),
+    write_files([(args.output, output_writer(out, args.output, coded)),
                  (_sidecar(args.output), text_writer(json.dumps(public, indent=2, default=str) + "\n"))])
     chosen = f" (chose {model.method_})" if args.method == "auto" else ""
     print(f"{args.method}{chosen}: {what}; epsilon={model.epsilon_:g}, delta={model.delta_:g}; wrote {args.rows} "
@@ -201,8 +202,7 @@ def _cmd_evaluate(args):
     with file_content(args.attributes):
         attrs = read_attributes(args.attributes)
     keys = None if args.keys is None else comma_list(args.keys)
-    real, released = (read_table(path, na_values=args.na_values, attributes=attrs)
-                      for path in (args.real, args.released))
+    real, released = (read_input(args, path, attributes=attrs)[0] for path in (args.real, args.released))
     report = evaluate(real, released, attrs, label=args.label, same_order=args.same_order,
                       regressions=args.regression or (), keys=keys,
                       target=args.target, bins=args.bins, max_rows=args.max_rows, progress=args.progress,
@@ -238,8 +238,12 @@ def add_synth_parser(sub):
                        "on its critics; needs torch). See docs/synthesis.md.")
     p.add_argument("--attributes", type=Path, required=True,
                    help="TOML file of [[attribute]] tables (or a schema file): the public domains")
-    p.add_argument("--input", type=Path, required=True, help=".csv or .parquet")
-    p.add_argument("--output", type=Path, required=True, help=".csv or .parquet")
+    p.add_argument("--input", type=Path, required=True,
+                   help=".csv or .parquet; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with "
+                        "--codebook")
+    p.add_argument("--output", type=Path, required=True,
+                   help=".csv or .parquet; .dta or .sav for an agency input (its labels and missing "
+                        "codes)")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon")
     p.add_argument("--method", default="auto", choices=list(SYNTH_METHODS),
                    help="default auto: AIM or MST, chosen on a released row count (1%% of epsilon)")
@@ -299,8 +303,12 @@ def add_evaluate_parser(sub):
                                    "one: marginals, correlations, pMSE, regressions (CI overlap), and disclosure "
                                    "risk (closest records, linkage, attribution, uniques). The report is computed "
                                    "from the real data: it is confidential, not a release.")
-    p.add_argument("--real", type=Path, required=True, help="the real table (.csv or .parquet)")
-    p.add_argument("--released", type=Path, required=True, help="the released table (.csv or .parquet)")
+    p.add_argument("--real", type=Path, required=True,
+                   help="the real table (.csv or .parquet; or an agency file: .dta, .sav, .sas7bdat, an "
+                        "IPUMS .dat.gz with --codebook)")
+    p.add_argument("--released", type=Path, required=True,
+                   help="the released table (.csv or .parquet; or an agency file: .dta, .sav, .sas7bdat, an "
+                        "IPUMS .dat.gz with --codebook)")
     p.add_argument("--attributes", type=Path, required=True,
                    help="TOML file of the public attributes (as for synth; a schema file also works)")
     p.add_argument("--out", type=Path, required=True, help="folder for evaluation.md, evaluation.json and PNGs")

@@ -101,8 +101,8 @@ def drop_flags(df):
 
 
 def path_flag_columns(path):
-    """The flag columns of a CSV or Parquet file, or of a folder of Parquet files (any partition),
-    read from the header or the Parquet schemas only, not from the rows."""
+    """The flag columns of a CSV, Parquet, Stata, SPSS or SAS file, or of a folder of Parquet files (any
+    partition), read from the header, the Parquet schemas or the file's metadata only, not from the rows."""
     from pathlib import Path
 
     path = Path(path)
@@ -125,6 +125,10 @@ def path_flag_columns(path):
         import pandas as pd
 
         return flag_columns(pd.read_csv(path, nrows=0).columns)
+    from dpknn.schema.codebook import STAT_SUFFIXES, read_codebook
+
+    if path.suffix.lower() in STAT_SUFFIXES:
+        return flag_columns(read_codebook(path).names)   # the file's metadata, no record
     return []
 
 

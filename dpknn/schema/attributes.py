@@ -768,8 +768,13 @@ class Schema:
             wanted.append(self.label)
         absent = [c for c in wanted if c not in df.columns]
         if absent:
+            from dpknn.schema.codebook import NIU_SUFFIX
+
+            hint = (f" The {NIU_SUFFIX} indicators of a schema from a codebook come from reading the file with its "
+                    "codebook (--codebook, or dpknn.schema.coded_files.read_coded)."
+                    if any(str(c).endswith(NIU_SUFFIX) for c in absent) else "")
             raise DomainError(f"columns {absent} declared in the schema are not in the data "
-                              f"(data columns: {list(df.columns)[:20]}).")
+                              f"(data columns: {list(df.columns)[:20]}).{hint}")
         if df.columns.has_duplicates:
             dup = df.columns[df.columns.duplicated()].unique().tolist()
             raise DomainError(f"data has duplicate column names {dup}.")
@@ -941,6 +946,34 @@ class Schema:
         spec = read_toml(path, "schema file")
         check_draft(spec, f"schema file {str(path)!r}", allow_draft=allow_draft)
         return cls.from_dict({k: v for k, v in spec.items() if k != DRAFT_KEY})
+
+    @classmethod
+    def from_codebook(cls, codebook, *, known, imputed, label=None, bounds=None, bin_widths=None):
+        """A schema whose domains and codes all come from a public codebook (an IPUMS DDI ``.xml``, or a
+        Stata, SPSS or SAS file's metadata); see :func:`dpknn.schema.codebook.schema_from_codebook`, whose
+        ``.to_toml()`` also writes the review notes and the codes' labels.
+
+        Parameters
+        ----------
+        codebook : Codebook or str or Path
+            The codebook or its path.
+        known, imputed : sequence of str
+            The known (matching) and the imputed attributes: the one choice a codebook cannot make.
+        label : str or None
+            Column of unique integer record labels.
+        bounds : dict of str to (lower, upper), optional
+            Public ranges narrower than the codebook's.
+        bin_widths : dict of str to int, optional
+            Bins of known ordinal attributes.
+
+        Returns
+        -------
+        Schema
+        """
+        from dpknn.schema.codebook import schema_from_codebook
+
+        return schema_from_codebook(codebook, known=known, imputed=imputed, label=label, bounds=bounds,
+                                    bin_widths=bin_widths).schema
 
     def to_toml(self):
         """The TOML description of this schema (read back by :meth:`from_file`)."""
