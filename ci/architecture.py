@@ -7,7 +7,11 @@ Counts, over the library code under ``dpknn/`` (tests and benchmarks excluded):
   module does not define itself;
 - ``metrics/`` files importing ``synth/``, and library code importing ``cli`` or ``experiments``;
 - functions longer than 80 lines;
-- calls of the noise samplers outside ``dpknn/mechanisms/noise.py`` and ``dpknn/mechanisms/base.py``.
+- calls of the noise samplers outside ``dpknn/mechanisms/noise.py`` and ``dpknn/mechanisms/base.py``;
+- imports against the declared layer order (``LAYERS``, issue 49): a package imports only from its own
+  layer's packages or from lower layers, at module level or inside a function, and the package-level
+  import graph has no cycle. Deprecated import paths (modules whose docstring starts "Deprecated path")
+  are exempt: they forward old names to where they moved. ``tests/test_layers.py`` runs this check.
 
 Usage: python ci/architecture.py [--report]   (--report prints every finding)
 """
@@ -20,7 +24,18 @@ ROOT = Path(__file__).resolve().parents[1] / "dpknn"
 SAMPLERS = {"discrete_laplace", "discrete_gaussian", "rounded_generalized_cauchy", "rounded_polyplace",
             "bernoulli_real", "bernoulli_exp_exact"}
 NOISE_HOME = "mechanisms"
-LIMITS = {"top-level entries": 16, "private imports across packages": 0, "private attribute reach-ins": 3,
+#: The layer order, lowest first. A package may import its own layer's packages and lower layers only.
+LAYERS = (
+    ("_core", "exceptions", "utils"),
+    ("schema", "accounting"),
+    ("mechanisms", "datasets", "metrics"),
+    ("impute", "processing", "sdc", "models", "synth"),
+    ("releases",),
+    ("experiments",),
+    ("cli", "__main__"),
+)
+LIMITS = {"imports against the layers": 0, "package import cycles": 0,
+          "top-level entries": 16, "private imports across packages": 0, "private attribute reach-ins": 3,
           "metrics importing synth": 0, "library importing cli/experiments": 0, "functions over 80 lines": 3,
           "noise drawn outside a Mechanism": 0}
 
@@ -50,12 +65,51 @@ def _calls_by_class(tree, cls=None):
         yield from _calls_by_class(child, inner)
 
 
+def _imported(tree):
+    """(line, dpknn module) of every absolute import of the package in ``tree``, at any depth."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("dpknn."):
+            yield node.lineno, node.module
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("dpknn."):
+                    yield node.lineno, alias.name
+
+
+def layer_findings():
+    """(imports against the layer order, package-level cycles) as lists of readable lines."""
+    level = {p: i for i, ps in enumerate(LAYERS) for p in ps}
+    against, edges = [], {}
+    for path in sorted(ROOT.rglob("*.py")):
+        here = top(path)
+        if here == "__init__" or (ast.get_docstring(ast.parse(path.read_text())) or "").startswith("Deprecated path"):
+            continue
+        if here not in level:
+            against.append(f"{path.relative_to(ROOT)}: package {here!r} has no place in LAYERS")
+            continue
+        for line, module in _imported(ast.parse(path.read_text())):
+            target = module.split(".")[1]
+            if target == here:
+                continue
+            edges.setdefault(here, set()).add(target)
+            if level.get(target, len(LAYERS)) > level[here]:
+                against.append(f"{path.relative_to(ROOT)}:{line}: {here} (layer {level[here]}) imports {module} "
+                               f"(layer {level.get(target)})")
+    cycles = []
+    for a, targets in edges.items():
+        for b in targets:
+            if a < b and a in edges.get(b, ()):
+                cycles.append(f"{a} <-> {b}")
+    return against, cycles
+
+
 def main(report=False):
     files = sorted(p for p in ROOT.rglob("*.py") if "_core" not in p.parts or p.suffix == ".py")
     entries = sorted(p.name for p in ROOT.iterdir() if not p.name.startswith("__") and (
         p.suffix in (".py", "") and (p.is_dir() or p.suffix == ".py")) and p.name != "__pycache__")
     findings = {k: [] for k in LIMITS}
     findings["top-level entries"] = entries
+    findings["imports against the layers"], findings["package import cycles"] = layer_findings()
     for path in files:
         tree = ast.parse(path.read_text())
         defined = {n.name for n in ast.walk(tree)

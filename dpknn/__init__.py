@@ -9,28 +9,7 @@ for the set-up commands and a quickstart.
 import logging
 
 from dpknn import _core  # noqa: F401  (fails early with build instructions when not compiled)
-from dpknn.accounting import BudgetAccountant
-from dpknn.exceptions import (
-    BudgetExceededError,
-    DetachedAccountantError,
-    DomainError,
-    ImputedDataError,
-    PrivacyLeakWarning,
-    WorkLimitError,
-)
-from dpknn.impute.knn import KNNImputer, L1Case
-from dpknn.impute.report import CuratorReport, curator_report
-from dpknn.mechanisms.additive import Gaussian, Geometric, Laplace
-from dpknn.mechanisms.base import CuratorDiagnostics, Release
-from dpknn.mechanisms.randomized_response import RandomizedResponse
-from dpknn.mechanisms.randomness import RandomSource
-from dpknn.mechanisms.selection import ExponentialMechanism, PermuteAndFlip
-from dpknn.mechanisms.smooth import SmoothCauchy
-from dpknn.models.kmeans import DPKMeans
-from dpknn.releases.queries import PrivateImputation, estimate_size
-from dpknn.schema.attributes import Categorical, Continuous, EncodedData, Ordinal, Schema
-from dpknn.sdc.rwn import RWN
-from dpknn.utils.validation import check_rng
+from dpknn.utils.lazy import lazy_exports
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
@@ -70,3 +49,39 @@ __all__ = [
     "curator_report",
     "estimate_size",
 ]
+
+# Each public name loads its module on first use (dpknn.utils.lazy): `import dpknn` and `dpknn --help` stay
+# cheap (no scikit-learn, SciPy or pandas until a name needs them).
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "BudgetAccountant": "dpknn.accounting",
+    "BudgetExceededError": "dpknn.exceptions",
+    "DetachedAccountantError": "dpknn.exceptions",
+    "DomainError": "dpknn.exceptions",
+    "ImputedDataError": "dpknn.exceptions",
+    "PrivacyLeakWarning": "dpknn.exceptions",
+    "WorkLimitError": "dpknn.exceptions",
+    "KNNImputer": "dpknn.impute.knn",
+    "L1Case": "dpknn.impute.knn",
+    "CuratorReport": "dpknn.releases.report",
+    "curator_report": "dpknn.releases.report",
+    "Gaussian": "dpknn.mechanisms.additive",
+    "Geometric": "dpknn.mechanisms.additive",
+    "Laplace": "dpknn.mechanisms.additive",
+    "CuratorDiagnostics": "dpknn.mechanisms.base",
+    "Release": "dpknn.mechanisms.base",
+    "RandomizedResponse": "dpknn.mechanisms.randomized_response",
+    "RandomSource": "dpknn.mechanisms.randomness",
+    "ExponentialMechanism": "dpknn.mechanisms.selection",
+    "PermuteAndFlip": "dpknn.mechanisms.selection",
+    "SmoothCauchy": "dpknn.mechanisms.smooth",
+    "DPKMeans": "dpknn.models.kmeans",
+    "PrivateImputation": "dpknn.releases.queries",
+    "estimate_size": "dpknn.releases.queries",
+    "Categorical": "dpknn.schema.attributes",
+    "Continuous": "dpknn.schema.attributes",
+    "EncodedData": "dpknn.schema.attributes",
+    "Ordinal": "dpknn.schema.attributes",
+    "Schema": "dpknn.schema.attributes",
+    "RWN": "dpknn.sdc.rwn",
+    "check_rng": "dpknn.utils.validation",
+})

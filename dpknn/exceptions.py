@@ -1,7 +1,7 @@
-"""Warnings and errors shared by the whole package."""
+"""Warnings and errors shared by the whole package, and the default work limit."""
 
-__all__ = ["BudgetExceededError", "DetachedAccountantError", "DomainError", "ImputedDataError", "PrivacyLeakWarning",
-           "WorkLimitError"]
+__all__ = ["DEFAULT_MAX_WORK", "BudgetExceededError", "DetachedAccountantError", "DomainError", "ImputedDataError",
+           "PrivacyLeakWarning", "WorkLimitError"]
 
 
 class PrivacyLeakWarning(RuntimeWarning):
@@ -32,10 +32,16 @@ class DomainError(ValueError):
 
 
 class ImputedDataError(ValueError):
-    """Data carrying imputation flag columns (:mod:`dpknn.impute.flags`) reached a DP entry point.
+    """Data carrying imputation flag columns (:mod:`dpknn.schema.flags`) reached a DP entry point.
 
     Imputed values would be taken as observed, and the noise calibrated to the wrong L1(D).
     """
+
+
+#: The work (ball-box tests of the L1 search) a caller allows by default before :class:`WorkLimitError`:
+#: about 5 s on this project's 2-core reference machine. Here, beside the error, so that the command line
+#: can show it without loading the imputation.
+DEFAULT_MAX_WORK = 500_000_000
 
 
 class WorkLimitError(RuntimeError):

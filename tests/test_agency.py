@@ -261,7 +261,7 @@ def test_bad_outputs_and_inputs_are_refused(tmp_path):
     with pytest.raises(ValueError, match="needs its codebook"):
         read_coded(tmp_path / "s.csv")
     with pytest.raises(ValueError, match="not a numeric attribute"):
-        schema_from_codebook(tmp_path / "s.sav", known=["sex"], imputed=["hours"], bounds={"sex": (0, 3)})
+        schema_from_codebook(tmp_path / "s.sav", known=["sex"], imputed=["hours"], bounds={"age": (0, 99)})
     with pytest.raises(ValueError, match="write .dta, .sav or .zsav"):
         write_coded(raw, tmp_path / "out.sas7bdat", read_codebook(tmp_path / "s.sav"))
 
@@ -300,3 +300,114 @@ def test_convert_command_and_refusals(tmp_path):
     r = run("convert", "--input", bad, "--codebook", IPUMS / "cps_00421.xml", "--output", "none", cwd=tmp_path)
     assert r.returncode != 0 and not (tmp_path / "none").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+# --- the review's cases (each failed before its fix) ------------------------------------------------------
+
+def test_spss_ranges_open_ends_and_string_missing(tmp_path):
+    df = pd.DataFrame({"x": [1.0, -3.0, 99.0, 5.0, -8.0], "y": [1.0, 2.0, 1e9, 3.0, -1e9],
+                       "s": ["a", "XX", "b", "c", "XX"]})
+    pyreadstat.write_sav(df, tmp_path / "r.sav", variable_value_labels={"x": {-1: "Inapplicable"}},
+                         missing_ranges={"x": [{"lo": -9, "hi": -1}, 99], "y": [{"lo": 1e8, "hi": float("inf")}],
+                                         "s": ["XX"]})
+    cb = read_codebook(tmp_path / "r.sav")
+    assert cb.variable("x").gap_ranges == ((-9, -1),) and cb.variable("s").gaps == {"XX": "missing"}
+    data = read_coded(tmp_path / "r.sav").data
+    assert data.x.isna().tolist() == [False, True, True, False, True]
+    assert data.y.isna().tolist() == [False, False, True, False, False]
+    assert data.s.isna().tolist() == [False, True, False, False, True]
+    # The input's own declaration is written back unchanged (SPSS allows a range and one value).
+    write_coded(data, tmp_path / "back.sav", cb, codes=read_coded(tmp_path / "r.sav").codes)
+    _, meta = pyreadstat.read_sav(tmp_path / "back.sav", metadataonly=True, user_missing=True)
+    assert meta.missing_ranges["x"] == pyreadstat.read_sav(tmp_path / "r.sav", metadataonly=True,
+                                                           user_missing=True)[1].missing_ranges["x"]
+
+
+def test_stata_letters_without_metadata_and_labelled_amounts(tmp_path):
+    df = pd.DataFrame({"q": pd.Series([1, "a", "c", 2, "b"], dtype=object),
+                       "age": pd.Series([30, 99, 45, "b", 61], dtype=object)})
+    pyreadstat.write_dta(df, tmp_path / "f.dta",
+                         variable_value_labels={"q": {1: "yes", 2: "no", "a": "Valid skip"},
+                                                "age": {99: "99 or older"}},
+                         missing_user_values={"q": ["a", "b", "c"], "age": ["b"]})
+    cb = read_codebook(tmp_path / "f.dta")
+    assert cb.variable("q").not_applicable == {"a": "Valid skip"} and "a" not in cb.variable("q").values
+    # One labelled value of an amount marks a value, not the domain.
+    assert cb.variable("age").kind == "ordinal" and cb.variable("age").range_source.startswith("storage")
+    coded = read_coded(tmp_path / "f.dta")
+    assert coded.data.q.isna().tolist() == [False, True, True, False, True]
+    assert coded.data.q_niu.tolist() == [False, True, False, False, False]
+    # Unlabelled letters (.b, .c) are missing values whose codes come back on writing.
+    assert sorted(coded.codes["q"].tolist()) == ["a", "b", "c"]
+    write_coded(coded.data, tmp_path / "g.dta", cb, codes=coded.codes)
+    assert pyreadstat.read_dta(tmp_path / "g.dta", user_missing=True)[0].q.tolist() == [1, "a", "c", 2, "b"]
+    made = schema_from_codebook(tmp_path / "f.dta", known=["age"], imputed=["q"], bounds={"age": (0, 99)})
+    assert made.schema.attribute("age").upper == 99 and "metadata" in made.review["q"]
+
+
+def test_consecutive_nominal_codes_stay_categories(tmp_path):
+    xml = (IPUMS / "cps_00006.xml").read_text() if (IPUMS / "cps_00006.xml").exists() else None
+    if xml is None:
+        pytest.skip("needs an IPUMS codebook to edit")
+    relate = ('<var ID="RELATE" files="ExtractData" name="RELATE" intrvl="discrete" dcml="0">'
+              '<location StartPos="36" width="2" EndPos="37"/><labl>Relationship</labl>'
+              + "".join(f"<catgry><catValu>{i}</catValu><labl>{lab}</labl></catgry>" for i, lab in enumerate(
+                  ["Head", "Spouse", "Child", "Stepchild", "Parent", "Sibling", "Grandchild", "Other relative",
+                   "Partner", "Roomer", "Employee", "Foster child", "Other non-relative"], start=1))
+              + '</var><var ID="EARN" files="ExtractData" name="EARN" intrvl="contin" dcml="2">'
+              '<location StartPos="38" width="8" EndPos="45"/><labl>Earnings</labl>'
+              '<codInstr><![CDATA[\n999999.99 = NIU\n]]></codInstr></var>')
+    (tmp_path / "c.xml").write_text(xml.replace("</dataDscr>", relate + "</dataDscr>"))
+    cb = read_codebook(tmp_path / "c.xml")
+    assert cb.variable("RELATE").kind == "categorical"
+    earn = cb.variable("EARN")
+    assert list(earn.not_applicable) == [999999.99] and earn.upper == 999999.98
+
+
+@needs_ipums
+def test_malformed_fixed_width_fields_are_errors_not_numbers(tmp_path):
+    from dpknn.schema.fixed_width import fixed_width_to_parquet
+
+    lines = gzip_lines(IPUMS / "cps_00006.dat.gz")[:50]
+    good = lines[3]
+    for field, why in ((b"123     ", "left-aligned"), (b"0012-345", "inner minus"), (b"0000x123", "letter")):
+        bad = good[:35] + field + good[43:]
+        (tmp_path / "x.dat").write_bytes(b"".join([*lines[:3], bad, *lines[4:]]))
+        with pytest.raises(ValueError, match="line 4: field 'INCTOT'"):
+            fixed_width_to_parquet(tmp_path / "x.dat", IPUMS / "cps_00006.xml", tmp_path / f"out-{why}")
+        assert not (tmp_path / f"out-{why}").exists()
+    (tmp_path / "y.dat").write_bytes(b"".join([*lines[:5], lines[5][:30] + b"\n"]))
+    with pytest.raises(ValueError, match="line 6 has 30 characters"):
+        fixed_width_to_parquet(tmp_path / "y.dat", IPUMS / "cps_00006.xml", tmp_path / "out-short")
+    # Negative control: the untouched lines convert.
+    (tmp_path / "z.dat").write_bytes(b"".join(lines))
+    assert fixed_width_to_parquet(tmp_path / "z.dat", IPUMS / "cps_00006.xml", tmp_path / "ok").rows == 50
+
+
+def gzip_lines(path):
+    import gzip
+
+    return gzip.open(path).read().splitlines(keepends=True)
+
+
+@needs_ipums
+def test_household_records_alone_and_codebook_with_a_folder(tmp_path):
+    from dpknn.schema.fixed_width import fixed_width_to_parquet
+
+    done = fixed_width_to_parquet(IPUMS / "cps_00421.dat.gz", IPUMS / "cps_00421.xml", tmp_path / "h",
+                                  record_type="H")
+    assert done.rows == 137285 and "AGE" not in pd.read_parquet(tmp_path / "h").columns
+    r = run("impute", "--input", tmp_path / "h", "--codebook", IPUMS / "cps_00421.xml", "--schema", "s.toml",
+            "--output", "o", cwd=tmp_path)
+    assert r.returncode != 0 and "dpknn convert" in r.stderr
+
+
+def test_written_spss_formats_come_from_the_codebook_not_the_data(tmp_path):
+    df = pd.DataFrame({"w": pd.Series([1.5, 812.0, 3.0], dtype=float), "k": [1, 2, 1]})
+    pyreadstat.write_dta(df, tmp_path / "d.dta", variable_value_labels={"k": {1: "a", 2: "b"}})
+    cb = read_codebook(tmp_path / "d.dta")
+    write_coded(df, tmp_path / "one.sav", cb)
+    write_coded(df.assign(w=[1.5, 4_350_000.0, 3.0]), tmp_path / "two.sav", cb)
+    fmt = [pyreadstat.read_sav(tmp_path / n, metadataonly=True)[1].original_variable_types["w"]
+           for n in ("one.sav", "two.sav")]
+    assert fmt[0] == fmt[1]

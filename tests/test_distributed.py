@@ -14,8 +14,8 @@ from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
 from dpknn.datasets.census import census_schema, make_census
 from dpknn.impute.distributed import impute_parquet, parquet_partitions
-from dpknn.impute.flags import flag_column
 from dpknn.impute.knn import KNNImputer
+from dpknn.schema.flags import flag_column
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -201,8 +201,8 @@ def test_outputs_are_marked_imputed_and_diagnostics_are_confidential(tmp_path, c
 def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, client):
     from dpknn.accounting import BudgetAccountant
     from dpknn.exceptions import BudgetExceededError
-    from dpknn.impute.distributed import ParquetStatistics
     from dpknn.releases import InMemoryStatistics, PrivateImputation
+    from dpknn.releases.parquet import ParquetStatistics
     from dpknn.releases.query import check_where
 
     schema, df = census_schema(), make_census(30_000, rng=6)
@@ -233,8 +233,8 @@ def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, c
 
 
 def test_parquet_releases_from_kept_imputed_partitions_equal_those_filled_on_the_fly(tmp_path, client, monkeypatch):
-    from dpknn.impute.distributed import ParquetStatistics
     from dpknn.releases import CachedStatistics, PrivateImputation
+    from dpknn.releases.parquet import ParquetStatistics
     from dpknn.releases.query import check_where
     from dpknn.releases.statistics import universe_of
 
@@ -297,7 +297,7 @@ def test_float_coded_integer_categories_impute_as_in_memory(tmp_path, client):
 
 def test_flags_in_every_partition_and_flagged_folders_are_refused(tmp_path, client):
     from dpknn import ImputedDataError
-    from dpknn.impute.distributed import ParquetStatistics
+    from dpknn.releases.parquet import ParquetStatistics
 
     schema, df = census_schema(), make_census(900, rng=2)
     write_partitions(df, tmp_path / "in", [300, 0, 600])
@@ -357,8 +357,8 @@ def test_compact_staging_dtypes_hold_every_value_exactly(floats, ints):
 
 @pytest.mark.parametrize("seed", [3, 8, 21])
 def test_releases_on_random_problems_with_labels_equal_in_memory(tmp_path, client, seed):
-    from dpknn.impute.distributed import ParquetStatistics
     from dpknn.releases import InMemoryStatistics
+    from dpknn.releases.parquet import ParquetStatistics
     from dpknn.releases.query import check_where
 
     schema, df, k, rng = random_problem(seed)

@@ -181,7 +181,7 @@ def test_skewed_amounts_are_drawn_on_quantiles_and_every_axis_is_labelled():
     first bars of marginals.png and imputed_vs_observed.png; risk.png had no y-axis label."""
     pytest.importorskip("matplotlib")
     from dpknn import KNNImputer, Ordinal, Schema
-    from dpknn.impute import curator_report
+    from dpknn.releases import curator_report
     from dpknn.utils.plotting import evaluation_risk_figure, marginals_figure
 
     rng = np.random.default_rng(3)

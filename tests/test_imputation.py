@@ -375,7 +375,7 @@ def flagged_problem():
 
 @pytest.mark.parametrize("k", [1, 3])
 def test_transform_appends_one_flag_column_per_imputed_attribute(k):
-    from dpknn.impute.flags import flag_column, flag_columns
+    from dpknn.schema.flags import flag_column, flag_columns
 
     schema, df = flagged_problem()
     before = df.copy()
@@ -395,7 +395,7 @@ def test_transform_appends_one_flag_column_per_imputed_attribute(k):
 
 def test_flagged_data_are_refused_in_memory():
     from dpknn import BudgetAccountant, DPKMeans, ImputedDataError, PrivacyLeakWarning, PrivateImputation
-    from dpknn.impute.flags import check_not_imputed, drop_flags
+    from dpknn.schema.flags import check_not_imputed, drop_flags
     from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, PrivBayes
 
     schema, df = flagged_problem()
@@ -426,7 +426,7 @@ def test_flagged_data_are_refused_in_memory():
 def test_flag_columns_reads_names_from_every_container():
     import pyarrow as pa
 
-    from dpknn.impute.flags import flag_column, flag_columns
+    from dpknn.schema.flags import flag_column, flag_columns
 
     names = ["a", flag_column("y"), "b", flag_column("g")]
     expected = ["dpknn_imputed_y", "dpknn_imputed_g"]
@@ -444,7 +444,7 @@ def test_selected_columns_of_imputed_data_and_upper_case_flags_are_still_refused
     from dpknn import PrivateImputation
     from dpknn.datasets.census import census_schema, make_census
     from dpknn.exceptions import ImputedDataError
-    from dpknn.impute.flags import check_path_not_imputed, flag_columns
+    from dpknn.schema.flags import check_path_not_imputed, flag_columns
 
     schema = census_schema()
     df = make_census(3000, rng=4)

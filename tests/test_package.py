@@ -4,6 +4,7 @@ import sys
 import warnings
 
 import pandas as pd
+import pytest
 
 import dpknn
 import dpknn.datasets.census
@@ -24,7 +25,8 @@ def test_exception_hierarchy(monkeypatch, capsys):
     from dpknn.cli.main import main
     from dpknn.schema.draft import draft_schema
 
-    errors = [getattr(exceptions, n) for n in exceptions.__all__ if not issubclass(getattr(exceptions, n), Warning)]
+    classes = [getattr(exceptions, n) for n in exceptions.__all__ if isinstance(getattr(exceptions, n), type)]
+    errors = [c for c in classes if not issubclass(c, Warning)]
     assert BudgetExceededError in errors and DomainError in errors
     for cls in errors:
         assert issubclass(cls, ValueError) or cls is WorkLimitError, cls
@@ -78,3 +80,45 @@ def test_gan_tests_carry_the_declared_slow_marker():
     assert with_torch and all(misgan[n] for n in with_torch)
     assert not any(misgan[n] for n in set(misgan) - with_torch)   # the checks without torch stay quick
     assert slow_tests("test_cli.py")[0]["test_synth_dpmisgan_writes_rows_and_public_sidecar"]
+
+
+def test_the_command_line_parser_loads_no_heavy_library():
+    """Issue 49, finding 8: every command paid 1.9 CPU-s of imports before reading an argument. The package's
+    names load lazily (dpknn.utils.lazy); building the parser must not import scikit-learn, SciPy or pandas."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; import dpknn; from dpknn.cli.main import build_parser; build_parser(); "
+             "print(','.join(x for x in ('sklearn', 'scipy', 'pandas', 'dask', 'torch') if x in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout.strip()
+    assert out == ""
+    # Negative control: a public name still loads its module on first use.
+    probe = "import sys, dpknn; dpknn.KNNImputer; print('sklearn' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout.strip() \
+        == "True"
+
+
+def test_lazy_names_resolve_and_list():
+    import importlib
+
+    for pkg in ("dpknn", "dpknn.accounting", "dpknn.datasets", "dpknn.impute", "dpknn.mechanisms", "dpknn.metrics",
+                "dpknn.models", "dpknn.processing", "dpknn.releases", "dpknn.schema", "dpknn.sdc", "dpknn.synth"):
+        module = importlib.import_module(pkg)
+        for name in module.__all__:
+            assert getattr(module, name) is not None, f"{pkg}.{name}"
+            assert name in dir(module)
+        with pytest.raises(AttributeError):
+            module.no_such_name
+
+
+def test_names_that_are_also_submodules_stay_functions():
+    """``dpknn.metrics.pmse`` and ``dpknn.releases.release`` name a submodule and its function: importing the
+    submodule must not turn the package's name into the module (as a lazy name would let it)."""
+    import types
+
+    import dpknn.metrics.pmse
+    import dpknn.releases.release  # noqa: F401
+    from dpknn.metrics import pmse
+    from dpknn.releases import release
+
+    assert not isinstance(pmse, types.ModuleType) and not isinstance(release, types.ModuleType)

@@ -16,11 +16,11 @@ from sklearn.exceptions import NotFittedError
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
 from dpknn.datasets.census import census_schema, make_census
-from dpknn.impute.report import CONFIDENTIAL, REPORT_FILES, curator_report, rehearsal_imputation
 from dpknn.mechanisms.noise import discrete_laplace_pmf, polyplace_cdf
 from dpknn.mechanisms.smooth import SmoothPolyPlace, choose_polyplace
 from dpknn.releases.queries import PrivateImputation
 from dpknn.releases.queryfile import ask
+from dpknn.releases.report import CONFIDENTIAL, REPORT_FILES, curator_report, rehearsal_imputation
 from dpknn.releases.sensitivity import count_smooth
 
 
@@ -199,8 +199,8 @@ def test_count_tails_are_the_exact_polyplace_quantiles(fitted):
 
 
 def test_the_warning_says_where_the_variance_becomes_finite():
-    from dpknn.impute.report import FINITE_VARIANCE
     from dpknn.mechanisms.smooth import choose_gamma
+    from dpknn.releases.report import FINITE_VARIANCE
 
     assert choose_polyplace(1.425).a <= 3 < choose_polyplace(1.43).a
     assert choose_gamma(3.11).gamma <= 3 < choose_gamma(3.12).gamma
@@ -295,7 +295,7 @@ def test_warnings(fitted):
 
 def test_warns_when_many_incomplete_records_have_no_donor_in_their_class():
     # Issue 28, finding 10: 44 % of the incomplete records in donorless classes went unwarned.
-    from dpknn.impute.report import DONORLESS_SHARE
+    from dpknn.releases.report import DONORLESS_SHARE
 
     rng = np.random.default_rng(3)
     n = 300

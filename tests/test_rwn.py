@@ -385,7 +385,7 @@ def test_perturb_parquet_reports_changed_shares_and_warns(tmp_path):
 
 def _imputed_survey(n):
     """A survey as KNNImputer leaves it: an imputed column and its flag column."""
-    from dpknn.impute.flags import flag_column
+    from dpknn.schema.flags import flag_column
 
     df = _survey(n)
     df[flag_column("age")] = np.arange(n) % 7 == 0

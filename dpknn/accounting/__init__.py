@@ -8,10 +8,7 @@
 - :mod:`.mcar`: :func:`amplify_mcar`, :func:`mcar_cost`, :func:`child_bound`, :func:`tree_bound`.
 """
 
-from dpknn.accounting.budget import BudgetAccountant, LedgerEntry
-from dpknn.accounting.mcar import McarCost, amplify_mcar, child_bound, mcar_cost, observed_probability, tree_bound
-from dpknn.accounting.rdp import DEFAULT_ORDERS, RdpResult, rdp_epsilon, rdp_rho, sgm_rdp, sgm_sigma
-from dpknn.accounting.zcdp import exponential_epsilon, exponential_rho, zcdp_delta, zcdp_epsilon, zcdp_rho
+from dpknn.utils.lazy import lazy_exports
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -34,3 +31,26 @@ __all__ = [
     "zcdp_epsilon",
     "zcdp_rho",
 ]
+
+# Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "BudgetAccountant": "dpknn.accounting.budget",
+    "LedgerEntry": "dpknn.accounting.budget",
+    "McarCost": "dpknn.accounting.mcar",
+    "amplify_mcar": "dpknn.accounting.mcar",
+    "child_bound": "dpknn.accounting.mcar",
+    "mcar_cost": "dpknn.accounting.mcar",
+    "observed_probability": "dpknn.accounting.mcar",
+    "tree_bound": "dpknn.accounting.mcar",
+    "DEFAULT_ORDERS": "dpknn.accounting.rdp",
+    "RdpResult": "dpknn.accounting.rdp",
+    "rdp_epsilon": "dpknn.accounting.rdp",
+    "rdp_rho": "dpknn.accounting.rdp",
+    "sgm_rdp": "dpknn.accounting.rdp",
+    "sgm_sigma": "dpknn.accounting.rdp",
+    "exponential_epsilon": "dpknn.accounting.zcdp",
+    "exponential_rho": "dpknn.accounting.zcdp",
+    "zcdp_delta": "dpknn.accounting.zcdp",
+    "zcdp_epsilon": "dpknn.accounting.zcdp",
+    "zcdp_rho": "dpknn.accounting.zcdp",
+})

@@ -103,7 +103,7 @@ def read_input(args, path=None, *, attributes=()):
     path = args.input if path is None else path
     codebook = getattr(args, "codebook", None)
     if codebook is not None or is_agency_file(path):
-        coded = read_coded(path, codebook, attributes=attributes)
+        coded = read_coded(path, codebook, attributes=attributes, na_values=args.na_values)
         return coded.data, coded
     return read_table(path, na_values=args.na_values, attributes=attributes), None
 
@@ -129,7 +129,7 @@ def output_writer(df, path, coded, *, same_rows=False, metadata=None):
         if not coded:
             raise CLIError(f"output {str(path)!r}: a Stata or SPSS file is written with the input's codebook; give "
                            "an agency input or --codebook, or write .csv or .parquet.")
-        from dpknn.impute.flags import flag_columns
+        from dpknn.schema.flags import flag_columns
 
         return coded_writer(df, path, coded.codebook, codes=coded.codes if same_rows else None,
                             flags=flag_columns(df))
@@ -149,7 +149,7 @@ def add_scheduler(p):
 
 
 def add_max_work(p):
-    from dpknn.impute.knn import DEFAULT_MAX_WORK
+    from dpknn.exceptions import DEFAULT_MAX_WORK
 
     p.add_argument("--max-work", type=int, default=DEFAULT_MAX_WORK,
                    help="largest number of ball-box tests spent certifying L1(D) exactly; past it the run stops "

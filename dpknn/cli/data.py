@@ -16,6 +16,7 @@ from dpknn.cli.common import (
     input_is_coded,
     output_writer,
     read_input,
+    read_schema,
     to_json,
 )
 from dpknn.utils.io import (
@@ -207,8 +208,12 @@ def _cmd_convert(args):
     check_outputs([args.output], [args.input, args.codebook])
     if Path(args.output).exists():
         raise CLIError(f"output {str(args.output)!r} exists; choose a new folder.")
+    attributes = ()
+    if args.schema is not None:
+        schema = read_schema(args.schema)
+        attributes = (*schema.known, *schema.imputed)
     done = fixed_width_to_parquet(args.input, args.codebook, args.output, rows_per_partition=args.rows_per_partition,
-                                  record_type=args.record_type, progress=args.progress)
+                                  record_type=args.record_type, attributes=attributes, progress=args.progress)
     print(f"converted {done.rows:,} records into {done.partitions} Parquet partitions in {args.output} "
           f"({done.seconds:.1f} s); coded missing values mapped by {args.codebook}")
     return 0
@@ -224,6 +229,9 @@ def add_convert_parser(sub):
     p.add_argument("--input", type=Path, required=True, help="the fixed-width extract (.dat or .dat.gz)")
     p.add_argument("--codebook", type=Path, required=True, help="its DDI codebook (.xml)")
     p.add_argument("--output", type=Path, required=True, help="a new folder of Parquet partitions")
+    p.add_argument("--schema", type=Path, default=None,
+                   help="the schema the folder is for: a known categorical that lists a not-applicable code keeps it "
+                   "as a value (as reading the extract with the schema does)")
     p.add_argument("--rows-per-partition", type=int, default=1_000_000,
                    help="records per Parquet file (default 1000000)")
     p.add_argument("--record-type", default="P",

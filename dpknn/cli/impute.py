@@ -27,7 +27,7 @@ from dpknn.cli.common import (
     warn_seeded,
 )
 from dpknn.exceptions import PrivacyLeakWarning, WorkLimitError
-from dpknn.impute.flags import check_path_not_imputed
+from dpknn.schema.flags import check_path_not_imputed
 from dpknn.utils.io import (
     IMPUTED_MARKER,
     check_outputs,
@@ -59,8 +59,8 @@ def _bin_advice(schema, df, args, failure):
 
 def _cmd_impute(args):
     from dpknn.impute.knn import KNNImputer
-    from dpknn.impute.report import REPORT_FILES
     from dpknn.releases.queryfile import read_queries
+    from dpknn.releases.report import REPORT_FILES
 
     side = Path(str(args.output) + ".json")
     report_files = [] if args.report is None else [args.report / name for name in REPORT_FILES]
@@ -96,7 +96,7 @@ def _cmd_impute(args):
         return []
 
     if args.report is not None:
-        from dpknn.impute.report import curator_report
+        from dpknn.releases.report import curator_report
 
         report = curator_report(imp, df, queries=queries, draws=args.draws, rng=args.seed, progress=args.progress)
         more, figures = report.files(args.report)
@@ -169,7 +169,7 @@ def _cmd_release(args):
     acc = BudgetAccountant(args.epsilon)
     with contextlib.ExitStack() as stack:
         if Path(args.input).is_dir():
-            from dpknn.impute.distributed import ParquetStatistics
+            from dpknn.releases.parquet import ParquetStatistics
 
             if any(q.get("method") == "global" for q in queries):
                 raise CLIError('method = "global" (NOT DP) needs the data in memory; it does not apply to a folder '

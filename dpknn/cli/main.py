@@ -190,6 +190,20 @@ def _unrecognised(parser, argv):
     return None
 
 
+def _check_codebook_input(args):
+    """``--codebook`` reads a file's codes; a folder of Parquet partitions is read as it is, so refuse the pair
+    rather than let a folder's raw codes pass as values (``dpknn convert`` maps them into the folder)."""
+    from pathlib import Path
+
+    if getattr(args, "codebook", None) is not None and args.command != "convert":
+        for option in ("input", "real", "released"):
+            path = getattr(args, option, None)
+            if path is not None and Path(path).is_dir():
+                raise CLIError(f"--codebook applies to a file; {str(path)!r} is a folder of Parquet partitions, "
+                               "read as it is. Map the codes while writing the folder: dpknn convert --input "
+                               "EXTRACT.dat.gz --codebook EXTRACT.xml --output FOLDER.")
+
+
 def main(argv=None):
     """Run the ``dpknn`` command line on ``argv`` (None: ``sys.argv[1:]``); the exit status."""
     parser = build_parser()
@@ -207,6 +221,7 @@ def main(argv=None):
     try:
         with _cleanup_on_termination(), warnings.catch_warnings():
             warnings.showwarning = _one_line_warning(args)
+            _check_codebook_input(args)
             return args.func(args)
     # Only errors about the user's input, files or installation become one line; anything else is a
     # bug and keeps its traceback. ValueError covers DomainError and BudgetExceededError;

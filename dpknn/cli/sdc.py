@@ -18,7 +18,7 @@ from dpknn.cli.common import (
     read_input,
     scheduler_client,
 )
-from dpknn.impute.flags import flag_columns
+from dpknn.schema.flags import flag_columns
 from dpknn.utils.io import (
     check_outputs,
     write_files,

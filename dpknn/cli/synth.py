@@ -21,7 +21,7 @@ from dpknn.cli.common import (
     read_input,
     warn_seeded,
 )
-from dpknn.impute.flags import check_path_not_imputed
+from dpknn.schema.flags import check_path_not_imputed
 from dpknn.utils.io import (
     check_outputs,
     text_writer,

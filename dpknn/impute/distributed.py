@@ -18,7 +18,7 @@ so the table never has to sit in one process. :func:`impute_parquet` runs in thr
    to the partition of its donee.
 3. **Fill** (one task per input partition): fill the missing values of A from the donors,
    exactly as the in-memory imputer does, and write the partition (:func:`impute_parquet`), or
-   keep only the counts and exact sums a release needs (:class:`ParquetStatistics`,
+   keep only the counts and exact sums a release needs (:class:`~dpknn.releases.parquet.ParquetStatistics`,
    one such pass per statistic; nothing imputed is written).
 
 The client holds only class-level state; it runs the exact L1 search
@@ -35,9 +35,7 @@ References
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import functools
 import itertools
 import logging
 import math
@@ -55,7 +53,6 @@ import pandas as pd
 
 from dpknn._core import _donors, _grouping
 from dpknn.exceptions import DomainError
-from dpknn.impute.flags import check_path_not_imputed, flag_column
 from dpknn.impute.knn import DEFAULT_MAX_WORK, MAX_KEY, KNNImputer, L1Case
 from dpknn.impute.scheme import (
     csr_positions,
@@ -68,16 +65,15 @@ from dpknn.impute.scheme import (
     ordered_donor_classes,
     put_values,
 )
-from dpknn.releases.statistics import Statistics, summand
-from dpknn.releases.summation import exact_moments
 from dpknn.schema.attributes import Categorical, Schema
-from dpknn.schema.conditions import conditions_mask
+from dpknn.schema.flags import check_path_not_imputed, flag_column
+from dpknn.utils.cluster import dask_client
 from dpknn.utils.io import IMPUTED_MARKER, check_not_inside, partition_files, remove_tree
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import check_positive_int, validate_params
 
-__all__ = ["DistributedImputation", "DonorPlacement", "ParquetStatistics", "PartitionDonors", "compact",
-           "dask_client", "impute_parquet", "parquet_partitions", "place_donors"]
+__all__ = ["DistributedImputation", "DonorPlacement", "PartitionDonors", "compact", "folder_imputer", "impute_parquet",
+           "parquet_partitions", "place_donors"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +98,7 @@ class DistributedImputation:
     aggregate : str
     output_dir : str or None
         The folder of imputed partitions (confidential microdata); None where the imputed values
-        were used without being written (:class:`ParquetStatistics`).
+        were used without being written (:class:`~dpknn.releases.parquet.ParquetStatistics`).
     l1_ : int
         Exact L1(D), equal to the in-memory ``KNNImputer.l1_``.
     l1_cases_ : dict of str to L1Case
@@ -157,23 +153,6 @@ class DistributedImputation:
 
 
 # ----------------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def dask_client(client=None):
-    """``client`` itself, or a LocalCluster with one single-threaded worker process per core that
-    is closed on exit (single-threaded: the kernels hold the GIL only briefly, and one process
-    per core bounds each worker's memory by its own task)."""
-    if client is not None:
-        yield client
-        return
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("Dask execution needs dask.distributed: pip install 'dpknn[distributed,parquet]'") from exc
-    with LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as own:
-        yield own
-
-
 def parquet_partitions(input_dir):
     """The Parquet files of a folder in the order that defines row positions (natural sort of
     their paths, as Dask reads them), skipping names that start with '.' or '_'."""
@@ -694,6 +673,11 @@ class PartitionDonors:
     n_values: int
     labels: bool
 
+    def fill(self, path, schema, columns=None):
+        """CONFIDENTIAL: partition ``path`` (``columns`` of it, and the imputed attributes) with its missing
+        values filled from these donors exactly as :meth:`KNNImputer.transform` fills them."""
+        return _filled(path, schema, self, columns)[0]
+
 
 def _donors_of(donors):
     """The inbox rows of one partition, sorted by donee row and slot, values widened again."""
@@ -748,7 +732,7 @@ def _write_partition(path, rel, offset, schema, donors, out_dir, donors_dir):
     import pyarrow.parquet as pq
 
     out, filled, got, x_rows = _filled(path, schema, donors)
-    # The same flag columns as KNNImputer.transform, in every partition (dpknn.impute.flags).
+    # The same flag columns as KNNImputer.transform, in every partition (dpknn.schema.flags).
     for name, rows in filled.items():
         flag = np.zeros(len(out), dtype=bool)
         flag[rows] = True
@@ -784,7 +768,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     data set; without a label column, labels are row positions in it. The output folder gets
     one file per input file, same relative path, same rows in the same order with the same
     index and all columns, A filled from the donors, then the imputation flag columns of
-    :meth:`KNNImputer.transform` (:mod:`dpknn.impute.flags`); it is written under a temporary name and
+    :meth:`KNNImputer.transform` (:mod:`dpknn.schema.flags`); it is written under a temporary name and
     moved into place when complete. Each file also carries the ``dpknn:imputed`` marker.
 
     Parameters
@@ -834,7 +818,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     ----------
     .. [1] Clifton et al. (2022), §4.
     """
-    imp, files = _check_inputs(input_dir, schema, k, aggregate, max_work)
+    imp, files = folder_imputer(input_dir, schema, k=k, aggregate=aggregate, max_work=max_work)
     if buckets is not None:
         buckets = check_positive_int(buckets, "buckets")
     output_dir = Path(output_dir)
@@ -883,8 +867,14 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     return fit
 
 
-def _check_inputs(input_dir, schema, k, aggregate, max_work):
-    """The imputer of the parameters and the input folder's partitions, or a clear error."""
+def folder_imputer(input_dir, schema, *, k=1, aggregate="auto", max_work=DEFAULT_MAX_WORK):
+    """The :class:`KNNImputer` of the parameters and the input folder's partitions, checked before any
+    cluster starts (no universes, keys within int64, not an imputed folder), or a clear error.
+
+    Returns
+    -------
+    (KNNImputer, list of Path)
+    """
     imp = KNNImputer(schema, k=k, aggregate=aggregate, max_work=max_work)
     validate_params(imp)
     if schema.has_universes:
@@ -920,7 +910,7 @@ def place_donors(client, imp, files, staging, *, buckets=None, labels=False, pro
     partitions in order. The staged records are removed once the donors are placed, so the
     folder then holds only the donors' values (and labels if ``labels``). The caller owns
     ``staging``: it holds confidential microdata, also when this raises, and must be removed
-    by the caller (:func:`impute_parquet` and :class:`ParquetStatistics` do).
+    by the caller (:func:`impute_parquet` and :class:`~dpknn.releases.parquet.ParquetStatistics` do).
     """
     import pyarrow.parquet as pq
 
@@ -1092,133 +1082,3 @@ def _l1_search(imp, table, stats, solved, balls, class_cells, short_incomplete):
         cases["add_complete"] = L1Case("add_complete", short_incomplete)
         gap_lower = None
     return cases, max_donee, gap_lower, l1_work
-
-
-# ----------------------------------------------------------------------------------------------
-# Releases: the counts and sums of PrivateImputation, partition by partition.
-def _partition_statistic(path, donors, schema, where, universe, observed_only, column, bounds):
-    """CONFIDENTIAL: the count, or the exact moments of ``column``, of one partition for
-    :class:`ParquetStatistics`; ``donors`` (a :class:`PartitionDonors`) fills the
-    imputed attributes first, None reads ``path`` as it is (with ``observed_only``: the records
-    whose values of the query's attributes are observed, as :class:`~dpknn.releases.InMemoryStatistics`)."""
-    names = {*where, *universe}
-    if column is not None:
-        names.add(column)
-    if donors is None:
-        df = pd.read_parquet(path, columns=sorted(names))
-    else:
-        df = _filled(path, schema, donors, columns=names)[0]
-    mask = conditions_mask(df, len(df), where, universe)
-    if column is None:
-        return int(mask.sum())
-    values = df[column].to_numpy()
-    if observed_only:
-        mask &= df[column].notna().to_numpy()
-    return exact_moments(summand(values[mask], bounds))
-
-
-class ParquetStatistics(Statistics):
-    """CONFIDENTIAL: the counts and exact sums of a folder of Parquet partitions, on Dask.
-
-    The :class:`~dpknn.releases.Statistics` of :class:`~dpknn.releases.PrivateImputation` and
-    :func:`dpknn.releases.release` for data too large for memory: the donors are found by passes 1
-    and 2 of :func:`impute_parquet` (:func:`place_donors`), and every count and sum is computed by
-    one task per partition that fills the partition's missing values from its donors and keeps only
-    the total; only those totals reach the client, and no imputed partition is written unless
-    ``imputed_dir`` asks for it. Sums are exact (:func:`dpknn.releases.exact_moments` per partition,
-    added as fractions), so every release equals the in-memory one for the same seed. Each count or
-    sum asked is one pass over the folder: wrap it in :class:`~dpknn.releases.CachedStatistics` (as
-    ``dpknn release`` does) so that a statistic asked twice (the count of a mean that was also
-    released as a count) is computed once.
-
-    Use it as a context manager (or call :meth:`close`; a ``PrivateImputation.from_statistics`` of
-    it closes it too): the donors' values are confidential microdata and are removed on exit (the
-    imputed partitions too, unless ``imputed_dir`` was given), and a LocalCluster started here is
-    closed.
-
-    Parameters
-    ----------
-    input_dir : str or Path
-        The original data (never an output of ``dpknn impute``).
-    schema : Schema
-    k, max_work
-        As for :class:`~dpknn.impute.KNNImputer`.
-    client : dask.distributed.Client or None
-        None: a LocalCluster with one single-threaded worker per core.
-    imputed_dir : str or Path or None
-        If given (must not exist), the imputed partitions are written there by
-        :func:`impute_parquet`, kept, and read by the releases; None: nothing imputed is
-        written but the donors' values (in a temporary folder beside ``input_dir``: the staged
-        records while the donors are found, then about 9·k bytes per imputed census record;
-        removed by :meth:`close`).
-    progress : bool, default False
-
-    Attributes
-    ----------
-    fit : DistributedImputation
-        CONFIDENTIAL: L1(D) and the curator diagnostics.
-    input_files : list of str
-    imputed_files : list of str or None
-        The imputed partitions if ``imputed_dir`` was given.
-
-    Examples
-    --------
-    ``with ParquetStatistics(folder, schema, k=1) as stats:`` then
-    ``PrivateImputation.from_statistics(CachedStatistics(stats), accountant=BudgetAccountant(1.0))``
-    and its ``count(epsilon=1.0)``, ``mean(...)``.
-    """
-
-    def __init__(self, input_dir, schema, *, k=1, client=None, imputed_dir=None, max_work=DEFAULT_MAX_WORK,
-                 progress=False):
-        imp, files = _check_inputs(input_dir, schema, k, "auto", max_work)   # before a cluster starts
-        self.schema = imp.schema
-        self._stack = contextlib.ExitStack()
-        try:
-            self.imputed_files, self._donors = None, [None] * len(files)
-            if imputed_dir is None:
-                # Registered before the cluster, so removed after it closes: an interrupted run's
-                # workers may still be writing in there until then.
-                tmp = Path(tempfile.mkdtemp(prefix=".dpknn-imputed-", dir=Path(input_dir).parent))
-                self._stack.callback(remove_tree, tmp)
-            self.client = self._stack.enter_context(dask_client(client))
-            if imputed_dir is None:
-                placed = place_donors(self.client, imp, files, tmp, progress=progress)
-                self.fit, self._donors = placed.fit, list(placed.donors)
-            else:
-                self.fit = impute_parquet(input_dir, imputed_dir, schema, k=k, max_work=max_work, client=self.client,
-                                          progress=progress)
-                root = Path(input_dir)
-                self.imputed_files = [str(Path(imputed_dir) / f.relative_to(root)) for f in files]
-        except BaseException:
-            self._stack.close()
-            raise
-        self.input_files = [str(f) for f in files]
-
-    def close(self):
-        """Remove the donors' values (or temporary imputed partitions) and close a cluster started here."""
-        self._stack.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _statistic(self, where, universe, observed_only, column=None, bounds=None):
-        universe = {} if universe is None else universe.where
-        if observed_only:
-            files, donors = self.input_files, [None] * len(self.input_files)
-        elif self.imputed_files is not None:
-            files, donors = self.imputed_files, [None] * len(self.imputed_files)
-        else:
-            files, donors = self.input_files, self._donors
-        futures = self.client.map(_partition_statistic, files, donors, schema=self.schema, where=where,
-                                  universe=universe, observed_only=observed_only, column=column, bounds=bounds,
-                                  pure=False)
-        return functools.reduce(operator.add, self.client.gather(futures))
-
-    def count(self, where, *, observed_only=False, universe=None):
-        return self._statistic(where, universe, observed_only)
-
-    def moments(self, column, where, bounds, *, observed_only=False, universe=None):
-        return self._statistic(where, universe, observed_only, column, tuple(bounds))

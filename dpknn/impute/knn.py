@@ -47,8 +47,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from dpknn._core import _donors, _grouping
-from dpknn.exceptions import WorkLimitError
-from dpknn.impute.flags import ATTRS_KEY, check_not_imputed, flag_column
+from dpknn.exceptions import DEFAULT_MAX_WORK, WorkLimitError
 from dpknn.impute.scheme import (
     csr_positions,
     decode_cell,
@@ -61,6 +60,7 @@ from dpknn.impute.scheme import (
     put_values,
 )
 from dpknn.schema.attributes import Schema, blank_outside_universes, warn_outside_universes
+from dpknn.schema.flags import ATTRS_KEY, check_not_imputed, flag_column
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
     Boolean,
@@ -79,8 +79,6 @@ logger = logging.getLogger(__name__)
 _AGGREGATES = ("auto", "mean", "median")
 # Largest number of cells whose keys pack into one int64 (also the limit of dpknn.impute.distributed).
 MAX_KEY = 2**62
-# Ball-box tests the L1 search may spend: about 5 s on this project's 2-core reference machine.
-DEFAULT_MAX_WORK = 500_000_000
 
 
 @dataclass(frozen=True)
@@ -370,7 +368,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         Raises
         ------
         ImputedDataError
-            ``X`` holds imputation flag columns (:mod:`dpknn.impute.flags`): it was imputed already.
+            ``X`` holds imputation flag columns (:mod:`dpknn.schema.flags`): it was imputed already.
         """
         k = validate_params(self)["k"]
         # Imputed values taken as observed would give the wrong donors and the wrong L1(D).
@@ -601,7 +599,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         it is not applicable (:class:`~dpknn.schema.Universe`; how many values that blanks is
         ``n_outside_universe_``); ``X`` is not modified.
 
-        After the columns of ``X`` come the imputation flags (:mod:`dpknn.impute.flags`): one boolean
+        After the columns of ``X`` come the imputation flags (:mod:`dpknn.schema.flags`): one boolean
         column ``dpknn_imputed_<attribute>`` per imputed attribute, in the schema's order, True
         exactly where that attribute's value was filled here. They travel with the rows, so
         every DP entry point refuses the result even when the file is copied or renamed.

@@ -8,22 +8,7 @@ sensitivity noise (:mod:`~dpknn.mechanisms.smooth`), private selection
 used only by the mechanisms.
 """
 
-from dpknn.mechanisms import noise
-from dpknn.mechanisms.additive import DiscreteGaussian, Gaussian, Geometric, Laplace
-from dpknn.mechanisms.base import CuratorDiagnostics, Mechanism, Release, jsonable, public_grid
-from dpknn.mechanisms.randomized_response import ProportionEstimate, RandomizedResponse
-from dpknn.mechanisms.randomness import RandomSource, as_source
-from dpknn.mechanisms.selection import ExponentialMechanism, PermuteAndFlip, ScoreSelection
-from dpknn.mechanisms.smooth import (
-    LN2,
-    CauchyCalibration,
-    PolyPlaceCalibration,
-    SmoothCauchy,
-    SmoothPolyPlace,
-    cauchy_admissible,
-    choose_gamma,
-    choose_polyplace,
-)
+from dpknn.utils.lazy import lazy_exports
 
 __all__ = [
     "LN2",
@@ -52,3 +37,31 @@ __all__ = [
     "noise",
     "public_grid",
 ]
+
+# Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "DiscreteGaussian": "dpknn.mechanisms.additive",
+    "Gaussian": "dpknn.mechanisms.additive",
+    "Geometric": "dpknn.mechanisms.additive",
+    "Laplace": "dpknn.mechanisms.additive",
+    "CuratorDiagnostics": "dpknn.mechanisms.base",
+    "Mechanism": "dpknn.mechanisms.base",
+    "Release": "dpknn.mechanisms.base",
+    "jsonable": "dpknn.mechanisms.base",
+    "public_grid": "dpknn.mechanisms.base",
+    "ProportionEstimate": "dpknn.mechanisms.randomized_response",
+    "RandomizedResponse": "dpknn.mechanisms.randomized_response",
+    "RandomSource": "dpknn.mechanisms.randomness",
+    "as_source": "dpknn.mechanisms.randomness",
+    "ExponentialMechanism": "dpknn.mechanisms.selection",
+    "PermuteAndFlip": "dpknn.mechanisms.selection",
+    "ScoreSelection": "dpknn.mechanisms.selection",
+    "LN2": "dpknn.mechanisms.smooth",
+    "CauchyCalibration": "dpknn.mechanisms.smooth",
+    "PolyPlaceCalibration": "dpknn.mechanisms.smooth",
+    "SmoothCauchy": "dpknn.mechanisms.smooth",
+    "SmoothPolyPlace": "dpknn.mechanisms.smooth",
+    "cauchy_admissible": "dpknn.mechanisms.smooth",
+    "choose_gamma": "dpknn.mechanisms.smooth",
+    "choose_polyplace": "dpknn.mechanisms.smooth",
+})

@@ -305,7 +305,7 @@ def noise_survival(release, x):
     """P(Z > x) (an array like ``x``) for the noise Z of ``release``'s last step, from its mechanism's
     exact law (:meth:`Mechanism.noise_survival`), or None when its mechanism adds no numeric noise.
 
-    For the curator's tails (``dpknn.impute.curator_report``): heavy-tailed smooth noise makes errors of
+    For the curator's tails (``dpknn.releases.curator_report``): heavy-tailed smooth noise makes errors of
     many noise scales far more likely than a standard deviation or a 90% interval suggests."""
     cls = Mechanism._by_name.get(release.mechanism)
     return None if cls is None else cls.noise_survival(release, np.asarray(x, dtype=np.float64))

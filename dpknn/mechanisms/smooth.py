@@ -27,7 +27,6 @@ from dpknn.mechanisms.base import (
     from_grid,
     in_units,
 )
-from dpknn.releases.sensitivity import LN2
 from dpknn.utils.validation import EPSILON, POSITIVE, Interval, Options
 
 __all__ = [
@@ -43,6 +42,10 @@ __all__ = [
     "polyplace_epsilon",
     "polyplace_spread",
 ]
+
+#: The smoothness β of every bound built from L1 (Theorems 5.1, 5.4, 5.6 of the imputation paper need
+#: β ≥ ln 2); the smooth mechanisms are calibrated to it, and dpknn.releases.sensitivity builds on it.
+LN2 = math.log(2.0)
 
 # α is shrunk by this factor so that float rounding in S(D) and α can only add noise.
 _SAFETY = 1.0 - 1e-12

@@ -11,30 +11,10 @@
 Every measure that reads the real data is an evaluation for the curator, not a release.
 """
 
-from dpknn.metrics.combining import (
-    CombinedEstimate,
-    combine_fully_synthetic,
-    combine_imputations,
-    combine_partially_synthetic,
-)
-from dpknn.metrics.disclosure import (
-    AttributionRisk,
-    ClosestRecords,
-    Linkage,
-    SampleUniques,
-    closest_distances,
-    correct_attribution_probability,
-    distance_to_closest_record,
-    linkage,
-    max_cooks_distance,
-    max_mahalanobis,
-    risk_space,
-    sample_uniques,
-)
-from dpknn.metrics.fidelity import MlEfficacy, ml_efficacy, tvd
-from dpknn.metrics.inference import RegressionComparison, ci_overlap, regression_comparison, standardized_difference
-from dpknn.metrics.pmse import PMSE, pmse, propensity_features
-from dpknn.metrics.utility import correlation_change, ols_comparison, pca_variance, random_forest_misclassification
+# `pmse` names both a submodule and its function: importing the submodule would rebind the package's
+# attribute to the module, so the function is bound here, eagerly, after it.
+from dpknn.metrics.pmse import pmse
+from dpknn.utils.lazy import lazy_exports
 
 __all__ = [
     "PMSE",
@@ -68,3 +48,36 @@ __all__ = [
     "standardized_difference",
     "tvd",
 ]
+
+# Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "CombinedEstimate": "dpknn.metrics.combining",
+    "combine_fully_synthetic": "dpknn.metrics.combining",
+    "combine_imputations": "dpknn.metrics.combining",
+    "combine_partially_synthetic": "dpknn.metrics.combining",
+    "AttributionRisk": "dpknn.metrics.disclosure",
+    "ClosestRecords": "dpknn.metrics.disclosure",
+    "Linkage": "dpknn.metrics.disclosure",
+    "SampleUniques": "dpknn.metrics.disclosure",
+    "closest_distances": "dpknn.metrics.disclosure",
+    "correct_attribution_probability": "dpknn.metrics.disclosure",
+    "distance_to_closest_record": "dpknn.metrics.disclosure",
+    "linkage": "dpknn.metrics.disclosure",
+    "max_cooks_distance": "dpknn.metrics.disclosure",
+    "max_mahalanobis": "dpknn.metrics.disclosure",
+    "risk_space": "dpknn.metrics.disclosure",
+    "sample_uniques": "dpknn.metrics.disclosure",
+    "MlEfficacy": "dpknn.metrics.fidelity",
+    "ml_efficacy": "dpknn.metrics.fidelity",
+    "tvd": "dpknn.metrics.fidelity",
+    "RegressionComparison": "dpknn.metrics.inference",
+    "ci_overlap": "dpknn.metrics.inference",
+    "regression_comparison": "dpknn.metrics.inference",
+    "standardized_difference": "dpknn.metrics.inference",
+    "PMSE": "dpknn.metrics.pmse",
+    "propensity_features": "dpknn.metrics.pmse",
+    "correlation_change": "dpknn.metrics.utility",
+    "ols_comparison": "dpknn.metrics.utility",
+    "pca_variance": "dpknn.metrics.utility",
+    "random_forest_misclassification": "dpknn.metrics.utility",
+})

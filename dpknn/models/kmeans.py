@@ -42,10 +42,10 @@ import typing
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import Geometric, Laplace
 from dpknn.mechanisms.base import CuratorDiagnostics, public_grid
 from dpknn.mechanisms.randomness import as_source
+from dpknn.schema.flags import check_not_imputed
 from dpknn.utils.validation import Interval, check_is_fitted, record_features, validate_params
 
 __all__ = ["DPKMeans"]

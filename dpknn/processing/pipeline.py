@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from dpknn.impute.flags import flag_columns
 from dpknn.processing.transforms import Resized, clamp, impute, resize
+from dpknn.schema.flags import flag_columns
 from dpknn.utils.validation import check_keys, check_rng
 
 __all__ = ["ProcessingPlan", "ProcessingResult", "run_plan"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpknn.impute.flags import flag_columns
+from dpknn.schema.flags import flag_columns
 from dpknn.utils.validation import DELTA, EPSILON, check_rng
 
 __all__ = ["Resized", "clamp", "impute", "resize"]
@@ -499,7 +499,7 @@ def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=
         if unfilled:
             raise ValueError(f"impute_kwargs leave columns {unfilled} of the padding records null; give "
                              "categories or bounds for every column.")
-        # Imputation flags (dpknn.impute.flags) ride with their rows; a padding record is drawn without
+        # Imputation flags (dpknn.schema.flags) ride with their rows; a padding record is drawn without
         # donors, so none of its values was filled by the k-NN imputation that the flags record.
         pad = pad.assign(**{col: np.zeros(pad_n, dtype=bool) for col in flags})[list(frame.columns)]
         pad = pad.astype({col: frame[col].dtype for col in frame.columns}, errors="ignore")

@@ -37,13 +37,13 @@ import logging
 import math
 
 from dpknn.accounting import BudgetAccountant
-from dpknn.impute.flags import check_not_imputed
 from dpknn.impute.knn import DEFAULT_MAX_WORK, KNNImputer
 from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.releases.query import NOISES, Count, Mean, Proportion, SmoothNoise, Variance
 from dpknn.releases.release import release
 from dpknn.releases.statistics import InMemoryStatistics, Statistics
+from dpknn.schema.flags import check_not_imputed
 
 __all__ = ["NOISES", "PrivateImputation", "estimate_size"]
 
@@ -141,7 +141,7 @@ class PrivateImputation:
     @classmethod
     def from_statistics(cls, statistics, *, accountant, rng=None, noise="polyplace", gamma="optimal"):
         """Release from ``statistics`` (a :class:`~dpknn.releases.Statistics`: in memory, a Parquet folder's
-        :class:`~dpknn.impute.ParquetStatistics`, or cached). Closing this object closes them."""
+        :class:`~dpknn.releases.ParquetStatistics`, or cached). Closing this object closes them."""
         if not isinstance(statistics, Statistics):
             raise TypeError(f"statistics must be a dpknn.releases.Statistics, got {type(statistics).__name__}.")
         self = cls.__new__(cls)

@@ -5,7 +5,7 @@ its conditions, bounds, method and budgets. :func:`read_queries` checks every en
 schema before any data are read; :func:`ask` makes one release with a
 :class:`~dpknn.releases.PrivateImputation` and :func:`release_queries` all of a file's, as the
 :class:`ReleaseSet` that ``dpknn release`` publishes. The curator's report
-(:func:`dpknn.impute.curator_report`) rehearses them.
+(:func:`dpknn.releases.curator_report`) rehearses them.
 """
 
 from __future__ import annotations

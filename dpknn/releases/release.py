@@ -121,7 +121,7 @@ def _count_release(ctx, where, epsilon, method, smooth, label, universe=None):
     mech = _count_mechanism(ctx, epsilon, where, method, smooth)
     true = ctx.statistics.count(where, observed_only=method == "ignore_missing", universe=universe)
     rel = mech.release(true, rng=ctx.rng)
-    # The noise-free centre the noise was added to: for the curator's tails (dpknn.impute.curator_report).
+    # The noise-free centre the noise was added to: for the curator's tails (dpknn.releases.curator_report).
     diag = {**rel.diagnostics.values, "centre": true}
     if method == "smooth" and involves:
         diag.update(l1=ctx.statistics.l1_for(list(where)), theorem="5.1")

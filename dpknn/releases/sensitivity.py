@@ -27,6 +27,10 @@ import math
 
 import numpy as np
 
+# The smoothness β of every bound built from L1 (Theorems 5.1, 5.4, 5.6 need β ≥ ln 2), defined beside the
+# smooth mechanisms calibrated to it: a release builds on a mechanism, not the other way.
+from dpknn.mechanisms.smooth import LN2
+
 __all__ = [
     "LN2",
     "check_bounds",
@@ -38,8 +42,6 @@ __all__ = [
     "variance_smooth",
 ]
 
-#: The smoothness β of every bound built from L1 (Theorems 5.1, 5.4, 5.6 need β ≥ ln 2).
-LN2 = math.log(2.0)
 
 
 def _check_l1(l1):

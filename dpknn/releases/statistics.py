@@ -7,7 +7,7 @@ mechanism needs. :class:`Statistics` is that interface. Its implementations comp
 numbers on different storage, so a release is the same for the same seed whichever is used:
 
 - :class:`InMemoryStatistics`: a DataFrame and its fitted :class:`~dpknn.impute.KNNImputer`;
-- :class:`~dpknn.impute.distributed.ParquetStatistics`: a folder of Parquet partitions on Dask;
+- :class:`~dpknn.releases.parquet.ParquetStatistics`: a folder of Parquet partitions on Dask;
 - :class:`CachedStatistics`: any of them, each statistic computed once (a count asked again
   for a mean, or the curator's report rehearsing a release many times).
 
@@ -22,10 +22,10 @@ import pickle
 import numpy as np
 import pandas as pd
 
-from dpknn.impute.flags import check_not_imputed
 from dpknn.releases.summation import exact_moments
 from dpknn.schema.attributes import blank_outside_universes
 from dpknn.schema.conditions import conditions_mask
+from dpknn.schema.flags import check_not_imputed
 
 __all__ = ["CachedStatistics", "InMemoryStatistics", "Statistics", "summand", "universe_of"]
 

@@ -1,36 +1,6 @@
 """Public domains of the attributes, conditions on them, their discretisation, marginal tables and schema drafts."""
 
-from dpknn.schema.attributes import (
-    DRAFT_KEY,
-    Categorical,
-    Continuous,
-    EncodedData,
-    Ordinal,
-    Schema,
-    Universe,
-    blank_outside_universes,
-    check_draft,
-    observed_outside_universes,
-    warn_outside_universes,
-)
-from dpknn.schema.conditions import (
-    check_condition,
-    condition_mask,
-    conditions_mask,
-    describe_conditions,
-    public_conditions,
-)
-from dpknn.schema.discretization import Discretization, check_attributes, geometric_edges, read_attributes
-from dpknn.schema.draft import SchemaDraft, draft_schema
-from dpknn.schema.geometry import (
-    diameter,
-    embed,
-    one_hot,
-    query_until_certified,
-    scaled_column,
-    squared_distance,
-)
-from dpknn.schema.marginals import count_tables, extended_codes, observed_block
+from dpknn.utils.lazy import lazy_exports
 
 __all__ = [
     "DRAFT_KEY",
@@ -65,3 +35,38 @@ __all__ = [
     "squared_distance",
     "warn_outside_universes",
 ]
+
+# Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "DRAFT_KEY": "dpknn.schema.attributes",
+    "Categorical": "dpknn.schema.attributes",
+    "Continuous": "dpknn.schema.attributes",
+    "EncodedData": "dpknn.schema.attributes",
+    "Ordinal": "dpknn.schema.attributes",
+    "Schema": "dpknn.schema.attributes",
+    "Universe": "dpknn.schema.attributes",
+    "blank_outside_universes": "dpknn.schema.attributes",
+    "check_draft": "dpknn.schema.attributes",
+    "observed_outside_universes": "dpknn.schema.attributes",
+    "warn_outside_universes": "dpknn.schema.attributes",
+    "check_condition": "dpknn.schema.conditions",
+    "condition_mask": "dpknn.schema.conditions",
+    "conditions_mask": "dpknn.schema.conditions",
+    "describe_conditions": "dpknn.schema.conditions",
+    "public_conditions": "dpknn.schema.conditions",
+    "Discretization": "dpknn.schema.discretization",
+    "check_attributes": "dpknn.schema.discretization",
+    "geometric_edges": "dpknn.schema.discretization",
+    "read_attributes": "dpknn.schema.discretization",
+    "SchemaDraft": "dpknn.schema.draft",
+    "draft_schema": "dpknn.schema.draft",
+    "diameter": "dpknn.schema.geometry",
+    "embed": "dpknn.schema.geometry",
+    "one_hot": "dpknn.schema.geometry",
+    "query_until_certified": "dpknn.schema.geometry",
+    "scaled_column": "dpknn.schema.geometry",
+    "squared_distance": "dpknn.schema.geometry",
+    "count_tables": "dpknn.schema.marginals",
+    "extended_codes": "dpknn.schema.marginals",
+    "observed_block": "dpknn.schema.marginals",
+})

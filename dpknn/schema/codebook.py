@@ -57,10 +57,12 @@ STAT_SUFFIXES = {".dta": "stata", ".sav": "spss", ".zsav": "spss", ".por": "spss
 #: (``INCTOT`` -> ``INCTOT_niu``; see :func:`dpknn.schema.coded_files.apply_codebook`).
 NIU_SUFFIX = "_niu"
 
-_NIU = re.compile(r"\bN\.?\s?I\.?\s?U\b|not in universe|^\s*N/?A\b|not applicable|inapplicable|\bIAP\b|\bNAP\b",
+_NIU = re.compile(r"\bN\.?\s?I\.?\s?U\b|not in (the )?universe|out of (the )?universe|^\s*N/A\b|not applicable|"
+                  r"inapplicable|\bINAP\b|\bIAP\b|\bNAP\b|valid skip|legitimate skip|does not apply|out of scope",
                   re.IGNORECASE)
-_GAP = re.compile(r"missing|unknown|\bblank\b|refused|don'?t know|\bDK\b|not reported|no answer|no response|"
-                  r"non-?response|not stated|illegible|not ascertained|unascertained", re.IGNORECASE)
+_GAP = re.compile(r"missing|unknown|\bblank\b|refused|\bRF\b|don'?t know|\bDK\b|not reported|no answer|"
+                  r"no response|non-?response|not stated|illegible|not ascertained|unascertained|not available|"
+                  r"suppressed|^\s*N\.?A\.?\s*$", re.IGNORECASE)
 
 
 def code_role(label):
@@ -69,10 +71,11 @@ def code_role(label):
     A label of several parts ("Unknown or missing", "NIU/blank") takes a special role only when every
     part has one, so "N/A or no schooling" stays a value; a mix of not-applicable and gap parts is not
     applicable (a structural value must not be imputed, and a gap left unfilled is the lesser error).
+    IPUMS's "N/A" is not applicable; a bare "NA" or "N.A." is a gap (the GSS's "no answer").
     """
     # A parenthesis explains the label ("N/A (GQ/vacant)", "N.I.U. (Not in Universe)"): the words before it decide.
     main = re.sub(r"\([^)]*\)", "", str(label)).strip() or str(label)
-    split = re.split(r"\s+or\s+|/(?!A\b)|;|,", main, flags=re.IGNORECASE)
+    split = re.split(r"\s+or\s+|/(?!A\b)|;", main, flags=re.IGNORECASE)
     parts = [p for p in split if p.strip()] or [main]
     roles = set()
     for part in parts:
@@ -120,6 +123,8 @@ class VariableCodes:
         A DDI field's first column (0-based) and width in a fixed-width line.
     record_types : tuple of str
         The record types (``"H"``, ``"P"``) whose lines hold the field, in a hierarchical extract.
+    declared_missing : tuple
+        An SPSS variable's user-missing declaration as the file gives it, written back unchanged.
     """
 
     name: str
@@ -138,6 +143,7 @@ class VariableCodes:
     start: int | None = None
     width: int | None = None
     record_types: tuple = ()
+    declared_missing: tuple = ()
 
     @property
     def special_codes(self):
@@ -156,7 +162,8 @@ class Codebook:
     Read one with :func:`read_codebook`. ``file_format`` is ``"ipums-ddi"``, ``"stata"``, ``"spss"``
     or ``"sas"``; ``data_file`` the data file a DDI codebook names (beside it); ``hierarchical`` is True
     for an IPUMS extract of household and person records (``record_types``: the types and their
-    variables); ``citation`` the citation IPUMS asks for.
+    variables); ``citation`` the citation IPUMS asks for; ``top_record_types`` the record types that no key
+    variable links to another (the household), whose variables the records below them take.
     """
 
     variables: tuple
@@ -166,6 +173,14 @@ class Codebook:
     hierarchical: bool = False
     record_types: dict = field(default_factory=dict)
     citation: str = ""
+    top_record_types: tuple = ()
+
+    def parents(self, record_type):
+        """The record types whose variables a ``record_type`` record takes from the lines above it: the top
+        ones (a household, keyed by no other record), unless ``record_type`` is one of them."""
+        if record_type in self.top_record_types:
+            return ()
+        return tuple(t for t in self.top_record_types if t != record_type)
 
     @property
     def names(self):
@@ -231,14 +246,31 @@ def _classify(codes):
     return parts["value"], parts["gap"], parts["not_applicable"]
 
 
-def _is_ordinal(codes):
-    """True for at least 10 integer codes that are consecutive or mostly labelled by their own number (IPUMS
-    AGE: "1", "2", ..., "100 (100+ in 1960-1970)"): an integer scale, not a list of categories."""
+def _is_ordinal(codes, *, consecutive=False):
+    """True for at least 10 integer codes mostly labelled by their own number (IPUMS AGE: "1", "2", ...,
+    "100 (100+ in 1960-1970)"): an integer scale, not a list of categories. With ``consecutive`` (an SPSS
+    variable declared ordinal), consecutive codes count too. Consecutive codes alone do not make a scale:
+    IPUMS RELATE's 1-13 are Head, Spouse, Child, ..."""
     ints = [c for c in codes if isinstance(c, int) and not isinstance(c, bool)]
     if len(ints) != len(codes) or len(ints) < 10:
         return False
     own = sum(str(codes[c]).strip().startswith(str(c)) for c in ints)
-    return max(ints) - min(ints) + 1 == len(ints) or own >= 0.8 * len(ints)
+    return own >= 0.8 * len(ints) or (consecutive and max(ints) - min(ints) + 1 == len(ints))
+
+
+def _negative(instructions):
+    """Whether coding instructions allow negative values ("Values can be negative"), not "cannot be negative"."""
+    text = instructions.lower()
+    return bool(re.search(r"(?<!non-)(?<!non )\bnegative\b", text)) and not re.search(
+        r"(cannot|can't|can ?not|never|not|no) (be )?negative|no negative", text)
+
+
+def _scaled(code, width, decimals):
+    """A special code in the units of the read values: IPUMS writes codes of a field with implied decimals
+    either raw (99999999) or scaled (999999.99); a raw one (at least 10^(width - decimals)) is divided."""
+    if not decimals or not isinstance(code, (int, float)) or isinstance(code, bool):
+        return code
+    return code / 10 ** decimals if abs(code) >= 10 ** (width - decimals) else code
 
 
 def _ddi_variable(var, loc_width):
@@ -256,6 +288,8 @@ def _ddi_variable(var, loc_width):
     instructions = _text(var, "codInstr")
     for code, label in _instruction_codes(instructions).items():
         codes.setdefault(code, label)
+    decimals_ = decimals if not is_text else 0
+    codes = {_scaled(c, loc_width, decimals_): lab for c, lab in codes.items()}
     values, gaps, niu = _classify(_sort_codes(codes))
     label = _text(var, "labl")
     universe = _text(var, "universe")
@@ -264,8 +298,9 @@ def _ddi_variable(var, loc_width):
         return VariableCodes(name, label, "categorical" if values else "text", values, gaps, niu,
                              universe=universe)
     width = loc_width
-    negative = bool(re.search(r"negative", instructions, re.IGNORECASE))
-    special = [c for c in (*gaps, *niu) if isinstance(c, (int, float))]
+    negative = _negative(instructions)
+    scale = 10 ** decimals
+    special = {round(c * scale) for c in (*gaps, *niu) if isinstance(c, (int, float))}   # raw field units
     if values and not contin and not _is_ordinal(values):
         return VariableCodes(name, label, "categorical", values, gaps, niu, universe=universe)
     if values and not contin:
@@ -277,7 +312,6 @@ def _ddi_variable(var, loc_width):
     while top in special:
         top -= 1
     bottom = -(10 ** (width - 1) - 1) if negative else 0
-    scale = 10 ** decimals
     kind = "continuous" if contin or decimals else "ordinal"
     lower, upper = (bottom / scale, top / scale) if decimals else (bottom, top)
     return VariableCodes(name, label, kind, values, gaps, niu, lower=lower, upper=upper,
@@ -293,7 +327,7 @@ def _read_ddi(path):
     if _local(root.tag) != "codeBook":
         raise ValueError(f"codebook {str(path)!r} is not a DDI codebook (root element {_local(root.tag)!r}, "
                          "expected 'codeBook').")
-    variables, record_types, data_file, hierarchical, citation = [], {}, None, False, ""
+    variables, record_types, data_file, hierarchical, citation, top = [], {}, None, False, "", []
     for el in root.iter():
         tag = _local(el.tag)
         if tag == "fileName" and data_file is None:
@@ -302,6 +336,8 @@ def _read_ddi(path):
             hierarchical = el.get("type") == "hierarchical"
         elif tag == "recGrp":
             record_types[el.get("rectype")] = []
+            if not el.get("keyvar"):
+                top.append(el.get("rectype"))
         elif tag == "biblCit" and not citation:
             citation = "".join(el.itertext()).strip()
     for var in root.iter():
@@ -320,7 +356,8 @@ def _read_ddi(path):
     if not variables:
         raise ValueError(f"codebook {str(path)!r} describes no variable.")
     return Codebook(tuple(variables), str(path), "ipums-ddi", data_file=data_file, hierarchical=hierarchical,
-                    record_types={k: tuple(v) for k, v in record_types.items()}, citation=citation)
+                    record_types={k: tuple(v) for k, v in record_types.items()}, citation=citation,
+                    top_record_types=tuple(top))
 
 
 # --- Stata, SPSS, SAS (pyreadstat metadata) ---------------------------------------------------------------
@@ -361,25 +398,36 @@ def _stat_variable(name, meta, kind):
     return replace(v, display_format=fmt)
 
 
+def _plain(x):
+    """An integer-valued finite float as int (SPSS gives every number as float); anything else as it is."""
+    if isinstance(x, float) and math.isfinite(x) and x == int(x):
+        return int(x)
+    return x
+
+
 def _stat_codes(name, meta, kind):
-    labels = dict(meta.variable_value_labels.get(name, {}))
-    gaps, niu = {}, {}
-    gap_ranges = []
-    # User-missing values: SPSS ranges and values, Stata/SAS letters. Each is a gap unless labelled as not
-    # applicable; an unlabelled one is a gap.
-    for r in (meta.missing_ranges or {}).get(name, []):
-        lo, hi = r["lo"], r["hi"]
-        lo = int(lo) if isinstance(lo, float) and lo == int(lo) else lo
-        hi = int(hi) if isinstance(hi, float) and hi == int(hi) else hi
+    labels = {_plain(k): v for k, v in dict(meta.variable_value_labels.get(name, {})).items()}
+    gaps, niu, gap_ranges = {}, {}, []
+
+    def special(code, default):
+        label = labels.pop(code, default)
+        (niu if code_role(label) == "not_applicable" else gaps)[code] = label
+
+    # SPSS user-missing values (numbers or strings, discrete or lo THRU hi, LOWEST/HIGHEST as infinities): each
+    # is a gap unless labelled as not applicable.
+    declared = tuple((meta.missing_ranges or {}).get(name, []))
+    for r in declared:
+        lo, hi = _plain(r["lo"]), _plain(r["hi"])
         if lo == hi:
-            role = code_role(labels.get(lo, labels.get(float(lo), "missing")))
-            (niu if role == "not_applicable" else gaps)[lo] = labels.pop(lo, labels.pop(float(lo), "missing"))
+            special(lo, "missing")
         else:
             gap_ranges.append((lo, hi))
-    for letter in (meta.missing_user_values or {}).get(name, []):
-        label = labels.pop(letter, f"missing .{letter}")
-        (niu if code_role(label) == "not_applicable" else gaps)[letter] = label
-    labels = {(int(k) if isinstance(k, float) and k == int(k) else k): v for k, v in labels.items()}
+    # Stata and SAS special missing values are letters (.a-.z): every letter the metadata names, and every
+    # labelled letter (pyreadstat's metadata lists no user-missing values for a .dta).
+    letters = [*(meta.missing_user_values or {}).get(name, []), *(k for k in labels if isinstance(k, str))]
+    if kind in ("stata", "sas"):
+        for letter in dict.fromkeys(letters):
+            special(letter, f"missing .{letter}")
     values, more_gaps, more_niu = _classify(_sort_codes(labels))
     gaps.update(more_gaps)
     niu.update(more_niu)
@@ -387,13 +435,17 @@ def _stat_codes(name, meta, kind):
     storage = (meta.readstat_variable_types or {}).get(name, "")
     fmt = (meta.original_variable_types or {}).get(name, "")
     measure = (getattr(meta, "variable_measure", None) or {}).get(name, "unknown")
+    common = {"gap_ranges": tuple(gap_ranges), "declared_missing": declared}
     if storage == "string":
-        return VariableCodes(name, label, "categorical" if values else "text", values, gaps, niu)
-    if values and measure != "scale":
-        if measure == "ordinal" and _is_ordinal(values):
+        return VariableCodes(name, label, "categorical" if values else "text", values, gaps, niu, **common)
+    # Labels make a category list where the file says so (SPSS nominal or ordinal), or, without a measure
+    # (Stata, SAS, SPSS "unknown"), where at least two values are labelled: one labelled value of an amount
+    # ({0: "No income"}, {99: "99 or older"}) marks a value, not a domain.
+    if values and (measure in ("nominal", "ordinal") or (measure == "unknown" and len(values) >= 2)):
+        if _is_ordinal(values, consecutive=measure == "ordinal"):
             return VariableCodes(name, label, "ordinal", values, gaps, niu, lower=min(values), upper=max(values),
-                                 range_source="labelled codes", gap_ranges=tuple(gap_ranges))
-        return VariableCodes(name, label, "categorical", values, gaps, niu, gap_ranges=tuple(gap_ranges))
+                                 range_source="labelled codes", **common)
+        return VariableCodes(name, label, "categorical", values, gaps, niu, **common)
     rng = _format_range(fmt) if kind == "spss" else None
     if rng is not None:
         lower, upper, dec = rng
@@ -405,10 +457,9 @@ def _stat_codes(name, meta, kind):
     else:
         lower = upper = None
         source, integer = f"storage {storage or 'unknown'}: no range; give bounds", False
-    return VariableCodes(name, label, "ordinal" if integer and measure != "scale" and kind != "spss" else
-                         ("ordinal" if integer and measure == "ordinal" else "continuous"),
-                         values, gaps, niu, lower=lower, upper=upper, range_source=source,
-                         gap_ranges=tuple(gap_ranges))
+    ordinal = integer and (measure == "ordinal" or (kind != "spss" and measure != "scale"))
+    return VariableCodes(name, label, "ordinal" if ordinal else "continuous", values, gaps, niu, lower=lower,
+                         upper=upper, range_source=source, **common)
 
 
 def _read_stat(path):
@@ -525,72 +576,104 @@ def schema_from_codebook(codebook, *, known, imputed, label=None, bounds=None, b
     (:func:`dpknn.schema.coded_files.apply_codebook`): outside it the attribute is not applicable in every
     command, as for any universe. A gap code is a missing value.
     """
-    from dpknn.schema.attributes import Categorical, Continuous, Ordinal, Schema, Universe  # noqa: F401
+    from dpknn.schema.attributes import Categorical, Schema
 
     if not isinstance(codebook, Codebook):
         codebook = read_codebook(codebook)
     known, imputed = _names(known, "known"), _names(imputed, "imputed")
     bounds, bin_widths = dict(bounds or {}), dict(bin_widths or {})
+    _check_options(codebook, known, imputed, bounds, bin_widths)
+    review = {}
+    known_attrs, imputed_attrs, indicators = [], [], []
+
+    def note(name, text):
+        review[name] = (review[name] + " " if review.get(name) else "") + text
+
+    for name in known:
+        v = _as_numeric(codebook.variable(name), bounds, note)
+        if v.kind == "categorical":
+            known_attrs.append(Categorical(name, [*v.values, *v.not_applicable]))
+        elif v.kind == "text":
+            raise ValueError(f"known attribute {name!r} is unlabelled text; a known attribute needs a public domain.")
+        else:
+            known_attrs.append(_numeric(v, "known", bounds, bin_widths, review))
+        if v.not_applicable and v.kind != "categorical":
+            review[name] = ("its not-applicable codes " + ", ".join(map(str, v.not_applicable)) + " are outside the "
+                            "range of a known attribute, which must be complete: records with them are refused.")
+    for name in imputed:
+        v = _as_numeric(codebook.variable(name), bounds, note)
+        if v.kind == "categorical":
+            attr = Categorical(name, list(v.values))
+        elif v.kind == "text":
+            raise ValueError(f"imputed attribute {name!r} is unlabelled text; give it value labels in the codebook.")
+        else:
+            attr = _numeric(v, "imputed", bounds, bin_widths, review)
+        if v.not_applicable:
+            flag = name + NIU_SUFFIX
+            indicators.append(Categorical(flag, [False, True]))
+            attr = type(attr)(**{**_fields(attr), "universe": {flag: [False]}})
+            if v.universe:
+                note(name, f"the codebook's universe: {' '.join(v.universe.split())[:200]!r}; not applicable is read "
+                           f"from its codes into {flag}.")
+        imputed_attrs.append(attr)
+    if codebook.file_format in ("stata", "spss", "sas"):
+        # A file's own metadata is public only if it was published as such: the program that wrote the file may
+        # have derived it from the data (Stata's compress and encode, SPSS's AUTORECODE and import widths).
+        for name in (*known, *imputed):
+            note(name, "its domain comes from the file's own metadata (value labels, storage type or format): "
+                       "public only if that metadata is the published codebook's, not derived from these data.")
+    schema = Schema(known=[*known_attrs, *indicators], imputed=imputed_attrs, label=label)
+    return CodebookSchema(schema, codebook, review)
+
+
+def _check_options(codebook, known, imputed, bounds, bin_widths):
+    """Every name is a variable of the codebook; bounds name numeric attributes, bins known ones."""
     for name in (*known, *imputed, *bounds, *bin_widths):
         codebook.variable(name)
     for name in bounds:
-        if codebook.variable(name).kind in ("categorical", "text") or name not in (*known, *imputed):
+        v = codebook.variable(name)
+        labelled_numbers = v.kind == "categorical" and all(isinstance(c, (int, float)) for c in v.values)
+        if (v.kind in ("categorical", "text") and not labelled_numbers) or name not in (*known, *imputed):
             raise ValueError(f"bounds name {name!r}, which is not a numeric attribute of the schema; ranges apply "
                              "to the ordinal and continuous attributes listed in known or imputed.")
     for name in bin_widths:
         if name not in known or codebook.variable(name).kind in ("categorical", "text"):
             raise ValueError(f"bin_widths name {name!r}, which is not a known numeric attribute; bins apply to "
                              "known ordinal attributes.")
-    review = {}
-    known_attrs, imputed_attrs, indicators = [], [], []
 
-    def numeric(v, role):
-        lower, upper = bounds.get(v.name, (v.lower, v.upper))
-        if lower is None or upper is None:
-            raise ValueError(f"{v.name}: the codebook gives no range ({v.range_source}); pass bounds={{{v.name!r}: "
-                             "(lower, upper)}} (--bounds NAME=LOW:HIGH) from a public source.")
-        if v.name not in bounds and not v.range_source.startswith("labelled"):
-            review[v.name] = (f"range [{lower:,}, {upper:,}] from the {v.range_source}: public but wide, and the "
-                              "noise of a release scales with it; give a published top code with bounds/--bounds.")
-        if role == "known" or v.kind == "ordinal":
-            if role == "known" and v.decimals:
-                raise ValueError(f"known attribute {v.name!r} has {v.decimals} implied decimals; a known attribute "
-                                 "must be an integer (ordinal) or categorical one.")
-            lo, hi = math.floor(lower), math.floor(upper)
-            return Ordinal(v.name, lo, hi, bin_width=bin_widths.get(v.name, 1))
-        return Continuous(v.name, float(lower), float(upper))
 
-    for name in known:
-        v = codebook.variable(name)
-        if v.kind == "categorical":
-            known_attrs.append(Categorical(name, [*v.values, *v.not_applicable]))
-        elif v.kind == "text":
-            raise ValueError(f"known attribute {name!r} is unlabelled text; a known attribute needs a public domain.")
-        else:
-            known_attrs.append(numeric(v, "known"))
-        if v.not_applicable and v.kind != "categorical":
-            review[name] = ("its not-applicable codes " + ", ".join(map(str, v.not_applicable)) + " are outside the "
-                            "range of a known attribute, which must be complete: records with them are refused.")
-    for name in imputed:
-        v = codebook.variable(name)
-        if v.kind == "categorical":
-            attr = Categorical(name, list(v.values))
-        elif v.kind == "text":
-            raise ValueError(f"imputed attribute {name!r} is unlabelled text; give it value labels in the codebook.")
-        else:
-            attr = numeric(v, "imputed")
-        if v.not_applicable:
-            flag = name + NIU_SUFFIX
-            indicators.append(Categorical(flag, [False, True]))
-            attr = type(attr)(**{**_fields(attr), "universe": {flag: [False]}})
-            if v.universe:
-                review.setdefault(name, "")
-                review[name] = (review[name] + " " if review[name] else "") + (
-                    f"the codebook's universe: {' '.join(v.universe.split())[:200]!r}; not applicable is read from "
-                    f"its codes into {flag}.")
-        imputed_attrs.append(attr)
-    schema = Schema(known=[*known_attrs, *indicators], imputed=imputed_attrs, label=label)
-    return CodebookSchema(schema, codebook, review)
+def _as_numeric(v, bounds, note):
+    """``v`` as a numeric variable where ``bounds`` gives it a range although its labels made it categorical (an
+    amount with a few labelled values, in a file that declares no measure)."""
+    if v.kind == "categorical" and v.name in bounds:
+        note(v.name, "read as a number on its given bounds, not as the categories of its labels.")
+        return replace(v, kind="ordinal" if all(isinstance(c, int) for c in v.values) else "continuous",
+                       lower=None, upper=None, range_source="bounds")
+    return v
+
+
+def _numeric(v, role, bounds, bin_widths, review):
+    """The Ordinal or Continuous attribute of a numeric variable; a range from a field width or a storage
+    type goes into ``review``."""
+    from dpknn.schema.attributes import Continuous, Ordinal
+
+    lower, upper = bounds.get(v.name, (v.lower, v.upper))
+    if lower is None or upper is None:
+        raise ValueError(f"{v.name}: the codebook gives no range ({v.range_source}); pass bounds={{{v.name!r}: "
+                         "(lower, upper)} (--bounds NAME=LOW:HIGH) from a public source.")
+    if v.name not in bounds and not v.range_source.startswith("labelled"):
+        review[v.name] = (f"range [{lower:,}, {upper:,}] from the {v.range_source}: public but wide, and the "
+                          "noise of a release scales with it; give a published top code with bounds/--bounds.")
+    if v.values and not v.range_source.startswith("labelled"):
+        shown = "; ".join(f"{c} = {lab}" for c, lab in list(v.values.items())[:8])
+        review[v.name] = (review.get(v.name, "") + " " if review.get(v.name) else "") + (
+            f"labelled codes read as amounts: {shown}. If one is not an amount (\"hours vary\"), recode it first.")
+    if role == "known" or v.kind == "ordinal":
+        if role == "known" and v.decimals:
+            raise ValueError(f"known attribute {v.name!r} has {v.decimals} implied decimals; a known attribute "
+                             "must be an integer (ordinal) or categorical one.")
+        return Ordinal(v.name, math.floor(lower), math.floor(upper), bin_width=bin_widths.get(v.name, 1))
+    return Continuous(v.name, float(lower), float(upper))
 
 
 def _fields(attr):

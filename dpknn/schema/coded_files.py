@@ -92,7 +92,7 @@ def _read_fixed_width(path, codebook, record_type):
     # Each record follows the household record it belongs to (IPUMS's hierarchical layout): attach the
     # household variables of the last household line above each person line.
     for other, frame in parts.items():
-        if other == record_type or frame.empty:
+        if other not in codebook.parents(record_type) or frame.empty:
             continue
         pos = np.searchsorted(frame.index.to_numpy(), rows.index.to_numpy(), side="right") - 1
         if (pos < 0).any():
@@ -117,15 +117,16 @@ def _read_stat(path, codebook):
         # SPSS user-missing values are numbers: read them as they are, and the codebook maps them.
         df, _ = reader(str(path), user_missing=True)
         return df
-    plain, _ = reader(str(path))
-    letters = [v.name for v in codebook.variables if any(isinstance(c, str) for c in v.special_codes)
-               and v.name in plain.columns]
-    if letters:
-        # Stata and SAS special missing values (.a-.z) read as their letters. pyreadstat's user_missing read
-        # turns a system missing value of an integer column into 0, so take only the letters from it and every
-        # other cell from the plain read.
-        coded, _ = reader(str(path), user_missing=True, usecols=letters)
-        for name in letters:
+    plain, meta = reader(str(path))
+    types = meta.readstat_variable_types or {}
+    numeric = [c for c in plain.columns if types.get(c) != "string" and plain[c].isna().any()]
+    if numeric:
+        # Stata and SAS special missing values (.a-.z) read as their letters, in every numeric column with missing
+        # cells (a letter without a label is a missing value too). pyreadstat's user_missing read turns a system
+        # missing value of an integer column into 0, so take only the letters from it, where the plain read has
+        # a missing cell, and every other cell from the plain read.
+        coded, _ = reader(str(path), user_missing=True, usecols=numeric)
+        for name in numeric:
             s = coded[name]
             is_letter = s.map(lambda x: isinstance(x, str)).to_numpy() & plain[name].isna().to_numpy()
             if is_letter.any():
@@ -135,7 +136,7 @@ def _read_stat(path, codebook):
     return plain
 
 
-def read_coded(path, codebook=None, *, attributes=(), record_type="P"):
+def read_coded(path, codebook=None, *, attributes=(), record_type="P", na_values=()):
     """Read an agency file and map its special codes by its codebook.
 
     Parameters
@@ -152,6 +153,8 @@ def read_coded(path, codebook=None, *, attributes=(), record_type="P"):
     record_type : str, default "P"
         Of a hierarchical IPUMS extract: the records to read (persons), with the variables of the records
         above them (the household's) attached.
+    na_values : sequence of str
+        Of a CSV: strings read as a missing cell besides an empty field (:func:`dpknn.utils.io.read_table`).
 
     Returns
     -------
@@ -178,7 +181,7 @@ def read_coded(path, codebook=None, *, attributes=(), record_type="P"):
     elif suffix in STAT_SUFFIXES:
         raw = _read_stat(path, codebook)
     else:
-        raw = read_table(path, attributes=attributes)
+        raw = read_table(path, attributes=attributes, na_values=na_values)
     data, codes = apply_codebook(raw, codebook, attributes=attributes)
     return CodedTable(data, codebook, codes)
 
@@ -187,10 +190,11 @@ def _special_mask(s, codes, ranges=()):
     if not codes and not ranges:
         return np.zeros(len(s), dtype=bool)
     obj = s.astype(object)
-    mask = obj.isin(list(codes)).to_numpy() if codes else np.zeros(len(s), dtype=bool)
-    if ranges and pd.api.types.is_numeric_dtype(s.dtype):
-        v = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        for lo, hi in ranges:
+    mask = np.array(obj.isin(list(codes)), dtype=bool) if codes else np.zeros(len(s), dtype=bool)
+    numeric = [(lo, hi) for lo, hi in ranges if not isinstance(lo, str) and not isinstance(hi, str)]
+    if numeric:
+        v = pd.to_numeric(obj, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        for lo, hi in numeric:
             with np.errstate(invalid="ignore"):
                 mask |= (v >= lo) & (v <= hi)
     return mask
@@ -214,6 +218,10 @@ def apply_codebook(df, codebook, *, attributes=()):
             continue
         v = codebook.variable(name)
         gap = _special_mask(s, v.gaps, v.gap_ranges)
+        if (codebook.file_format in ("stata", "sas") and s.dtype == object and v.kind != "text"
+                and not any(isinstance(c, str) for c in v.values)):   # a numeric variable, not a string one
+            # A special missing value (.a-.z) the metadata does not name is a missing value all the same.
+            gap |= np.array([isinstance(x, str) and x not in v.not_applicable for x in s], dtype=bool)
         niu = _special_mask(s, v.not_applicable)
         a = declared.get(name)
         keep_niu = (a is not None and getattr(a, "categories", None) is not None and a.universe is None
@@ -236,16 +244,34 @@ def apply_codebook(df, codebook, *, attributes=()):
     return out, codes
 
 
-def _spss_format(v, col):
-    """An SPSS display format wide enough for a variable's range and codes (pyreadstat's default, F8.2, shows
-    no value over 99,999.99): ``F{width}.{decimals}``."""
-    numbers_ = [abs(x) for x in (v.lower, v.upper, *v.special_codes, *v.values) if isinstance(x, (int, float))]
-    numbers_ += [abs(float(x)) for x in pd.to_numeric(col, errors="coerce").dropna().agg(["min", "max"])]
-    top = max(numbers_, default=1.0)
-    digits = len(str(int(top))) if top < 1e15 else 16
-    dec = int(v.decimals) if v.decimals else (0 if v.kind != "continuous" or float(top).is_integer() else 2)
+def _spss_format(v):
+    """An SPSS display format wide enough for a variable's public range and codes (pyreadstat's default, F8.2,
+    shows no value over 99,999.99): ``F{width}.{decimals}``. From the codebook only, never from the data: the
+    written format is metadata that a later ``read_codebook`` takes as public."""
+    numbers_ = [abs(x) for x in (v.lower, v.upper, *v.special_codes, *v.values)
+                if isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)]
+    if not numbers_:
+        return "F16.4" if v.kind == "continuous" else "F12.0"
+    digits = len(str(int(max(numbers_)))) if max(numbers_) < 1e15 else 16
+    dec = int(v.decimals) if v.decimals else (2 if v.kind == "continuous" else 0)
     negative = v.lower is not None and v.lower < 0
     return f"F{min(40, digits + negative + (dec + 1 if dec else 0))}.{dec}"
+
+
+def _spss_missing(v):
+    """The user-missing declaration of a variable for SPSS: the input's own when it was an SPSS file, else its
+    numeric special codes, not-applicable ones first, within SPSS's limits (three values, or a range and one
+    value); a code left undeclared is logged."""
+    if v.declared_missing:
+        return [dict(r) if r["lo"] != r["hi"] else r["lo"] for r in v.declared_missing]
+    codes = [c for c in (*v.not_applicable, *v.gaps) if not isinstance(c, str)]
+    ranges = [{"lo": lo, "hi": hi} for lo, hi in v.gap_ranges][:1]
+    spec = ranges + codes[:3 - 2 * len(ranges)]
+    left = codes[3 - 2 * len(ranges):] + [r for r in v.gap_ranges[1:]]
+    if left:
+        logger.warning("%s: SPSS declares at most three missing values (or a range and one value); %s stay "
+                       "undeclared in the output and read back as numbers without the codebook.", v.name, left)
+    return spec
 
 
 def write_coded(df, path, codebook, *, codes=None, flags=()):
@@ -265,7 +291,7 @@ def write_coded(df, path, codebook, *, codes=None, flags=()):
         processed file): each cell still missing gets its own original code back. Without it (a synthetic
         file), a missing cell takes the variable's first gap code.
     flags : sequence of str, optional
-        Imputation flag columns (:func:`dpknn.impute.flags.flag_columns`), written as 0/1 labelled
+        Imputation flag columns (:func:`dpknn.schema.flags.flag_columns`), written as 0/1 labelled
         "observed"/"imputed".
     """
     from dpknn.utils.io import write_files
@@ -319,22 +345,36 @@ def coded_writer(df, path, codebook, *, codes=None, flags=()):
                 rest = missing & ~filled
                 col.iloc[np.flatnonzero(rest)] = next(iter(v.gaps))
         letters = [c for c in v.special_codes if isinstance(c, str)]
+        if letters or codebook.file_format in ("stata", "sas"):
+            # Letters the metadata did not name but the file held (Stata lists no user-missing values).
+            numeric_var = not any(isinstance(c, str) for c in v.values) and v.kind != "text"
+            letters += sorted({x for x in col.dropna() if isinstance(x, str) and numeric_var} - set(letters))
         if not letters and not any(isinstance(x, str) for x in col.dropna()):
             col = pd.to_numeric(col)
+        elif letters:
+            # Numbers beside the letters: whole ones as ints, or pyreadstat takes the column for text.
+            col = col.map(lambda x: int(x) if isinstance(x, float) and x.is_integer() else x)
         out[name] = col
-        lab = {k: val for k, val in v.labels().items()}
+        lab = v.labels()
+        if suffix == ".dta":
+            # Stata labels integers and letters only, and no string variable.
+            lab = {} if any(isinstance(x, str) and x not in letters for x in col) else {
+                k: val for k, val in lab.items() if isinstance(k, str) or float(k).is_integer()}
         if lab:
             labels[name] = lab
         if suffix != ".dta":
-            formats[name] = v.display_format or _spss_format(v, col)
+            formats[name] = v.display_format or _spss_format(v)
             measures[name] = {"categorical": "nominal", "ordinal": "ordinal"}.get(v.kind, "scale")
-            numeric = [c for c in v.special_codes if not isinstance(c, str)]
-            ranges = [{"lo": lo, "hi": hi} for lo, hi in v.gap_ranges]
-            spec = ranges[:1] + numeric[:3 - len(ranges[:1])]
+            spec = _spss_missing(v)
             if spec:
                 missing_ranges[name] = spec
         elif letters:
             missing_letters[name] = letters
+    if suffix == ".dta":
+        long = [c for c in df.columns if len(str(c)) > 32]
+        if long:
+            raise ValueError(f"output {str(path)!r}: Stata names have at most 32 characters; {long} are longer. "
+                             "Write .sav or .parquet, or rename them.")
     frame = pd.DataFrame(out)
     kwargs = {"column_labels": [var_labels.get(c, "") or "" for c in frame.columns],
               "variable_value_labels": labels or None}

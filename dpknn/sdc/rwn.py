@@ -52,7 +52,7 @@ from scipy.spatial import cKDTree
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from dpknn._core import _grouping, _rwn
-from dpknn.impute.flags import flag_columns
+from dpknn.schema.flags import flag_columns
 from dpknn.schema.geometry import one_hot, query_until_certified, scaled_column
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
@@ -244,7 +244,7 @@ class RWN(TransformerMixin, BaseEstimator):
         Show a tqdm progress bar over the chunks of "sampled_pairs" and the partitions of
         "partitioned".
     keep_flags : bool, default False
-        Imputation flag columns (``dpknn_imputed_*``, :mod:`dpknn.impute.flags`) are never perturbed;
+        Imputation flag columns (``dpknn_imputed_*``, :mod:`dpknn.schema.flags`) are never perturbed;
         they tell who did not answer, so the output leaves them out unless this is True.
     rng : numpy.random.Generator, int or None
         Seeded generators are for reproducibility, not security.
@@ -706,7 +706,7 @@ def _write_perturbed(ddf, run, flags, output_dir, client, keep_flags):
     import dask
     from dask.dataframe.utils import make_meta
 
-    from dpknn.impute.distributed import dask_client
+    from dpknn.utils.cluster import dask_client
     from dpknn.utils.io import remove_tree
 
     meta = make_meta(ddf).assign(**{f: np.zeros(0, dtype=bool) for f in flags})
@@ -766,7 +766,7 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     per core is started and closed afterwards.
 
     The output is written under a hidden name beside ``output_dir`` (``.NAME.partial-*``) and
-    renamed when complete; a failure removes it. Imputation flag columns (:mod:`dpknn.impute.flags`)
+    renamed when complete; a failure removes it. Imputation flag columns (:mod:`dpknn.schema.flags`)
     are never perturbed, and left out of the output unless ``rwn.keep_flags`` (with a warning either way).
 
     Parameters

@@ -19,16 +19,22 @@
 - :mod:`dpknn.synth.scores`: the score of PrivBayes's structure search and its sensitivity.
 """
 
-from dpknn.schema.discretization import Discretization
-from dpknn.synth.aim import AIMSynthesizer
-from dpknn.synth.auto import AutoSynthesizer
-from dpknn.synth.base import Synthesizer
-from dpknn.synth.columnwise import ColumnwiseSynthesizer
-from dpknn.synth.misgan import DPMisGAN
-from dpknn.synth.mst import MSTSynthesizer
-from dpknn.synth.privbayes import PrivBayes
-from dpknn.synth.scores import mutual_information_score, score_sensitivity
-from dpknn.synth.tabular import TabularEncoding
+from dpknn.utils.lazy import lazy_exports
 
 __all__ = ["AIMSynthesizer", "AutoSynthesizer", "ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "MSTSynthesizer",
            "PrivBayes", "Synthesizer", "TabularEncoding", "mutual_information_score", "score_sensitivity"]
+
+# Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "Discretization": "dpknn.schema.discretization",
+    "AIMSynthesizer": "dpknn.synth.aim",
+    "AutoSynthesizer": "dpknn.synth.auto",
+    "Synthesizer": "dpknn.synth.base",
+    "ColumnwiseSynthesizer": "dpknn.synth.columnwise",
+    "DPMisGAN": "dpknn.synth.misgan",
+    "MSTSynthesizer": "dpknn.synth.mst",
+    "PrivBayes": "dpknn.synth.privbayes",
+    "mutual_information_score": "dpknn.synth.scores",
+    "score_sensitivity": "dpknn.synth.scores",
+    "TabularEncoding": "dpknn.synth.tabular",
+})

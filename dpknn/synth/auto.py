@@ -50,9 +50,9 @@ import math
 from fractions import Fraction
 
 from dpknn.accounting.budget import float_down
-from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
+from dpknn.schema.flags import check_not_imputed
 from dpknn.synth.aim import AIMSynthesizer
 from dpknn.synth.base import Synthesizer
 from dpknn.synth.marginal import check_epsilon_bound, encode_checked, mean_pair_cells

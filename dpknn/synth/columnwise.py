@@ -46,10 +46,10 @@ import numpy as np
 
 from dpknn.accounting.budget import float_down
 from dpknn.accounting.mcar import amplify_mcar
-from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.schema.discretization import Discretization
+from dpknn.schema.flags import check_not_imputed
 from dpknn.schema.marginals import count_tables, extended_codes, observed_block
 from dpknn.synth.base import Synthesizer
 from dpknn.synth.privbayes import check_epsilon, noisy_tables

@@ -83,11 +83,11 @@ from threadpoolctl import threadpool_limits
 from dpknn.accounting.budget import float_down
 from dpknn.accounting.mcar import observed_probability
 from dpknn.accounting.zcdp import exponential_epsilon, zcdp_rho
-from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import DiscreteGaussian, Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.schema.attributes import Continuous, Ordinal
 from dpknn.schema.discretization import Discretization
+from dpknn.schema.flags import check_not_imputed
 from dpknn.schema.marginals import count_tables, extended_codes
 from dpknn.synth.base import Synthesizer, check_never_missing
 from dpknn.synth.bins import candidate_grid, point_masses, quantile_edges

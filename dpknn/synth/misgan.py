@@ -122,10 +122,10 @@ import numpy as np
 
 from dpknn.accounting import rdp_epsilon, rdp_rho, sgm_sigma
 from dpknn.exceptions import PrivacyLeakWarning
-from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.base import CuratorDiagnostics
 from dpknn.mechanisms.randomness import as_source
 from dpknn.schema.attributes import blank_outside_universes
+from dpknn.schema.flags import check_not_imputed
 from dpknn.schema.marginals import extended_codes
 from dpknn.synth.base import Synthesizer, check_never_missing
 from dpknn.synth.marginal import Counts, ZCDPBudget, measure

@@ -69,11 +69,11 @@ from fractions import Fraction
 import numpy as np
 
 from dpknn.accounting.budget import float_down
-from dpknn.impute.flags import check_not_imputed
 from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.mechanisms.selection import PermuteAndFlip
 from dpknn.schema.discretization import Discretization
+from dpknn.schema.flags import check_not_imputed
 from dpknn.schema.marginals import count_tables, extended_codes, observed_block
 from dpknn.synth.base import Synthesizer, check_never_missing
 from dpknn.synth.scores import check_row_bound, mutual_information_score, score_sensitivity
