@@ -12,11 +12,12 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 
 
 def cpu_of(cmd):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, check=True, capture_output=True)
+    subprocess.run(cmd, check=True, capture_output=True, cwd=tempfile.gettempdir())   # the installed package
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -32,7 +33,8 @@ def main():
     probe = ("import sys; from dpknn.cli.main import build_parser; build_parser(); "
              "heavy = ('sklearn', 'scipy', 'pandas', 'pyarrow', 'dask', 'torch'); "
              "print(','.join(x for x in heavy if x in sys.modules))")
-    loaded = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout.strip()
+    loaded = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True,
+                            cwd=tempfile.gettempdir()).stdout.strip()
     print(f"python -m dpknn --help: {help_cpu:.2f} CPU-s (median of {args.runs}; a bare interpreter {bare:.2f})")
     print(f"heavy libraries imported by the parser: {loaded or 'none'}")
 
