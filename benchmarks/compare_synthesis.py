@@ -25,8 +25,9 @@ sample, and what an analyst estimates (``dpknn.metrics.analysis``): the table's 
 overlap, R² synthetic / real), the median of its amount and the share of its exact zeros, the mean
 quantile error of the amounts (p10-p90, overall and within categories, in interquartile ranges) and
 the mean absolute error of 200 random range queries on the original scale. ``dpknn auto analysis``
-is the default told the table's analysis (``--analysis``); ``dpknn ceiling`` the default at
-ε = 10^4, the best a synthesiser on these bins could do. The peers get the same public bins as integer
+is the default told the table's analysis (``--analysis``); ``dpknn ceiling`` (and ``dpknn ceiling
+analysis``) the same at ε = 10^4, the best the model could do without noise (its ε argument is ignored).
+The peers get the same public bins as integer
 codes, a missing cell as one more code (the way MST and AIM are run on incomplete data), and their
 codes are decoded by the same public bins.
 
@@ -216,6 +217,8 @@ def dpknn_methods(attrs, complete, mcar=None, analysis=None):
         "dpknn auto analysis": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s,
                                                               analyses=[analysis] if analysis else ()),
         "dpknn ceiling": lambda eps, s: AutoSynthesizer(attrs, epsilon=1e4, rng=s),
+        "dpknn ceiling analysis": lambda eps, s: AutoSynthesizer(attrs, epsilon=1e4, rng=s,
+                                                                 analyses=[analysis] if analysis else ()),
         "dpknn aim": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, rng=s),
         "dpknn aim never_missing": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, never_missing=complete, rng=s),
         "dpknn aim laplace": lambda eps, s: AIMSynthesizer(attrs, epsilon=eps, noise="laplace", rng=s),
