@@ -9,11 +9,12 @@ import pytest
 from package_modules import public_modules
 
 import dpknn
-from dpknn import Continuous, Ordinal, Schema
+from dpknn import Continuous, Ordinal, Schema, synth
 from dpknn import mechanisms as mech
 from dpknn.utils.validation import Interval, Options, check_params, validate_params
 
 SCHEMA = Schema(known=[Ordinal("a", 0, 9)], imputed=[Continuous("y", 0, 1)])
+ATTRS = [Ordinal("a", 0, 9), Continuous("y", 0, 1)]
 # One valid construction of each estimator that declares constraints.
 VALID = {
     dpknn.KNNImputer: {"schema": SCHEMA},
@@ -28,6 +29,12 @@ VALID = {
     mech.PermuteAndFlip: {"epsilon": 1.0, "sensitivity": 1.0},
     mech.ExponentialMechanism: {"epsilon": 1.0, "sensitivity": 1.0},
     mech.RandomizedResponse: {"epsilon": 1.0},
+    synth.AIMSynthesizer: {"attributes": ATTRS, "epsilon": 1.0},
+    synth.MSTSynthesizer: {"attributes": ATTRS, "epsilon": 1.0},
+    synth.AutoSynthesizer: {"attributes": ATTRS, "epsilon": 1.0},
+    synth.PrivBayes: {"attributes": ATTRS, "epsilon": 1.0},
+    synth.ColumnwiseSynthesizer: {"attributes": ATTRS, "epsilon": 1.0},
+    synth.DPMisGAN: {"attributes": ATTRS, "epsilon": 1.0},
 }
 
 
@@ -96,3 +103,34 @@ def test_interval_text_and_conversion():
     assert check_params({"x": Interval("int", 2, 5, closed="both")}, {"x": 5}) == {"x": 5}
     with pytest.raises(ValueError, match=r"x must be in \[2, 5\], got 6"):
         check_params({"x": Interval("int", 2, 5, closed="both")}, {"x": 6})
+
+
+def test_synthesizers_declare_fit_and_sample():
+    """Issue 49, finding 4: the base declares ``fit`` and ``sample``; a subclass without them cannot be built."""
+    import inspect as inspect_
+
+    from dpknn.synth import Synthesizer
+
+    assert inspect_.isabstract(Synthesizer)
+
+    class Half(Synthesizer):
+        def fit(self, X, y=None, *, accountant=None):
+            return self
+
+    with pytest.raises(TypeError, match="abstract"):
+        Half()
+    for cls in (synth.AIMSynthesizer, synth.MSTSynthesizer, synth.AutoSynthesizer, synth.PrivBayes,
+                synth.ColumnwiseSynthesizer, synth.DPMisGAN):
+        assert not inspect_.isabstract(cls) and cls.parameter_constraints
+
+
+def test_fit_checks_the_declared_constraints_before_the_accountant():
+    import pandas as pd
+
+    from dpknn import BudgetAccountant
+
+    acc = BudgetAccountant(1.0)
+    df = pd.DataFrame({"a": [1, 2, 3], "y": [0.1, 0.5, 0.9]})
+    with pytest.raises(ValueError, match="rank_share"):
+        synth.MSTSynthesizer(ATTRS, epsilon=1.0, rank_share=1.5).fit(df, accountant=acc)
+    assert acc.spent()[0] == 0

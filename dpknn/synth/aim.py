@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import typing
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -68,9 +69,16 @@ import numpy as np
 
 from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.synth.graphical_model import fit_model, junction_tree
-from dpknn.synth.marginal import MarginalSynthesizer, analysis_pairs, measure, universe_edges
+from dpknn.synth.marginal import MARGINAL_CONSTRAINTS, MarginalSynthesizer, analysis_pairs, measure, universe_edges
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.validation import check_positive_int, check_positive_int_or_auto, check_positive_real
+from dpknn.utils.validation import (
+    InstanceOf,
+    Interval,
+    Options,
+    check_positive_int,
+    check_positive_int_or_auto,
+    check_positive_real,
+)
 
 __all__ = ["AIMSynthesizer", "Round", "affordable", "auto_model_size", "candidate_scores", "workload_candidates"]
 
@@ -213,6 +221,13 @@ class AIMSynthesizer(MarginalSynthesizer):
     >>> model.sample(3, rng=0).shape
     (3, 3)
     """
+
+    parameter_constraints: typing.ClassVar[dict] = {
+        **MARGINAL_CONSTRAINTS,
+        "workload": (Interval("int", 1, 4, closed="both"), InstanceOf((list, tuple), "sequence of attribute sets")),
+        "max_model_size": (Interval("int", 1, None, closed="left"), Options("auto")),
+        "rounds": (Interval("int", 1, None, closed="left"), None),
+    }
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", workload=2, max_model_size="auto",
                  rounds=None, bins="auto", bin_edges=None, quantile_share=0.1, quantile_levels=6, rank_share=0.1,

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import logging
 import math
+import typing
 from fractions import Fraction
 
 from dpknn.accounting.budget import float_down
@@ -55,9 +56,18 @@ from dpknn.mechanisms.randomness import as_source
 from dpknn.schema.flags import check_not_imputed
 from dpknn.synth.aim import AIMSynthesizer
 from dpknn.synth.base import Synthesizer
-from dpknn.synth.marginal import check_epsilon_bound, encode_checked, mean_pair_cells
+from dpknn.synth.marginal import MARGINAL_CONSTRAINTS, check_epsilon_bound, encode_checked, mean_pair_cells
 from dpknn.synth.mst import MSTSynthesizer
-from dpknn.utils.validation import check_is_fitted, check_positive_real, check_unit_interval
+from dpknn.utils.validation import (
+    POSITIVE,
+    InstanceOf,
+    Interval,
+    Options,
+    check_is_fitted,
+    check_positive_real,
+    check_unit_interval,
+    validate_params,
+)
 
 __all__ = ["AutoSynthesizer", "aim_usefulness"]
 
@@ -123,6 +133,14 @@ class AutoSynthesizer(Synthesizer):
     ('mst', (3, 3))
     """
 
+    parameter_constraints: typing.ClassVar[dict] = {
+        **{k: v for k, v in MARGINAL_CONSTRAINTS.items() if k not in ("n_rows", "iterations")},
+        "theta": POSITIVE,
+        "count_share": Interval("real", 0, 1, closed="neither"),
+        "workload": (Interval("int", 1, 4, closed="both"), InstanceOf((list, tuple), "sequence of attribute sets")),
+        "max_model_size": (Interval("int", 1, None, closed="left"), Options("auto")),
+    }
+
     def __init__(self, attributes, *, epsilon, delta=1e-9, theta=2.5, count_share=0.01, noise="auto",
                  workload=2, max_model_size="auto", bins="auto", bin_edges=None, quantile_share=0.1,
                  quantile_levels=6, rank_share=0.1, analyses=(), never_missing=(), n_jobs=2, progress=False, rng=None):
@@ -167,6 +185,7 @@ class AutoSynthesizer(Synthesizer):
         accountant : BudgetAccountant or None
             Charged (ε, δ) before the data are read; refused when it does not fit.
         """
+        validate_params(self)   # the declared parameter_constraints, before anything is read or charged
         check_not_imputed(X, "X")
         eps = Fraction(check_epsilon_bound(self.epsilon))
         share = Fraction(check_unit_interval(self.count_share, "count_share"))

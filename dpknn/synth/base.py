@@ -9,6 +9,7 @@ from the data except through a mechanism.
 
 from __future__ import annotations
 
+import abc
 import logging
 
 from sklearn.base import BaseEstimator
@@ -33,9 +34,22 @@ def check_never_missing(never_missing, names):
     return tuple(never_missing)
 
 
-class Synthesizer(BaseEstimator):
-    """Base of :class:`~dpknn.synth.PrivBayes`, :class:`~dpknn.synth.ColumnwiseSynthesizer`
-    and :class:`~dpknn.synth.DPMisGAN`: ``fit``, ``sample`` and :meth:`public_params`."""
+class Synthesizer(BaseEstimator, abc.ABC):
+    """Base of every DP synthesiser: ``fit``, ``sample`` and :meth:`public_params`.
+
+    A subclass declares ``parameter_constraints`` (checked by ``validate_params`` first thing in ``fit``,
+    before the accountant is charged or a record read) and implements the two abstract methods.
+    """
+
+    @abc.abstractmethod
+    def fit(self, X, y=None, *, accountant=None):
+        """Fit on ``X`` (a DataFrame of the attribute columns; not modified), charging ``accountant`` (a
+        :class:`~dpknn.accounting.BudgetAccountant`, or None) before the data are read; returns ``self``."""
+
+    @abc.abstractmethod
+    def sample(self, n, *, rng=None):
+        """``n`` synthetic rows (a DataFrame), drawn from the fitted model with ``rng`` (a Generator, an int
+        seed, or None for the cryptographic source): post-processing, no further privacy cost."""
 
     def public_params(self):
         """The public record of the fitted model: ε and δ spent, the neighbouring relation, the

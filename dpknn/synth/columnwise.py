@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import math
+import typing
 from fractions import Fraction
 
 import numpy as np
@@ -54,7 +55,17 @@ from dpknn.schema.marginals import count_tables, extended_codes, observed_block
 from dpknn.synth.base import Synthesizer
 from dpknn.synth.privbayes import check_epsilon, noisy_tables
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.validation import check_is_fitted, check_positive_int, check_rng, check_unit_interval
+from dpknn.utils.validation import (
+    EPSILON,
+    Boolean,
+    Interval,
+    Options,
+    check_is_fitted,
+    check_positive_int,
+    check_rng,
+    check_unit_interval,
+    validate_params,
+)
 
 __all__ = ["ColumnwiseSynthesizer"]
 
@@ -116,6 +127,15 @@ class ColumnwiseSynthesizer(Synthesizer):
         The released missing counts, when the order was estimated.
     """
 
+    parameter_constraints: typing.ClassVar[dict] = {
+        "epsilon": EPSILON,
+        "model": Options("naive_bayes"),
+        "order_share": Interval("real", 0, 1, closed="neither"),
+        "smoothing": Interval("real", 0, None, closed="left"),
+        "n_jobs": Interval("int", 1, None, closed="left"),
+        "progress": Boolean(),
+    }
+
     def __init__(self, attributes, *, epsilon, order=None, missing_rates=None, model="naive_bayes", bins=10,
                  order_share=0.05, smoothing=1.0, n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
@@ -159,6 +179,7 @@ class ColumnwiseSynthesizer(Synthesizer):
         ``accountant`` (a :class:`~dpknn.accounting.BudgetAccountant`) is charged ε before
         the data are read.
         """
+        validate_params(self)   # the declared parameter_constraints, before anything is read or charged
         check_not_imputed(X, "X")  # imputed values would be learnt as observed ones
         disc, eps, eps0, order = self._validate()
         if accountant is not None:

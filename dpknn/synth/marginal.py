@@ -96,10 +96,14 @@ from dpknn.synth.ranks import RANK_STEPS, conditional_ranks, measure_ranks, with
 from dpknn.utils.validation import (
     EPSILON,
     POSITIVE_DELTA,
+    Boolean,
+    Interval,
+    Options,
     check_is_fitted,
     check_positive_int,
     check_rng,
     check_unit_interval,
+    validate_params,
 )
 
 __all__ = ["MAX_EPSILON", "MODEL_LEVELS", "NOISES", "QUANTILE_THETA", "SHAPED_WIDTH", "Counts", "MarginalSynthesizer",
@@ -166,6 +170,20 @@ class PureBudget:
 
 
 NOISES = ("auto", "gaussian", "laplace")
+
+#: The parameters AIM and MST share, as declared constraints (``validate_params`` in ``fit``).
+MARGINAL_CONSTRAINTS = {
+    "epsilon": EPSILON,
+    "delta": POSITIVE_DELTA,
+    "noise": Options(*NOISES),
+    "quantile_share": Interval("real", 0, 1, closed="left"),
+    "quantile_levels": Interval("int", 1, None, closed="left"),
+    "rank_share": Interval("real", 0, 1, closed="left"),
+    "n_rows": (Interval("int", 0, None, closed="left"), None),
+    "iterations": Interval("int", 1, None, closed="left"),
+    "n_jobs": Interval("int", 1, None, closed="left"),
+    "progress": Boolean(),
+}
 
 #: The largest ε a marginal synthesiser takes: past it the noise scales underflow the floats the model is
 #: fitted in (σ² near 1e-308 at ε = 1e308), while from ε = 1e4 on the tables are exact to a record anyway.
@@ -540,6 +558,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         ValueError
             When an attribute declared ``never_missing`` has a gap (one bit, ``docs/privacy.md``).
         """
+        validate_params(self)   # the declared parameter_constraints, before anything is read or charged
         # One BLAS thread: the estimator's many small products gain nothing from a pool per core, and on two cores
         # its threads contended with the counting kernel's and with other jobs (20,000 x 10 at ε = 4: 180 s of CPU
         # for 38 s of work, issue 48).

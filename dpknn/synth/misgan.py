@@ -114,6 +114,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import typing
 import warnings
 from fractions import Fraction
 from typing import NamedTuple
@@ -131,12 +132,18 @@ from dpknn.synth.base import Synthesizer, check_never_missing
 from dpknn.synth.marginal import Counts, ZCDPBudget, measure
 from dpknn.synth.tabular import TabularEncoding
 from dpknn.utils.validation import (
+    EPSILON,
+    POSITIVE,
+    Boolean,
+    Interval,
+    Options,
     check_is_fitted,
     check_positive_int,
     check_positive_int_or_auto,
     check_positive_real,
     check_rng,
     check_unit_interval,
+    validate_params,
 )
 
 __all__ = ["ACCOUNTING", "DPMisGAN", "GanPrivacy", "default_delta", "measure_tables", "paper_sigma", "table_sets"]
@@ -316,6 +323,27 @@ class DPMisGAN(Synthesizer):
     (3, 2)
     """
 
+    parameter_constraints: typing.ClassVar[dict] = {
+        "epsilon": EPSILON,
+        "delta": (Interval("real", 0, 1, closed="neither"), None),
+        "marginal_share": Interval("real", 0, 1, closed="left"),
+        "marginal_weight": POSITIVE,
+        "pretrain_steps": Interval("int", 0, None, closed="left"),
+        "epochs": Interval("int", 1, None, closed="left"),
+        "batch_size": (Interval("int", 1, None, closed="left"), Options("auto")),
+        "clip": POSITIVE,
+        "n_critic": Interval("int", 1, None, closed="left"),
+        "gp_weight": POSITIVE,
+        "ema_decay": Interval("real", 0, 1, closed="left"),
+        "mask_weight": Interval("real", 0, None, closed="left"),
+        "latent_dim": Interval("int", 1, None, closed="left"),
+        "hidden": Interval("int", 1, None, closed="left"),
+        "lr": POSITIVE,
+        "n_rows": (Interval("int", 1, None, closed="left"), None),
+        "accounting": Options(*ACCOUNTING),
+        "progress": Boolean(),
+    }
+
     def __init__(self, attributes, *, epsilon, delta=None, bins=10, bin_edges=None, marginal_share=0.9,
                  marginal_weight=10.0, pretrain_steps=2000, epochs=40, batch_size="auto", clip=1.0, n_critic=1,
                  gp_weight=10.0, mask_weight=0.2, latent_dim=64, hidden=128, lr=3e-3, ema_decay=0.999, n_rows=None,
@@ -411,6 +439,7 @@ class DPMisGAN(Synthesizer):
             Charged T sampled-Gaussian steps (q, σ) and the tables' ρ_m in its RDP part before the
             data are read; refused, with nothing trained, when they do not fit.
         """
+        validate_params(self)   # the declared parameter_constraints, before anything is read or charged
         check_not_imputed(X, "X")  # imputed values would be learnt as observed ones
         enc, eps = self._validate()
         mt = _torch()

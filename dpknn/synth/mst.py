@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import logging
 import numbers
+import typing
 from dataclasses import replace
 from fractions import Fraction
 
@@ -91,6 +92,7 @@ from dpknn.accounting.mcar import observed_probability, tree_bound
 from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.synth.graphical_model import estimate_total, fit_model, project_simplex
 from dpknn.synth.marginal import (
+    MARGINAL_CONSTRAINTS,
     MarginalSynthesizer,
     analysis_pairs,
     covariate_pairs,
@@ -100,7 +102,7 @@ from dpknn.synth.marginal import (
     universe_edges,
 )
 from dpknn.utils.progress import progress_bar
-from dpknn.utils.validation import check_unit_interval
+from dpknn.utils.validation import Interval, check_unit_interval
 
 __all__ = ["MSTSynthesizer", "amplified_costs", "edge_scores", "mst_budget", "select_tree"]
 
@@ -316,6 +318,12 @@ class MSTSynthesizer(MarginalSynthesizer):
     >>> model.sample(3, rng=0).shape
     (3, 3)
     """
+
+    parameter_constraints: typing.ClassVar[dict] = {
+        **MARGINAL_CONSTRAINTS,
+        "one_way_share": Interval("real", 0, 1, closed="neither"),
+        "selection_share": Interval("real", 0, 1, closed="neither"),
+    }
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", bins="auto", bin_edges=None,
                  quantile_share=0.1, quantile_levels=6, rank_share=0.1, analyses=(), n_rows=None, never_missing=(),

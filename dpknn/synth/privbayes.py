@@ -64,6 +64,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import typing
 from fractions import Fraction
 
 import numpy as np
@@ -80,11 +81,16 @@ from dpknn.synth.scores import check_row_bound, mutual_information_score, score_
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
     EPSILON,
+    POSITIVE,
+    Boolean,
+    Interval,
+    Options,
     check_is_fitted,
     check_positive_int,
     check_positive_real,
     check_rng,
     check_unit_interval,
+    validate_params,
 )
 
 __all__ = ["PrivBayes", "useful_degree"]
@@ -222,6 +228,19 @@ class PrivBayes(Synthesizer):
     (3, 3)
     """
 
+    parameter_constraints: typing.ClassVar[dict] = {
+        "epsilon": EPSILON,
+        "degree": (Interval("int", 1, None, closed="left"), Options("auto")),
+        "theta": POSITIVE,
+        "missing": Options(*MISSING_MODES),
+        "beta": Interval("real", 0, 1, closed="neither"),
+        "max_rows": (Interval("int", 1, None, closed="left"), None),
+        "rows_share": Interval("real", 0, 1, closed="neither"),
+        "delta": Interval("real", 0, 1, closed="neither"),
+        "n_jobs": Interval("int", 1, None, closed="left"),
+        "progress": Boolean(),
+    }
+
     def __init__(self, attributes, *, epsilon, degree="auto", theta=8.0, missing="observe", bins=10, beta=0.5,
                  max_rows=None, rows_share=0.01, delta=1e-9, never_missing=(), n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
@@ -283,6 +302,7 @@ class PrivBayes(Synthesizer):
         accountant : BudgetAccountant or None
             Charged (ε, δ) before the data are read; refused when it does not fit.
         """
+        validate_params(self)   # the declared parameter_constraints, before anything is read or charged
         check_not_imputed(X, "X")  # imputed values would be learnt as observed ones
         disc, k, (eps0, eps1, eps2, delta) = self._validate()
         eps = eps0 + eps1 + eps2
