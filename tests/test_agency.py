@@ -123,7 +123,7 @@ def test_schema_from_codebook_no_domain_typed(tmp_path):
     narrow = schema_from_codebook(IPUMS / "cps_00006.xml", known=["STATEFIP"], imputed=["INCTOT"],
                                   bounds={"INCTOT": (-20000, 100000)})
     assert narrow.schema.attribute("INCTOT").upper == 100000 and "INCTOT" not in narrow.review
-    with pytest.raises(KeyError, match="no variable 'WAGE'"):
+    with pytest.raises(ValueError, match="no variable 'WAGE'"):
         schema_from_codebook(IPUMS / "cps_00006.xml", known=["STATEFIP"], imputed=["WAGE"])
 
 
@@ -411,3 +411,19 @@ def test_written_spss_formats_come_from_the_codebook_not_the_data(tmp_path):
     fmt = [pyreadstat.read_sav(tmp_path / n, metadataonly=True)[1].original_variable_types["w"]
            for n in ("one.sav", "two.sav")]
     assert fmt[0] == fmt[1]
+
+
+@needs_ipums
+def test_dta_output_keeps_numeric_codes_missing(tmp_path):
+    """A new user's finding: Stata has no numeric missing values, so IPUMS's 99999999 written into a .dta read back as
+    an income of a hundred million. Each numeric code now becomes a special missing value (.a-.z) labelled with it."""
+    coded = read_coded(IPUMS / "cps_00006.dat.gz", IPUMS / "cps_00006.xml")
+    write_coded(coded.data, tmp_path / "x.dta", coded.codebook, codes=coded.codes)
+    plain, _ = pyreadstat.read_dta(tmp_path / "x.dta")
+    assert float(plain.INCTOT.max()) < 99999998 and int(plain.INCTOT.isna().sum()) == 2320
+    back = read_coded(tmp_path / "x.dta")
+    assert int(back.data.INCTOT_niu.sum()) == 2209
+    assert int((back.data.INCTOT.isna() & ~back.data.INCTOT_niu).sum()) == 111
+    assert "99999999" in next(iter(back.codebook.variable("INCTOT").not_applicable.values()))
+    with pytest.raises(ValueError, match="Did you mean 'MONTH'"):
+        coded.codebook.variable("month")

@@ -133,6 +133,8 @@ def output_writer(df, path, coded, *, same_rows=False, metadata=None):
 
         return coded_writer(df, path, coded.codebook, codes=coded.codes if same_rows else None,
                             flags=flag_columns(df))
+    if coded and not str(path).lower().endswith((".csv", ".gz", ".parquet")):
+        raise CLIError(f"output {str(path)!r}: write .dta, .sav or .zsav (the input's coding) or .csv or .parquet.")
     return table_writer(df, path, metadata=metadata)
 
 

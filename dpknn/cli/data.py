@@ -58,7 +58,7 @@ def _cmd_census(args):
     return 0
 
 
-def _named_pairs(text, what, parse):
+def _named_pairs(text, what, parse, example):
     """``"A=x,B=y"`` -> {"A": parse("x"), ...}, with a CLIError naming ``what`` on a bad item."""
     out = {}
     for item in comma_list(text or ""):
@@ -68,7 +68,7 @@ def _named_pairs(text, what, parse):
         except ValueError:
             sep = ""
         if not sep or not name.strip():
-            raise CLIError(f"--{what} takes NAME=VALUE pairs separated by commas; got {item!r}.")
+            raise CLIError(f"--{what} takes NAME=VALUE pairs separated by commas, such as {example}; got {item!r}.")
     return out
 
 
@@ -87,8 +87,9 @@ def _schema_from_codebook(args):
         raise CLIError("--codebook needs --known and --imputed: which attributes match records and which are "
                        "imputed is the one choice a codebook cannot make.")
     made = schema_from_codebook(args.codebook, known=comma_list(args.known), imputed=comma_list(args.imputed),
-                                label=args.label, bounds=_named_pairs(args.bounds, "bounds", _bounds),
-                                bin_widths=_named_pairs(args.bin_width, "bin-width", int))
+                                label=args.label,
+                                bounds=_named_pairs(args.bounds, "bounds", _bounds, "INCTOT=-20000:100000"),
+                                bin_widths=_named_pairs(args.bin_width, "bin-width", int, "AGE=5"))
     write_files([(args.output, text_writer(made.to_toml()))])
     print(f"wrote {args.output}: {len(made.schema.known)} known and {len(made.schema.imputed)} imputed attributes, "
           f"every domain and code from the codebook {args.codebook}"

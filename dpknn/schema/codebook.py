@@ -188,11 +188,13 @@ class Codebook:
         return tuple(v.name for v in self.variables)
 
     def variable(self, name):
-        """The :class:`VariableCodes` of ``name``; KeyError naming the variables otherwise."""
+        """The :class:`VariableCodes` of ``name``; a ValueError naming the variables otherwise."""
         for v in self.variables:
             if v.name == name:
                 return v
-        raise KeyError(f"codebook {self.source!r} has no variable {name!r}; it has {', '.join(self.names)}.")
+        near = [n for n in self.names if n.lower() == str(name).lower()]
+        hint = f" Did you mean {near[0]!r}? (names are case-sensitive)" if near else ""
+        raise ValueError(f"codebook {self.source!r} has no variable {name!r}.{hint} It has {', '.join(self.names)}.")
 
 
 # --- DDI (IPUMS) ----------------------------------------------------------------------------------------
@@ -338,7 +340,7 @@ def _read_ddi(path):
             record_types[el.get("rectype")] = []
             if not el.get("keyvar"):
                 top.append(el.get("rectype"))
-        elif tag == "biblCit" and not citation:
+        elif tag in ("biblCit", "citReq") and not citation:
             citation = "".join(el.itertext()).strip()
     for var in root.iter():
         if _local(var.tag) != "var":
@@ -528,7 +530,7 @@ class CodebookSchema:
                 continue
             v = self.codebook.variable(a.name)
             labels = v.labels()
-            if labels and len(labels) <= 40:
+            if labels and len(labels) <= 120:
                 head.append(f"# {a.name}: " + "; ".join(f"{c} = {lab}" for c, lab in labels.items()))
             elif labels:
                 head.append(f"# {a.name}: {len(labels)} labelled codes (see the codebook)")

@@ -253,7 +253,9 @@ def _spss_format(v):
     if not numbers_:
         return "F16.4" if v.kind == "continuous" else "F12.0"
     digits = len(str(int(max(numbers_)))) if max(numbers_) < 1e15 else 16
-    dec = int(v.decimals) if v.decimals else (2 if v.kind == "continuous" else 0)
+    # A DDI field states its decimals (0 included); a Stata or SPSS amount without them gets two.
+    dec = int(v.decimals) if v.decimals or v.range_source.startswith("field width") else (
+        2 if v.kind == "continuous" else 0)
     negative = v.lower is not None and v.lower < 0
     return f"F{min(40, digits + negative + (dec + 1 if dec else 0))}.{dec}"
 
@@ -345,6 +347,20 @@ def coded_writer(df, path, codebook, *, codes=None, flags=()):
                 rest = missing & ~filled
                 col.iloc[np.flatnonzero(rest)] = next(iter(v.gaps))
         letters = [c for c in v.special_codes if isinstance(c, str)]
+        as_letter = {}
+        if suffix == ".dta":
+            # Stata has no numeric missing values: a numeric code (IPUMS's 99999999, SPSS's 77) written as a number
+            # would read back as a value. Each becomes a special missing value .a-.z, labelled with its code.
+            numeric = [c for c in (*v.not_applicable, *v.gaps) if not isinstance(c, str)]
+            free = [ch for ch in "abcdefghijklmnopqrstuvwxyz" if ch not in letters]
+            if len(numeric) > len(free):
+                raise ValueError(f"output {str(path)!r}: {name!r} has {len(numeric)} missing-value codes; Stata has "
+                                 f"{len(free)} special missing values left. Write .sav instead.")
+            as_letter = dict(zip(numeric, free))
+            if as_letter:
+                col = pd.Series([as_letter.get(x, x) if x is not None and not isinstance(x, str) else x for x in col],
+                                index=col.index, dtype=object)
+                letters = letters + list(as_letter.values())
         if letters or codebook.file_format in ("stata", "sas"):
             # Letters the metadata did not name but the file held (Stata lists no user-missing values).
             numeric_var = not any(isinstance(c, str) for c in v.values) and v.kind != "text"
@@ -355,7 +371,7 @@ def coded_writer(df, path, codebook, *, codes=None, flags=()):
             # Numbers beside the letters: whole ones as ints, or pyreadstat takes the column for text.
             col = col.map(lambda x: int(x) if isinstance(x, float) and x.is_integer() else x)
         out[name] = col
-        lab = v.labels()
+        lab = {as_letter.get(k, k): (f"{val} ({k})" if k in as_letter else val) for k, val in v.labels().items()}
         if suffix == ".dta":
             # Stata labels integers and letters only, and no string variable.
             lab = {} if any(isinstance(x, str) and x not in letters for x in col) else {
