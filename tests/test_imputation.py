@@ -299,12 +299,7 @@ def test_every_search_mode_without_floor_matches_brute_force(problem, mode):
 
     schema, df, k = problem
     (l1, _, cases), _ = reference(schema, df, k)
-    saved = module._L1_USE_FLOOR, module._L1_SEARCH_MODE
-    module._L1_USE_FLOOR, module._L1_SEARCH_MODE = False, mode
-    try:
-        imp = KNNImputer(schema, k=k).fit(df)
-    finally:
-        module._L1_USE_FLOOR, module._L1_SEARCH_MODE = saved
+    imp = KNNImputer(schema, k=k, search=module.SearchOptions(use_floor=False, mode=mode)).fit(df)
     assert imp.l1_ == l1
     adds = [v for v, d in cases if d[0] == "add" and d[3]]
     assert imp.l1_cases_["add_complete"].value == max(adds)
@@ -319,12 +314,7 @@ def test_kdtree_nearest_path_matches_brute_force(problem):
 
     schema, df, k = problem
     (l1, base, _), enc = reference(schema, df, k)
-    saved = module._LATTICE_BUDGET
-    module._LATTICE_BUDGET = 0
-    try:
-        imp = KNNImputer(schema, k=k).fit(df)
-    finally:
-        module._LATTICE_BUDGET = saved
+    imp = KNNImputer(schema, k=k, search=module.SearchOptions(lattice_budget=0)).fit(df)
     got = {int(enc.labels[x]): tuple(int(enc.labels[d]) for d in row)
            for x, row in zip(imp.incomplete_index_, imp.donors_)}
     assert got == base and imp.l1_ == l1

@@ -98,9 +98,9 @@ def test_definition_reference_equals_brute_force(problem):
     assert oracle(schema, df, k)[0] == l1
 
 
-def _check(schema, df, k):
+def _check(schema, df, k, search=None):
     l1, best_add, worst_delete = oracle(schema, df, k)
-    imp = KNNImputer(schema, k=k).fit(df)
+    imp = KNNImputer(schema, k=k, search=search).fit(df)
     assert imp.l1_ == l1
     add = imp.l1_cases_["add_complete"]
     # Above the floor the deletions give, the search reports the worst addition exactly; below
@@ -152,10 +152,7 @@ def test_domains_wider_than_int64_keys(problem):
 @pytest.fixture
 def forced(request):
     use_floor, mode, budget = request.param
-    saved = imputation._L1_USE_FLOOR, imputation._L1_SEARCH_MODE, imputation._LATTICE_BUDGET
-    imputation._L1_USE_FLOOR, imputation._L1_SEARCH_MODE, imputation._LATTICE_BUDGET = use_floor, mode, budget
-    yield
-    imputation._L1_USE_FLOOR, imputation._L1_SEARCH_MODE, imputation._LATTICE_BUDGET = saved
+    return imputation.SearchOptions(lattice_budget=budget, use_floor=use_floor, mode=mode)
 
 
 PATHS = [(False, 0, 200), (True, 1, 200), (True, 2, 200), (False, 3, 0), (True, 0, 0), (True, 0, 10**6)]
@@ -167,8 +164,8 @@ PATHS = [(False, 0, 200), (True, 1, 200), (True, 2, 200), (False, 3, 0), (True, 
 @given(problem=wide_problems())
 def test_every_path_of_the_search_is_exact(forced, problem):
     schema, df, k = problem
-    imp = _check(schema, df, k)
-    if not imputation._L1_USE_FLOOR:
+    imp = _check(schema, df, k, search=forced)
+    if not forced.use_floor:
         # Without a floor the worst addition is always exact.
         assert imp.l1_cases_["add_complete"].value == oracle(schema, df, k)[1]
 

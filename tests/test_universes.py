@@ -90,12 +90,7 @@ def test_l1_and_donors_per_universe_match_brute_force(problem):
     assert imp.l1_ == sum(l1)
     # Without the floor from the deletions the worst addition itself is exact: an added record in a
     # cell outside the universe must not count (it would if the domain were not cut to the universe).
-    saved = imputation._L1_USE_FLOOR
-    imputation._L1_USE_FLOOR = False
-    try:
-        unfloored = KNNImputer(schema, k=k).fit(df)
-    finally:
-        imputation._L1_USE_FLOOR = saved
+    unfloored = KNNImputer(schema, k=k, search=imputation.SearchOptions(use_floor=False)).fit(df)
     assert [g.l1_cases["add_complete"].value for g in unfloored.groups_] == add_complete
     labels = enc.labels
     for g, fit in enumerate(imp.groups_):

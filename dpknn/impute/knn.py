@@ -49,6 +49,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from dpknn._core import _donors, _grouping
 from dpknn.exceptions import DEFAULT_MAX_WORK, WorkLimitError
 from dpknn.impute.scheme import (
+    EXACT_SEARCH,
+    SearchOptions,
     csr_positions,
     decode_cell,
     deepest_addition,
@@ -211,13 +213,14 @@ class _DonorLists:
     boundary: np.ndarray
 
 
-def _donor_class_lists(schema, classes, k):
+def _donor_class_lists(schema, classes, k, options):
     """The :class:`_DonorLists`: the own class when it holds k donors, else the nearest classes."""
     n_donors = classes.n_donors
     inc_classes, deficient = deficient_classes(n_donors, classes.n_inc, k)
     own = n_donors[inc_classes] >= k
     near_len, near_flat, radius, boundary = ordered_donor_classes(
-        schema, deficient, classes.cells, classes.keys, n_donors, k, schema.weights, schema.is_categorical)
+        schema, deficient, classes.cells, classes.keys, n_donors, k, schema.weights, schema.is_categorical,
+        options=options)
     lengths = np.ones(inc_classes.size, dtype=np.int64)
     lengths[~own] = near_len
     list_ptr = np.zeros(inc_classes.size + 1, dtype=np.int64)
@@ -286,6 +289,9 @@ class KNNImputer(TransformerMixin, BaseEstimator):
     progress : bool, default False
         Show a tqdm progress bar over the stages of ``fit`` (encode, nearest donors, assign
         donors, L1 search), one per universe.
+    search : SearchOptions or None, default None
+        The paths of the exact searches (:class:`~dpknn.impute.scheme.SearchOptions`); None: the default
+        ones. Every path gives the same donors and L1(D); the tests force each one.
 
     Attributes
     ----------
@@ -337,14 +343,16 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         "aggregate": Options(*_AGGREGATES),
         "max_work": Interval("int", 1, None, closed="left"),
         "progress": Boolean(),
+        "search": (InstanceOf(SearchOptions, "dpknn.impute.scheme.SearchOptions"), None),
     }
 
-    def __init__(self, schema, *, k=1, aggregate="auto", max_work=DEFAULT_MAX_WORK, progress=False):
+    def __init__(self, schema, *, k=1, aggregate="auto", max_work=DEFAULT_MAX_WORK, progress=False, search=None):
         self.schema = schema
         self.k = k
         self.aggregate = aggregate
         self.max_work = max_work
         self.progress = progress
+        self.search = search
 
     # ------------------------------------------------------------------------------------------
     def fit(self, X, y=None):
@@ -409,7 +417,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
             sub = sub.assign(**{label: (enc.labels[rows] if schema.label is None else X[label].to_numpy()[rows])})
             sub_schema = schema.restricted(universe, names, label=label)
             imp = KNNImputer(sub_schema, k=self.k, aggregate=self.aggregate, max_work=self.max_work,
-                             progress=self.progress)
+                             progress=self.progress, search=self.search)
             try:
                 imp._fit_plain(sub.reset_index(drop=True), k)
             except WorkLimitError as err:
@@ -484,7 +492,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
         t_group = time.perf_counter()
         bar.update()
         bar.set_postfix_str("nearest donors")
-        lists = _donor_class_lists(schema, classes, k)
+        lists = _donor_class_lists(schema, classes, k, self.search or EXACT_SEARCH)
         t_near = time.perf_counter()
         bar.update()
         bar.set_postfix_str("assign donors")
@@ -562,7 +570,7 @@ class KNNImputer(TransformerMixin, BaseEstimator):
 
         value, cell, point, self.l1_work_ = deepest_addition(self.schema, balls, class_cells[bounds[has_arc]],
                                                                stab[has_arc], cases["delete_complete"].value,
-                                                               self.max_work)
+                                                               self.max_work, options=self.search or EXACT_SEARCH)
         gap = None
         if point >= 0:
             g = int(stab_gap[has_arc[point]])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -21,18 +22,37 @@ from dpknn.exceptions import WorkLimitError
 from dpknn.schema.attributes import Categorical, Continuous, Ordinal
 from dpknn.schema.geometry import diameter, embed, query_until_certified, squared_distance
 
-__all__ = ["aggregate_donors", "csr_positions", "decode_cell", "deepest_addition", "deficient_classes", "donorless",
-           "integer_ordinal", "kdtree_donor_classes", "l1_balls", "most_split_ordinal", "no_complete_records",
-           "ordered_donor_classes", "put_values", "raise_work_limit"]
+__all__ = ["EXACT_SEARCH", "SearchOptions", "aggregate_donors", "csr_positions", "decode_cell", "deepest_addition",
+           "deficient_classes", "donorless", "integer_ordinal", "kdtree_donor_classes", "l1_balls",
+           "most_split_ordinal", "no_complete_records", "ordered_donor_classes", "put_values", "raise_work_limit"]
 
 logger = logging.getLogger(__name__)
 
-# Cells a lattice search for the nearest donors may visit per class before a KD-tree takes over.
-_LATTICE_BUDGET = 200
-# Tests force every path of the L1 search with these: no floor from the deletions, and the
-# kernel's mode bits (see dpknn._core._depth.max_depth).
-_L1_USE_FLOOR = True
-_L1_SEARCH_MODE = 0
+@dataclass(frozen=True)
+class SearchOptions:
+    """Which paths the exact searches take; every path gives the same donors and L1(D).
+
+    The defaults (:data:`EXACT_SEARCH`) are what every caller uses; the tests pass others to force each
+    path and compare it with brute force (they were module globals that three test files set).
+
+    Attributes
+    ----------
+    lattice_budget : int, default 200
+        Cells a lattice search for the nearest donors may visit per class before a KD-tree takes over.
+    use_floor : bool, default True
+        Search the worst addition only above the floor the deletions give (a cell that cannot beat it does
+        not change L1(D)); False searches every cell.
+    mode : int, default 0
+        The L1 kernel's mode bits (:func:`dpknn._core._depth.max_depth`).
+    """
+
+    lattice_budget: int = 200
+    use_floor: bool = True
+    mode: int = 0
+
+
+#: The searches every caller runs.
+EXACT_SEARCH = SearchOptions()
 
 
 def most_split_ordinal(schema, splits):
@@ -93,14 +113,15 @@ def _majority(values):
     return values[np.arange(values.shape[0]), first]
 
 
-def ordered_donor_classes(schema, deficient, class_cells, class_keys, n_donors, k, weights, is_cat):
+def ordered_donor_classes(schema, deficient, class_cells, class_keys, n_donors, k, weights, is_cat, *,
+                          options=EXACT_SEARCH):
     """For each deficient class, the donor classes in (d2, key) order up to the k-th donor.
 
     Returns ``(lengths, flat, radius, boundary)``: the list of class i is the next
     ``lengths[i]`` entries of ``flat``; ``radius`` is r_C (squared distance of the k-th
     donor) and ``boundary`` the class holding it. First an exact search on the lattice of
     cells (closed balls of doubling radius, looked up among the donor classes); classes
-    whose ball would pass ``_LATTICE_BUDGET`` cells, and every class when the domain is too
+    whose ball would pass ``options.lattice_budget`` cells, and every class when the domain is too
     wide for int64 keys (``class_keys`` None), are finished with a KD-tree.
     """
     m = deficient.size
@@ -117,7 +138,7 @@ def ordered_donor_classes(schema, deficient, class_cells, class_keys, n_donors, 
         ptr, flat, radius, boundary, done = _nearest.nearest_donor_classes(
             np.ascontiguousarray(class_cells[deficient]), k, np.ascontiguousarray(class_keys[donor_cls]),
             np.ascontiguousarray(n_donors[donor_cls]), donor_cls, weights, is_cat, n_codes,
-            diameter(weights, is_cat, n_codes), _LATTICE_BUDGET)
+            diameter(weights, is_cat, n_codes), options.lattice_budget)
     lengths = np.diff(ptr)
     rest = np.flatnonzero(~done)
     if rest.size == 0:
@@ -177,7 +198,7 @@ def kdtree_donor_classes(schema, deficient, class_cells, donor_cls, n_donors, k,
     query_until_certified(tree, queries, k + 2, resolve)
     return lengths, pieces, radius, boundary
 
-def deepest_addition(schema, balls, arc_cells, arc_stab, delete_value, max_work):
+def deepest_addition(schema, balls, arc_cells, arc_stab, delete_value, max_work, *, options=EXACT_SEARCH):
     """The added complete record that changes the most donor sets: ``(value, cell, point, work)``.
 
     Class-level, so both backends call it. ``arc_cells``/``arc_stab`` are the
@@ -186,12 +207,12 @@ def deepest_addition(schema, balls, arc_cells, arc_stab, delete_value, max_work)
     """
     # The deepest cell of the domain (strict balls plus label arcs), searched above the floor
     # that the deletions give: a cell that cannot beat it does not change L1(D).
-    floor_value = max(delete_value, 1) if _L1_USE_FLOOR else -1
+    floor_value = max(delete_value, 1) if options.use_floor else -1
     found = _depth.max_depth(
         np.ascontiguousarray(balls["center"]), np.ascontiguousarray(balls["r"]),
         np.ascontiguousarray(balls["ck"]), np.ascontiguousarray(balls["m"]),
         np.ascontiguousarray(arc_cells), np.ascontiguousarray(arc_stab),
-        schema.weights, schema.is_categorical, schema.n_codes, floor_value, max_work, _L1_SEARCH_MODE)
+        schema.weights, schema.is_categorical, schema.n_codes, floor_value, max_work, options.mode)
     logger.debug("L1 search: %d balls, %d arc cells, %d boxes, work %d, floor %d", balls["cls"].size,
                  len(arc_stab), found["boxes"], found["work"], floor_value)
     if found["exceeded"]:
