@@ -136,3 +136,15 @@ def test_commands_apply_the_rule_and_publish_no_count(tmp_path, caplog):
     published = (tmp_path / "r.json").read_text()
     assert str(n_out) not in published and "outside" not in published
     assert any(f"{n_out} observed value(s) lie outside its universe" in r.message for r in caplog.records)
+
+
+def test_a_mean_over_a_universe_says_so_in_its_ledger_label():
+    """A new user read "mean of INCTOT over all records" in a published ledger of a mean over INCTOT's universe."""
+    acc = BudgetAccountant(10.0)
+    private = PrivateImputation(wage_table(), schema(), accountant=acc, rng=0)
+    private.mean("income", bounds=(0.0, 500_000.0), epsilon=1.0, count_epsilon=1.0)
+    private.count({}, epsilon=1.0)
+    labels = [entry["label"] if isinstance(entry, dict) else entry.label for entry in acc.ledger]
+    assert labels[0].startswith("count for mean of income over the records inside its universe (")
+    assert labels[1].startswith("mean of income over the records inside its universe (")
+    assert labels[2] == "count over all records"      # negative control: no attribute, no universe

@@ -87,9 +87,15 @@ class _Context:
         return rel
 
 
-def _where_text(where):
-    """The subpopulation of a ledger label, as text: the ledger is published and read by people."""
-    return f" where {describe_conditions(where)}" if where else " over all records"
+def _where_text(where, universe=None):
+    """The subpopulation of a ledger label, as text: the ledger is published and read by people. A statistic of
+    an attribute with a universe is over the records inside it, and the label says so ("over all records" of a
+    mean over the universe misled a reader)."""
+    text = f" where {describe_conditions(where)}" if where else " over all records"
+    if universe is None:
+        return text
+    inside = f"inside its universe ({describe_conditions(universe.where)})"
+    return f" where {describe_conditions(where)}, {inside}" if where else f" over the records {inside}"
 
 
 def _split_count_derived(rel):
@@ -212,13 +218,14 @@ def _mean(ctx, q, smooth):
     _count_mechanism(ctx, q.count_epsilon, q.where, q.method, n.smooth)
     _mean_mechanism(q.epsilon, 1.0, q.bounds, n.involves_where, n.involves_col, q.method, n.smooth, n.l1)
     count = _count_release(ctx, _available(ctx, q.method, q.where, [q.column]), q.count_epsilon, q.method, n.smooth,
-                           label=f"count for mean of {q.column}{_where_text(q.where)}", universe=n.universe)
+                           label=f"count for mean of {q.column}{_where_text(q.where, n.universe)}",
+                           universe=n.universe)
     s = max(float(count.value), 1.0)
     mech, variant = _mean_mechanism(q.epsilon, s, q.bounds, n.involves_where, n.involves_col, q.method, n.smooth,
                                     n.l1)
     moments = _moments(ctx, q, n.universe)
     centre = moments.total / Fraction(s)
-    rel = ctx.record(mech.release(centre, rng=ctx.rng), f"mean of {q.column}{_where_text(q.where)}")
+    rel = ctx.record(mech.release(centre, rng=ctx.rng), f"mean of {q.column}{_where_text(q.where, n.universe)}")
     rel, diag = _split_count_derived(rel)
     diag.update(s=s, n_records=moments.n, centre=float(centre))
     if variant.startswith("5.4"):
@@ -244,13 +251,14 @@ def _variance(ctx, q, smooth):
     if q.method == "smooth" and n.involves:
         n.smooth.check_epsilon(q.epsilon)
     count = _count_release(ctx, _available(ctx, q.method, q.where, [q.column]), q.count_epsilon, q.method, n.smooth,
-                           label=f"count for variance of {q.column}{_where_text(q.where)}", universe=n.universe)
+                           label=f"count for variance of {q.column}{_where_text(q.where, n.universe)}",
+                           universe=n.universe)
     s = max(float(count.value), 2.0)
     mech, variant = _mean_mechanism(q.mean_epsilon, s, q.bounds, n.involves_where, n.involves_col, q.method,
                                     n.smooth, n.l1)
     moments = _moments(ctx, q, n.universe)
     mean_rel = ctx.record(mech.release(moments.total / Fraction(s), rng=ctx.rng),
-                          f"mean for variance of {q.column}{_where_text(q.where)}")
+                          f"mean for variance of {q.column}{_where_text(q.where, n.universe)}")
     mean_rel, mean_diag = _split_count_derived(mean_rel)
     mean_rel = dataclasses.replace(mean_rel, value=float(mean_rel.value), diagnostics=CuratorDiagnostics(mean_diag),
                                    params={**mean_rel.params, "query": "mean", "theorem": variant}).clamp(*q.bounds)
@@ -258,7 +266,7 @@ def _variance(ctx, q, smooth):
     half_range2 = ((q.bounds[1] - q.bounds[0]) / 2) ** 2
     var_mech = _variance_mechanism(q, n, s, ybar, public_grid(half_range2, bits=FINE_BITS))
     centre = moments.squared_deviations(ybar) / (Fraction(s) - 1)
-    rel = ctx.record(var_mech.release(centre, rng=ctx.rng), f"variance of {q.column}{_where_text(q.where)}")
+    rel = ctx.record(var_mech.release(centre, rng=ctx.rng), f"variance of {q.column}{_where_text(q.where, n.universe)}")
     rel, diag = _split_count_derived(rel)
     diag.update(s=s, n_records=moments.n, centre=float(centre))
     if q.method == "smooth" and n.involves:
