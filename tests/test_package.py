@@ -124,3 +124,16 @@ def test_names_that_are_also_submodules_stay_functions():
     from dpknn.releases import release
 
     assert not isinstance(pmse, types.ModuleType) and not isinstance(release, types.ModuleType)
+
+
+def test_python_dash_m_dpknn_is_the_command_line(tmp_path):
+    """``dpknn/__main__.py``: ``python -m dpknn`` runs the same command line as ``dpknn`` and passes on its exit
+    status (2 for a usage error)."""
+    import subprocess
+    import sys
+
+    ok = subprocess.run([sys.executable, "-m", "dpknn", "--help"], capture_output=True, text=True, cwd=tmp_path)
+    assert ok.returncode == 0 and "usage: dpknn" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "dpknn", "no-such-command"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert bad.returncode == 2 and "no-such-command" in bad.stderr

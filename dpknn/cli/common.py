@@ -61,6 +61,29 @@ def comma_list(text):
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def named_values(text, option, parse, *, value, example):
+    """``"A=x,B=y"`` -> {"A": parse("x"), "B": parse("y")} for an option such as ``--mcar-rates``; a CLIError
+    naming ``option`` on an empty list, an item that is not NAME=``value`` (or that ``parse`` refuses with a
+    ValueError), or a name given twice."""
+    items = comma_list(text)
+    if not items:
+        raise CLIError(f"{option} is empty; give NAME={value} pairs, such as {example}, or drop it.")
+    out = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        try:
+            parsed = parse(raw)
+        except ValueError:
+            sep = ""
+        if not sep or not name:
+            raise CLIError(f"{option} takes NAME={value} pairs separated by commas, such as {example}; got {item!r}.")
+        if name in out:
+            raise CLIError(f"{option} names {name!r} twice; give each attribute one {value.lower()}.")
+        out[name] = parsed
+    return out
+
+
 def add_progress(p, what="show progress"):
     """``--progress`` / ``--no-progress``: on a terminal progress shows by default (resolved by ``main``)."""
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,

@@ -14,6 +14,7 @@ from dpknn.cli.common import (
     comma_list,
     file_content,
     input_is_coded,
+    named_values,
     output_writer,
     read_input,
     read_schema,
@@ -58,20 +59,6 @@ def _cmd_census(args):
     return 0
 
 
-def _named_pairs(text, what, parse, example):
-    """``"A=x,B=y"`` -> {"A": parse("x"), ...}, with a CLIError naming ``what`` on a bad item."""
-    out = {}
-    for item in comma_list(text or ""):
-        name, sep, value = item.partition("=")
-        try:
-            out[name.strip()] = parse(value)
-        except ValueError:
-            sep = ""
-        if not sep or not name.strip():
-            raise CLIError(f"--{what} takes NAME=VALUE pairs separated by commas, such as {example}; got {item!r}.")
-    return out
-
-
 def _bounds(value):
     low, sep, high = value.partition(":")
     if not sep:
@@ -88,8 +75,10 @@ def _schema_from_codebook(args):
                        "imputed is the one choice a codebook cannot make.")
     made = schema_from_codebook(args.codebook, known=comma_list(args.known), imputed=comma_list(args.imputed),
                                 label=args.label,
-                                bounds=_named_pairs(args.bounds, "bounds", _bounds, "INCTOT=-20000:100000"),
-                                bin_widths=_named_pairs(args.bin_width, "bin-width", int, "AGE=5"))
+                                bounds=named_values(args.bounds, "--bounds", _bounds, value="LOW:HIGH",
+                                                    example="INCTOT=-20000:100000") if args.bounds else {},
+                                bin_widths=named_values(args.bin_width, "--bin-width", int, value="WIDTH",
+                                                        example="AGE=5") if args.bin_width else {})
     write_files([(args.output, text_writer(made.to_toml()))])
     print(f"wrote {args.output}: {len(made.schema.known)} known and {len(made.schema.imputed)} imputed attributes, "
           f"every domain and code from the codebook {args.codebook}"

@@ -17,6 +17,7 @@ from dpknn.cli.common import (
     comma_list,
     file_content,
     input_is_coded,
+    named_values,
     output_writer,
     read_input,
     warn_seeded,
@@ -131,7 +132,8 @@ def _cmd_synth(args):
                          progress=args.progress, rng=args.seed, **given)
         sample_options.update(missing=args.gaps, never_missing=never)
     elif marginal:
-        extra = {} if args.mcar_rates is None else {"mcar_rates": mcar_rates(args.mcar_rates)}
+        extra = {} if args.mcar_rates is None else {"mcar_rates": named_values(
+            args.mcar_rates, "--mcar-rates", float, value="RATE", example="wage=0.2,age=0.1")}
         if extra:
             what = MST_MCAR_DESCRIPTION
         model = {"auto": AutoSynthesizer, "aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
@@ -169,28 +171,6 @@ def _cmd_synth(args):
 
 def _note(text):
     print(f"dpknn synth: note: {text}", file=sys.stderr)
-
-
-def mcar_rates(text):
-    """``"A=0.2,B=0.1"`` -> {"A": 0.2, "B": 0.1}; the estimator checks names and ranges."""
-    out = {}
-    items = comma_list(text)
-    if not items:
-        raise CLIError("--mcar-rates is empty; give NAME=RATE pairs, such as wage=0.2,age=0.1, or drop it.")
-    for item in items:
-        name, sep, rate = item.partition("=")
-        name = name.strip()
-        try:
-            value = float(rate)
-        except ValueError:
-            sep = ""
-        if not sep or not name:
-            raise CLIError(f"--mcar-rates takes NAME=RATE pairs separated by commas, such as wage=0.2,age=0.1; "
-                           f"got {item!r}.")
-        if name in out:
-            raise CLIError(f"--mcar-rates names {name!r} twice; give each attribute one rate.")
-        out[name] = value
-    return out
 
 
 def _cmd_evaluate(args):

@@ -189,11 +189,15 @@ def read_coded(path, codebook=None, *, attributes=(), record_type="P", na_values
 def _special_mask(s, codes, ranges=()):
     if not codes and not ranges:
         return np.zeros(len(s), dtype=bool)
-    obj = s.astype(object)
-    mask = np.array(obj.isin(list(codes)), dtype=bool) if codes else np.zeros(len(s), dtype=bool)
+    numbers = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+    # A numeric column against numeric codes compares as numbers: no object copy of the column (every block of
+    # dpknn convert passes here).
+    col = s if numbers and all(isinstance(c, (int, float)) for c in codes) else s.astype(object)
+    mask = np.array(col.isin(list(codes)), dtype=bool) if codes else np.zeros(len(s), dtype=bool)
     numeric = [(lo, hi) for lo, hi in ranges if not isinstance(lo, str) and not isinstance(hi, str)]
     if numeric:
-        v = pd.to_numeric(obj, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        v = (s if numbers else pd.to_numeric(s.astype(object), errors="coerce")).to_numpy(dtype=np.float64,
+                                                                                        na_value=np.nan)
         for lo, hi in numeric:
             with np.errstate(invalid="ignore"):
                 mask |= (v >= lo) & (v <= hi)
