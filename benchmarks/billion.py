@@ -215,13 +215,19 @@ def disk_needed(n, steps):
     return n * per_row * 1.1
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def census_parser(doc):
+    """The options of a run on the census partitions (this script's and ``census_synth.py``'s)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=10**9, help="records (default 10^9)")
     ap.add_argument("--rows", type=int, default=10**6, help="records per partition")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/dpknn-billion"))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="4GiB", help="per worker (Dask restarts a worker past it)")
+    return ap
+
+
+def main():
+    ap = census_parser(__doc__)
     ap.add_argument("--k", type=int, default=1)
     ap.add_argument("--m", type=int, default=20, help="RWN sampled pairs: partners per record")
     ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of {','.join(STEPS)}")

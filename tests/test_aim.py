@@ -18,8 +18,8 @@ from dpknn.schema.marginals import extended_codes
 from dpknn.synth import AIMSynthesizer
 from dpknn.synth import aim as aim_module
 from dpknn.synth.aim import affordable, auto_model_size, candidate_scores, workload_candidates
+from dpknn.synth.data import Counts
 from dpknn.synth.graphical_model import Measurement, fit_model, junction_tree
-from dpknn.synth.marginal import Counts
 
 
 def test_candidates_are_the_downward_closure_weighted_by_overlap():

@@ -19,7 +19,14 @@ from dpknn.mechanisms.randomness import as_source
 from dpknn.schema import geometric_edges
 from dpknn.schema.discretization import Discretization, tail_rate, within_bin, within_tail
 from dpknn.synth import MSTSynthesizer
-from dpknn.synth.bins import candidate_grid, median_scores, quantile_edges
+from dpknn.synth.bins import (
+    candidate_grid,
+    mass_candidates,
+    median_scores,
+    point_masses,
+    quantile_edges,
+    value_histogram,
+)
 from dpknn.synth.marginal import (
     MODEL_LEVELS,
     QUANTILE_THETA,
@@ -363,3 +370,47 @@ def test_a_row_count_buys_only_the_useful_quantiles_and_gives_the_rest_to_the_mo
     assert MSTSynthesizer(attrs, bins="quantiles", n_rows=1_000, **kw).plan().levels == 6   # its bins need them
     with pytest.raises(ValueError, match="n_rows"):
         MSTSynthesizer(attrs, n_rows=-1, **kw).plan()
+
+
+def _sorted_recursion(values, attribute, levels, epsilon, src, masses):
+    """The quantile recursion on sorted values, as it was written before it read histograms: the reference."""
+    g = candidate_grid(attribute)
+    x = np.sort(np.asarray(values, dtype=np.float64)[~np.isin(values, masses)])
+    mech = ExponentialMechanism(epsilon=epsilon, sensitivity=1.0)
+    parts, found = [(x, g)], []
+    for _ in range(levels):
+        nxt = []
+        for xs, cand in parts:
+            if cand.size == 0:
+                continue
+            e = float(cand[mech.select(median_scores(xs, cand), rng=src)])
+            found.append(e)
+            cut = np.searchsorted(xs, e, side="left")
+            nxt += [(xs[:cut], cand[cand < e]), (xs[cut:], cand[cand > e])]
+        parts = nxt
+    return sorted(found)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(0, 300), cut=st.floats(0, 1), continuous=st.booleans(),
+       mass=st.booleans())
+def test_quantiles_from_merged_histograms_equal_the_sorted_values_recursion(seed, n, cut, continuous, mass):
+    # Out of core the recursion reads histograms of the partitions, added up: the same scores, the same edges.
+    rng = np.random.default_rng(seed)
+    a = Continuous("x", -50.0, 1000.0) if continuous else Ordinal("x", -50, 9000)
+    values = np.where(rng.random(n) < 0.3, 0.0, rng.gamma(1.5, 120.0, n).clip(-50, 1000))
+    if not continuous:
+        values = np.rint(values)
+    values[: n // 7] = a.upper   # values on the grid's last point
+    k = int(cut * n)
+    merged = value_histogram(values[:k], a).merged(value_histogram(values[k:], a))
+    whole = value_histogram(values, a)
+    np.testing.assert_array_equal(merged.below, whole.below)
+    assert merged.at == whole.at == tuple(int((values == c).sum()) for c in mass_candidates(a))
+    masses = (0.0,) if mass and continuous else ((0,) if mass else ())
+    got = quantile_edges(merged, a, levels=3, epsilon=0.5, src=as_source(seed), masses=masses)
+    assert list(got.edges) == _sorted_recursion(values, a, 3, 0.5, as_source(seed), masses)
+    # The point masses' histogram too (its counts are released, so they must be the values' own).
+    exact = type("Exact", (), {"release_array": lambda self, c, rng: c, "variance": lambda self: 0.0})()
+    assert list(point_masses(merged, a, exact, None)[1]) == [
+        *(int((values == c).sum()) for c in mass_candidates(a)), int((~np.isin(values, mass_candidates(a))).sum())]

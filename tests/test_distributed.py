@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from partitions import local_client, read_folder, write_partitions
 
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
@@ -22,23 +23,8 @@ distributed = pytest.importorskip("dask.distributed")
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as c:
+    with local_client() as c:
         yield c
-
-
-def write_partitions(df, folder, sizes):
-    """``df`` cut into consecutive partitions of ``sizes`` rows (names sort naturally, not
-    lexicographically: part.10 comes after part.9)."""
-    folder.mkdir(parents=True)
-    assert sum(sizes) == len(df)
-    start = 0
-    for i, size in enumerate(sizes):
-        df.iloc[start:start + size].to_parquet(folder / f"part.{i}.parquet")
-        start += size
-
-
-def read_folder(folder):
-    return pd.concat([pd.read_parquet(f) for f in parquet_partitions(folder)])
 
 
 def random_problem(seed):

@@ -13,6 +13,7 @@ from dpknn.cli.common import (
     CLIError,
     add_na_values,
     add_progress,
+    add_scheduler,
     add_seed,
     comma_list,
     file_content,
@@ -20,6 +21,7 @@ from dpknn.cli.common import (
     named_values,
     output_writer,
     read_input,
+    scheduler_client,
     warn_seeded,
 )
 from dpknn.schema.flags import check_path_not_imputed
@@ -72,8 +74,16 @@ def _cmd_synth(args):
     from dpknn.schema.discretization import read_attributes_file
     from dpknn.synth import AIMSynthesizer, AutoSynthesizer, ColumnwiseSynthesizer, DPMisGAN, MSTSynthesizer, PrivBayes
 
-    check_outputs([args.output, _sidecar(args.output)], [args.input, args.attributes])
-    output_writer(None, args.output, input_is_coded(args))
+    check_outputs([args.output, _sidecar(args.output), args.diagnostics], [args.input, args.attributes])
+    folder = Path(args.input).is_dir()
+    if folder:
+        _check_folder_options(args)
+    else:
+        output_writer(None, args.output, input_is_coded(args))
+        for option, value in (("--scheduler", args.scheduler), ("--resume", args.resume or None),
+                              ("--partition-rows", args.partition_rows), ("--diagnostics", args.diagnostics)):
+            if value is not None:
+                raise CLIError(f"{option} applies to a folder of Parquet partitions (--input DIR) only.")
     if args.rows < 1:
         raise CLIError(f"--rows must be a positive number of synthetic rows, got {args.rows}.")
     check_path_not_imputed(args.input)
@@ -149,24 +159,68 @@ def _cmd_synth(args):
         model = PrivBayes(attrs, epsilon=args.epsilon, degree=degree, missing=missing, bins=bins,
                           max_rows=args.max_rows, never_missing=never if missing == "value" else (),
                           progress=args.progress, rng=args.seed)
-    df, coded = read_input(args, attributes=attrs)
-    model.fit(df)
-    out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1, **sample_options)
+    if folder:
+        written = _synth_folder(args, model)
+        model = written.synthesizer
+    else:
+        df, coded = read_input(args, attributes=attrs)
+        model.fit(df)
+        out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1, **sample_options)
     params = model.public_params()
     # The command's own facts first; the dict merge keeps their places and appends the model's.
     public = {"method": args.method, "description": what, "epsilon": params["epsilon"], "delta": params["delta"],
               "neighbours": params["neighbours"], "rows": args.rows, **params}
-    if args.seed is not None:
+    # A resumed folder run publishes its saved fit's record: seeded as that fit was, whatever --seed says now.
+    if (written.seeded if folder else args.seed is not None):
         public = {"seeded": True, "seeded_note": SEEDED_NOTE, **public}
     if args.method == "dpmisgan":
         public["gaps"] = args.gaps
         public["accounting"] = public.pop("accounting")   # the record has always ended with it
-    write_files([(args.output, output_writer(out, args.output, coded)),
-                 (_sidecar(args.output), text_writer(json.dumps(public, indent=2, default=str) + "\n"))])
+    if folder:
+        public["partitions"] = written.partitions
+    sidecar = [(_sidecar(args.output), text_writer(json.dumps(public, indent=2, default=str) + "\n"))]
+    if folder and args.diagnostics:
+        sidecar.append((args.diagnostics, text_writer(json.dumps({"input": str(args.input),
+                                                                  **written.curator_dict()}, indent=2) + "\n")))
+    write_files(sidecar if folder else [(args.output, output_writer(out, args.output, coded)), *sidecar])
     chosen = f" (chose {model.method_})" if args.method == "auto" else ""
+    where = f"{written.partitions} Parquet partitions in {args.output}" if folder else str(args.output)
     print(f"{args.method}{chosen}: {what}; epsilon={model.epsilon_:g}, delta={model.delta_:g}; wrote {args.rows} "
-          f"synthetic rows to {args.output} and the public parameters to {_sidecar(args.output)}")
+          f"synthetic rows to {where} and the public parameters to {_sidecar(args.output)}"
+          + ("; finished the interrupted run with its saved model (no budget spent again)"
+             if folder and written.resumed else ""))
     return 0
+
+
+def _check_folder_options(args):
+    """Refuse, before any work, what synthesis of a folder of Parquet partitions does not do."""
+    if args.method not in ("auto", "aim", "mst"):
+        raise CLIError(f"--method {args.method} needs the table in memory; a folder of Parquet partitions is "
+                       "synthesised by --method auto, aim or mst (they read sums over records).")
+    if getattr(args, "codebook", None) is not None:
+        raise CLIError("--codebook reads one agency file; convert it to a folder of Parquet partitions first "
+                       "(dpknn convert) and give a schema or attributes file for the folder.")
+    if args.output.suffix.lower() in (".csv", ".parquet", ".dta", ".sav", ".zsav"):
+        raise CLIError(f"--output {str(args.output)!r}: a folder of partitions is synthesised into a new folder of "
+                       "Parquet partitions; give a folder name.")
+    if args.diagnostics is not None:
+        # The curator's file must not land in the folder that is published.
+        if args.output.resolve() in args.diagnostics.resolve().parents:
+            raise CLIError(f"--diagnostics {str(args.diagnostics)!r} lies inside --output {str(args.output)!r}, the "
+                           "folder to publish; write the curator's diagnostics elsewhere.")
+    if args.partition_rows is not None and args.partition_rows < 1:
+        raise CLIError(f"--partition-rows must be a positive number of rows, got {args.partition_rows}.")
+
+
+def _synth_folder(args, model):
+    """Fit and sample a folder of Parquet partitions on Dask (dpknn.synth.distributed)."""
+    from dpknn.synth.distributed import PARTITION_ROWS, synthesize_parquet
+
+    with scheduler_client(args) as client:
+        return synthesize_parquet(args.input, args.output, model, rows=args.rows,
+                                  rows_per_partition=args.partition_rows or PARTITION_ROWS, client=client,
+                                  rng=None if args.seed is None else args.seed + 1, resume=args.resume,
+                                  progress=args.progress)
 
 
 def _note(text):
@@ -220,10 +274,11 @@ def add_synth_parser(sub):
                    help="TOML file of [[attribute]] tables (or a schema file): the public domains")
     p.add_argument("--input", type=Path, required=True,
                    help=".csv or .parquet; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with "
-                        "--codebook")
+                        "--codebook; or a folder of Parquet partitions (auto, aim, mst: read in passes on Dask, "
+                        "out of core)")
     p.add_argument("--output", type=Path, required=True,
                    help=".csv or .parquet; .dta or .sav for an agency input (its labels and missing "
-                        "codes)")
+                        "codes); a new folder of Parquet partitions for a folder input")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon")
     p.add_argument("--method", default="auto", choices=list(SYNTH_METHODS),
                    help="default auto: AIM or MST, chosen on a released row count (1%% of epsilon)")
@@ -270,6 +325,16 @@ def add_synth_parser(sub):
                           "share of epsilon (default 0.9; "
                           "0: MisGAN's adversarial losses alone)")
     gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
+    folder = p.add_argument_group("a folder of Parquet partitions (auto, aim, mst; out of core on Dask)")
+    folder.add_argument("--partition-rows", type=int, default=None,
+                        help="synthetic rows per output partition (default 1,000,000)")
+    folder.add_argument("--resume", action="store_true",
+                        help="finish an interrupted run into the same --output with the model it saved (no budget "
+                             "spent again)")
+    folder.add_argument("--diagnostics", type=Path, default=None,
+                        help="also write CONFIDENTIAL curator diagnostics (rows read, values outside universes, "
+                             "seconds per pass) to this JSON file")
+    add_scheduler(folder)
     add_progress(p)
     add_seed(p)
     add_na_values(p)

@@ -67,9 +67,8 @@ from dpknn.impute.scheme import (
 )
 from dpknn.schema.attributes import Categorical, Schema
 from dpknn.schema.flags import check_path_not_imputed, flag_column
-from dpknn.utils.cluster import dask_client
-from dpknn.utils.io import IMPUTED_MARKER, check_not_inside, partition_files, remove_tree
-from dpknn.utils.progress import progress_bar
+from dpknn.utils.cluster import completed_results, dask_client, parquet_partitions
+from dpknn.utils.io import IMPUTED_MARKER, check_not_inside, remove_tree
 from dpknn.utils.validation import check_positive_int, validate_params
 
 __all__ = ["DistributedImputation", "DonorPlacement", "PartitionDonors", "compact", "folder_imputer", "impute_parquet",
@@ -153,46 +152,6 @@ class DistributedImputation:
 
 
 # ----------------------------------------------------------------------------------------------
-def parquet_partitions(input_dir):
-    """The Parquet files of a folder in the order that defines row positions (natural sort of
-    their paths, as Dask reads them), skipping names that start with '.' or '_'."""
-    from dask.utils import natural_sort_key
-
-    root = Path(input_dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"input_dir {str(input_dir)!r} is not a folder of Parquet files.")
-    files = partition_files(root)
-    if not files:
-        raise ValueError(f"input_dir {str(input_dir)!r} holds no .parquet file.")
-    return sorted(files, key=lambda p: natural_sort_key(str(p.relative_to(root))))
-
-
-def _as_progress(futures, progress, desc):
-    """The futures' results in completion order, with a progress bar; on the first failure the
-    others are cancelled (their files are about to be removed) and the error is raised.
-
-    Each finished future is taken out of ``futures`` (the caller's list) as its result is
-    yielded: a worker keeps a task's result in its memory while any future of it lives, and a
-    pass of 10^3 partitions would otherwise hold all their class tables at once (2.2 GiB per
-    worker at 10^9 census rows, 0.5 GiB at 10^8)."""
-    from dask.distributed import as_completed
-
-    bar = progress_bar(total=len(futures), desc=desc, unit="task", progress=progress)
-    try:
-        done = as_completed(futures, with_results=True)
-        for future, result in done:
-            futures.remove(future)
-            del future
-            bar.update()
-            yield result
-    except BaseException:
-        if futures:
-            futures[0].client.cancel(futures)
-        raise
-    finally:
-        bar.close()
-
-
 def _write_columns(folder, columns):
     """Numeric columns as one .npy file each in ``folder``, so that readers can map them."""
     folder = Path(folder)
@@ -420,7 +379,7 @@ def _check_unique_labels(client, schema, stats, staging, progress):
     edges = [ranges[0][0], *cuts[1:].tolist(), max(r[1] for r in ranges) + 1]
     futures = [client.submit(_duplicate_labels, str(staging), numbers, lo, hi, pure=False)
                for lo, hi in itertools.pairwise(edges)]
-    dup = [d for found in _as_progress(futures, progress, "label check") for d in found]
+    dup = [d for found in completed_results(futures, progress, "label check") for d in found]
     if dup:
         raise DomainError(f"label column {schema.label!r} has duplicate labels across partitions: {sorted(dup)[:5]}.")
 
@@ -846,7 +805,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
                                  None if donors_partial is None else str(donors_partial), pure=False)
                        for i, f in enumerate(files)]
             try:
-                written = list(_as_progress(futures, progress, "write partitions"))
+                written = list(completed_results(futures, progress, "write partitions"))
             except BaseException:
                 # A caller's cluster outlives this call: stop the writes that have not started.
                 dc.cancel(futures)
@@ -923,7 +882,7 @@ def place_donors(client, imp, files, staging, *, buckets=None, labels=False, pro
     futures = [client.submit(_stage, str(f), i, int(offsets[i]), schema, str(staging), pure=False)
                for i, f in enumerate(files)]
     table, stats = ClassCounts.empty(), []
-    for counts, part in _as_progress(futures, progress, "stage partitions"):
+    for counts, part in completed_results(futures, progress, "stage partitions"):
         table = table.merged(counts)
         stats.append(part)
     del futures
@@ -1049,7 +1008,7 @@ def _solve_buckets(client, task, table, plan, ranges, progress):
         foreign = np.unique(table.keys[plan.owner[mine & (owner_bucket != b)]])
         futures.append(client.submit(_solve_bucket, b, task, table.keys[lo:hi], table.n_donors[lo:hi],
                                      table.n_inc[lo:hi], plan.for_bucket(mine, table.keys), foreign, pure=False))
-    return sorted(_as_progress(futures, progress, "donors"), key=operator.attrgetter("number"))
+    return sorted(completed_results(futures, progress, "donors"), key=operator.attrgetter("number"))
 
 
 def _l1_search(imp, table, stats, solved, balls, class_cells, short_incomplete):

@@ -37,7 +37,8 @@ from dpknn.schema.geometry import squared_distance
 from dpknn.utils.validation import check_keys
 
 __all__ = ["DRAFT_KEY", "Categorical", "Continuous", "EncodedData", "Ordinal", "Schema", "Universe",
-           "blank_outside_universes", "check_draft", "check_universe", "observed_outside_universes",
+           "blank_outside_universes", "check_draft", "check_universe", "log_outside_universes",
+           "observed_outside_universes",
            "warn_outside_universes"]
 
 #: Top-level key that ``dpknn schema`` writes (``draft = true``): the domains were read from the data.
@@ -470,7 +471,12 @@ def observed_outside_universes(df, attributes):
 def warn_outside_universes(df, attributes, log):
     """:func:`observed_outside_universes` of ``df``, each count logged as a warning on ``log`` for the curator
     (stderr, never a published file); returns the counts."""
-    counts = observed_outside_universes(df, attributes)
+    return log_outside_universes(observed_outside_universes(df, attributes), attributes, log)
+
+
+def log_outside_universes(counts, attributes, log):
+    """Log each count of :func:`observed_outside_universes` (``counts``, also summed over the partitions of a
+    folder) as a warning on ``log`` for the curator (stderr, never a published file); returns ``counts``."""
     for a in attributes:
         if a.name in counts:
             log.warning("%s: %d observed value(s) lie outside its universe %s; they are not applicable there and "

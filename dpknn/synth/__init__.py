@@ -10,6 +10,8 @@
   dropped per table, dropped with their rows, or kept as a value).
 - :class:`ColumnwiseSynthesizer`: column-by-column synthesis with DP naive-Bayes models that
   also impute the missing cells (KaminoI).
+- :func:`synthesize_parquet`: AIM, MST or the default fitted on a folder of Parquet partitions out of core on
+  Dask (the same releases as in memory), its synthetic rows written as a folder of partitions.
 - :class:`DPMisGAN`: MisGAN trained with DP-SGD on its critics (needs torch, the ``gan`` extra;
   importing this package does not).
 - :class:`Discretization`: the public bins PrivBayes and the column-wise synthesiser use;
@@ -22,7 +24,8 @@
 from dpknn.utils.lazy import lazy_exports
 
 __all__ = ["AIMSynthesizer", "AutoSynthesizer", "ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "MSTSynthesizer",
-           "PrivBayes", "Synthesizer", "TabularEncoding", "mutual_information_score", "score_sensitivity"]
+           "PrivBayes", "Synthesizer", "TabularEncoding", "mutual_information_score", "score_sensitivity",
+           "synthesize_parquet"]
 
 # Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
 __getattr__, __dir__ = lazy_exports(__name__, {
@@ -37,4 +40,5 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "mutual_information_score": "dpknn.synth.scores",
     "score_sensitivity": "dpknn.synth.scores",
     "TabularEncoding": "dpknn.synth.tabular",
+    "synthesize_parquet": "dpknn.synth.distributed",
 })

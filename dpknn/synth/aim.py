@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import typing
 from dataclasses import dataclass
 from fractions import Fraction
@@ -286,6 +287,28 @@ class AIMSynthesizer(MarginalSynthesizer):
         rounds = 16 * len(sizes) if self.rounds is None else self.rounds
         return [(Fraction(9, 10 * rounds), 1)] * rounds
 
+    def _candidates(self, disc):
+        """(The first tables' public edges, {candidate set: weight}): the universes' edges and each analysis'
+        response with each covariate are measured first (public), and the analyses weigh in the workload
+        (ANALYSIS_WEIGHT copies of each analysis' attribute set), so the rounds spend where the analyst will look."""
+        analyses = analysis_pairs(self.analyses, disc.names)
+        fixed = universe_edges(disc.attributes, [(y, x) for y, xs in analyses for x in xs])
+        sets = self._workload_sets(disc.names)
+        for y, xs in analyses:
+            group = [(y, *xs)] if len(xs) <= 3 else [(y, x) for x in xs]
+            sets += [tuple(sorted(g)) for g in group] * ANALYSIS_WEIGHT
+        return fixed, workload_candidates(sets)
+
+    def candidate_sets(self, disc):
+        """The first tables (every attribute, the public edges) and every candidate of the rounds that the model's
+        size limit can ever afford: a junction tree holding r has at least r's cells, so a set of more cells than
+        ``model_size()`` (counted without the gap codes, to keep every one that might fit) is never chosen."""
+        fixed, candidates = self._candidates(disc)
+        first = [(a,) for a in range(len(disc.names))] + [tuple(sorted(e)) for e in fixed]
+        limit = self.model_size()
+        fits = [r for r in candidates if math.prod(int(disc.sizes[a]) for a in r) <= limit]
+        return list(dict.fromkeys([*first, *fits]))
+
     def select_and_fit(self, counts, budget, src, *, disc, rates):
         """Steps 1-2 (module docstring) with ``budget.total`` (ρ, or ε under pure DP) in all; AIM takes
         no MCAR rates (``rates`` is all zero)."""
@@ -293,16 +316,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         limit = self.max_model_size_ = self.model_size()
         sizes = tuple(int(s) for s in counts.ext_sizes)
         d = len(sizes)
-        analyses = analysis_pairs(self.analyses, disc.names)
-        # The universes' edges and each analysis' response with each covariate are measured first (public), and
-        # the analyses weigh in the workload (ANALYSIS_WEIGHT copies of each analysis' attribute set), so the
-        # rounds spend where the analyst will look.
-        fixed = universe_edges(disc.attributes, [(y, x) for y, xs in analyses for x in xs])
-        sets = self._workload_sets(disc.names)
-        for y, xs in analyses:
-            group = [(y, *xs)] if len(xs) <= 3 else [(y, x) for x in xs]
-            sets += [tuple(sorted(g)) for g in group] * ANALYSIS_WEIGHT
-        candidates = workload_candidates(sets)
+        fixed, candidates = self._candidates(disc)
         sensitivity = max(candidates.values())
         first = [(a,) for a in range(d)] + [tuple(e) for e in fixed]
         rounds = 16 * d if self.rounds is None else self.rounds

@@ -53,10 +53,10 @@ from fractions import Fraction
 from dpknn.accounting.budget import float_down
 from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
-from dpknn.schema.flags import check_not_imputed
 from dpknn.synth.aim import AIMSynthesizer
 from dpknn.synth.base import Synthesizer
-from dpknn.synth.marginal import MARGINAL_CONSTRAINTS, check_epsilon_bound, encode_checked, mean_pair_cells
+from dpknn.synth.data import FrameData, TableData
+from dpknn.synth.marginal import MARGINAL_CONSTRAINTS, check_epsilon_bound, mean_pair_cells
 from dpknn.synth.mst import MSTSynthesizer
 from dpknn.utils.validation import (
     POSITIVE,
@@ -180,13 +180,15 @@ class AutoSynthesizer(Synthesizer):
 
         Parameters
         ----------
-        X : pandas.DataFrame
+        X : pandas.DataFrame or TableData
+            As for :meth:`AIMSynthesizer.fit <dpknn.synth.AIMSynthesizer.fit>` (a folder of Parquet partitions:
+            :func:`~dpknn.synth.distributed.synthesize_parquet`).
         y : ignored
         accountant : BudgetAccountant or None
             Charged (ε, δ) before the data are read; refused when it does not fit.
         """
         validate_params(self)   # the declared parameter_constraints, before anything is read or charged
-        check_not_imputed(X, "X")
+        data = X if isinstance(X, TableData) else FrameData(X)   # FrameData refuses imputed data
         eps = Fraction(check_epsilon_bound(self.epsilon))
         share = Fraction(check_unit_interval(self.count_share, "count_share"))
         check_positive_real(self.theta, "theta")
@@ -198,16 +200,16 @@ class AutoSynthesizer(Synthesizer):
         delta = max(p.delta for p in plans.values())
         if accountant is not None:
             accountant.spend(float(eps), delta, label=f"{type(self).__name__} (count, then AIM or MST)")
-        encode_checked(X, plans["aim"])   # domain errors and never_missing gaps before the count is drawn
+        data.scan(plans["aim"])   # domain errors and never_missing gaps before the count is drawn
         src = as_source(self.rng)
-        rows = max(Geometric(epsilon=eps0).release(len(X), rng=src).value, 0)   # post-processing: a count
+        rows = max(Geometric(epsilon=eps0).release(data.rows, rng=src).value, 0)   # post-processing: a count
         candidates = self._candidates(rest, rows)   # ñ buys the useful levels of quantiles (post-processing)
         ratio = aim_usefulness(rows, candidates["aim"], candidates["aim"].plan())
         method = "aim" if ratio >= self.theta else "mst"
         logger.info("AutoSynthesizer: released rows %d, AIM usefulness %.3g (theta %g): %s", rows, ratio,
                     self.theta, method)
         # The chosen one draws from the same source, after the count: independent noises.
-        self.synthesizer_ = candidates[method].set_params(rng=src).fit(X)
+        self.synthesizer_ = candidates[method].set_params(rng=src).fit(data)
         self.method_ = method
         self.released_rows_ = int(rows)
         self.epsilon_ = float(eps0) + self.synthesizer_.epsilon_

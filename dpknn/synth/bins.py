@@ -38,8 +38,8 @@ from dpknn.mechanisms.selection import ExponentialMechanism
 from dpknn.schema.attributes import Categorical, Ordinal
 from dpknn.schema.discretization import ValueShape
 
-__all__ = ["GRID", "POINT_MASS_SHARE", "QuantileEdges", "candidate_grid", "mass_candidates", "median_scores",
-           "point_masses", "quantile_edges"]
+__all__ = ["GRID", "POINT_MASS_SHARE", "QuantileEdges", "ValueHistogram", "candidate_grid", "mass_candidates",
+           "median_scores", "point_masses", "quantile_edges", "value_histogram"]
 
 GRID = 4096
 
@@ -91,6 +91,48 @@ def mass_candidates(attribute):
     return tuple(sorted(int(v) if isinstance(a, Ordinal) else float(v) for v in cands))
 
 
+@dataclass(frozen=True)
+class ValueHistogram:
+    """What the point masses and the quantiles read of an attribute's counted values: data, never released.
+
+    ``below[j]`` counts the values v with g_{j−1} <= v < g_j on the public candidate grid g (``below[0]``: those
+    under g_0, the last entry: those at or above the last point), and ``at`` the values equal to each public mass
+    candidate (:func:`mass_candidates`). Both are sums over records, so the histograms of disjoint parts of the
+    data (Parquet partitions) add up to the whole's (:meth:`merged`), and every score of :func:`quantile_edges` and
+    count of :func:`point_masses` is a function of them: the released values are those of the sorted values.
+    """
+
+    name: str
+    below: np.ndarray
+    at: tuple
+
+    def merged(self, other):
+        """The histogram of the union of two disjoint sets of records."""
+        return ValueHistogram(self.name, self.below + other.below, tuple(a + b for a, b in zip(self.at, other.at)))
+
+    @property
+    def total(self):
+        """The number of counted values."""
+        return int(self.below.sum())
+
+    def without(self, masses, attribute, *, grid):
+        """The histogram less the values equal to the released point masses ``masses`` (post-processing: which
+        values to leave out is released)."""
+        below = self.below.copy()
+        cands = mass_candidates(attribute)
+        for v in masses:
+            below[int(np.searchsorted(grid, v, side="right"))] -= self.at[cands.index(v)]
+        return ValueHistogram(self.name, below, tuple(0 if c in masses else k for c, k in zip(cands, self.at)))
+
+
+def value_histogram(values, attribute, *, grid=None):
+    """The :class:`ValueHistogram` of ``values`` (the attribute's counted values) on the public grid."""
+    g = candidate_grid(attribute) if grid is None else np.asarray(grid, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    below = np.bincount(np.searchsorted(g, v, side="right"), minlength=g.size + 1).astype(np.int64)
+    return ValueHistogram(attribute.name, below, tuple(int((v == c).sum()) for c in mass_candidates(attribute)))
+
+
 def point_masses(values, attribute, mechanism, src):
     """The public candidates (:func:`mass_candidates`) that hold a point mass of ``values``, and the noisy counts.
 
@@ -99,13 +141,15 @@ def point_masses(values, attribute, mechanism, src):
     synthesiser's currency). Adding or removing one record moves one cell by one (L1 and L2 sensitivity 1), so the
     histogram has the mechanism's guarantee; the choice of point masses reads the noisy counts only.
 
+    ``values`` is an array of the counted values or their :class:`ValueHistogram`.
+
     Returns
     -------
     (tuple of values, ndarray of the noisy counts, the candidates' then the others')
     """
+    hist = values if isinstance(values, ValueHistogram) else value_histogram(values, attribute)
     cands = mass_candidates(attribute)
-    v = np.asarray(values, dtype=np.float64)
-    counts = np.array([int((v == c).sum()) for c in cands] + [int((~np.isin(v, cands)).sum())], dtype=np.int64)
+    counts = np.array([*hist.at, hist.total - sum(hist.at)], dtype=np.int64)
     noisy = np.asarray(mechanism.release_array(counts, rng=src), dtype=np.int64)
     total = max(int(noisy.sum()), 1)
     sd = float(np.sqrt(mechanism.variance()))
@@ -138,8 +182,9 @@ def quantile_edges(values, attribute, *, levels, epsilon, src, grid=None, masses
 
     Parameters
     ----------
-    values : ndarray of float
-        The attribute's counted values (observed and inside the universe): data, never released.
+    values : ndarray of float or ValueHistogram
+        The attribute's counted values (observed and inside the universe), or their histogram on ``grid``: data,
+        never released.
     attribute : Ordinal or Continuous
     levels : int
     epsilon : float
@@ -156,22 +201,30 @@ def quantile_edges(values, attribute, *, levels, epsilon, src, grid=None, masses
     QuantileEdges
     """
     g = candidate_grid(attribute) if grid is None else np.asarray(grid, dtype=np.float64)
-    values = np.asarray(values, dtype=np.float64)
+    hist = values if isinstance(values, ValueHistogram) else value_histogram(values, attribute, grid=g)
+    if hist.below.size != g.size + 1:
+        raise ValueError(f"the histogram of {attribute.name!r} has {hist.below.size} cells; one more than the grid's "
+                         f"{g.size} points was expected (a histogram is read on the grid it was counted on).")
     if masses:
-        values = values[~np.isin(values, masses)]
+        hist = hist.without(masses, attribute, grid=g)
+    # F[j] = #{v < g_j}; a part is the values in [edge, next edge) and the grid points strictly between its edges,
+    # so #{v in the part, v < g} = F(g) − F(edge) for every candidate g of the part: the scores of the sorted
+    # values, read from the histogram.
+    below = np.cumsum(hist.below)
     mech = ExponentialMechanism(epsilon=epsilon, sensitivity=1.0) if levels else None   # 0 levels: masses only
-    parts = [(np.sort(np.asarray(values, dtype=np.float64)), g, Fraction(0), Fraction(1))]
+    parts = [(0, g.size, 0, int(below[-1]), Fraction(0), Fraction(1))]   # candidates [c0, c1), F range [f0, f1)
     found = []
     for _ in range(levels):
         nxt = []
-        for x, cand, r0, r1 in parts:
-            if cand.size == 0:
+        for c0, c1, f0, f1, r0, r1 in parts:
+            if c1 <= c0:
                 continue
-            e = float(cand[mech.select(median_scores(x, cand), rng=src)])
+            scores = -np.abs(2 * (below[c0:c1] - f0) - (f1 - f0)).astype(np.float64)
+            k = c0 + mech.select(scores, rng=src)
             mid = (r0 + r1) / 2
-            found.append((e, float(mid)))
-            cut = np.searchsorted(x, e, side="left")
-            nxt += [(x[:cut], cand[cand < e], r0, mid), (x[cut:], cand[cand > e], mid, r1)]
+            found.append((float(g[k]), float(mid)))
+            fk = int(below[k])
+            nxt += [(c0, k, f0, fk, r0, mid), (k + 1, c1, fk, f1, mid, r1)]
         parts = nxt
     found.sort()
     cast = int if isinstance(attribute, Ordinal) else float

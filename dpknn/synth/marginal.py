@@ -85,14 +85,14 @@ from dpknn.accounting.mcar import observed_probability
 from dpknn.accounting.zcdp import exponential_epsilon, zcdp_rho
 from dpknn.mechanisms.additive import DiscreteGaussian, Geometric
 from dpknn.mechanisms.randomness import as_source
-from dpknn.schema.attributes import Continuous, Ordinal
+from dpknn.schema.attributes import Continuous, Ordinal, log_outside_universes
 from dpknn.schema.discretization import Discretization
-from dpknn.schema.flags import check_not_imputed
-from dpknn.schema.marginals import count_tables, extended_codes
+from dpknn.schema.marginals import extended_codes
 from dpknn.synth.base import Synthesizer, check_never_missing
 from dpknn.synth.bins import candidate_grid, point_masses, quantile_edges
+from dpknn.synth.data import FrameData, RankPlan, TableData
 from dpknn.synth.graphical_model import Measurement, round_counts
-from dpknn.synth.ranks import RANK_STEPS, conditional_ranks, measure_ranks, within_bin_ranks
+from dpknn.synth.ranks import RANK_STEPS, conditional_ranks, release_ranks
 from dpknn.utils.validation import (
     EPSILON,
     POSITIVE_DELTA,
@@ -106,9 +106,9 @@ from dpknn.utils.validation import (
     validate_params,
 )
 
-__all__ = ["MAX_EPSILON", "MODEL_LEVELS", "NOISES", "QUANTILE_THETA", "SHAPED_WIDTH", "Counts", "MarginalSynthesizer",
+__all__ = ["MAX_EPSILON", "MODEL_LEVELS", "NOISES", "QUANTILE_THETA", "SHAPED_WIDTH", "MarginalSynthesizer",
            "Prepared", "PureBudget", "ZCDPBudget", "analysis_pairs", "binned_attributes", "blank_at_rates",
-           "check_epsilon_bound", "encode_checked", "mean_pair_cells", "measure", "measure_quantiles", "planned_error",
+           "check_epsilon_bound", "mean_pair_cells", "measure", "measure_quantiles", "planned_error",
            "rescaled", "universe_edges", "useful_levels"]
 
 logger = logging.getLogger(__name__)
@@ -271,9 +271,10 @@ def binned_attributes(disc, *, min_width=2):
             (isinstance(a, Continuous) or (isinstance(a, Ordinal) and disc.ordinal_width(a) >= min_width))]
 
 
-def measure_quantiles(X, attributes, levels, budget, src, *, masses=False):
+def measure_quantiles(histograms, attributes, levels, budget, src, *, masses=False):
     """DP quantile edges (:func:`~dpknn.synth.bins.quantile_edges`) of each of ``attributes``,
-    ``budget.total`` in all; the counted values are the observed ones inside the attribute's universe.
+    ``budget.total`` in all, read from ``histograms`` (name -> :class:`~dpknn.synth.bins.ValueHistogram` of the
+    counted values: the observed ones inside the attribute's universe; :class:`~dpknn.synth.data.Scan`).
 
     With ``masses``, each attribute's point masses (:func:`~dpknn.synth.bins.point_masses`) come first, one
     histogram per attribute at the cost of one level, and the quantiles leave their values out: the k
@@ -287,11 +288,9 @@ def measure_quantiles(X, attributes, levels, budget, src, *, masses=False):
     eps = budget.choice_epsilon(budget.total * levels / steps, levels * k) if levels else 0.0  # 0: masses only
     out = []
     for a in attributes:
-        values, missing = a.read_column(X)
-        keep = ~missing if a.universe is None else ~missing & a.universe.mask(X)
-        values = np.asarray(values, dtype=np.float64)[keep]
-        found = point_masses(values, a, budget.mechanism(part), src)[0] if masses else ()
-        out.append(quantile_edges(values, a, levels=levels, epsilon=eps, src=src, masses=found))
+        hist = histograms[a.name]
+        found = point_masses(hist, a, budget.mechanism(part), src)[0] if masses else ()
+        out.append(quantile_edges(hist, a, levels=levels, epsilon=eps, src=src, masses=found))
     return out
 
 
@@ -351,33 +350,6 @@ def universe_edges(attributes, extra=()):
     return edges
 
 
-class Counts:
-    """The true extended count tables of attribute sets, computed once each: data, never released.
-
-    ``ext`` holds extended codes (missing = last code), ``sizes`` the attributes' domain sizes and
-    ``ext_sizes`` the table sizes (one more where the model has a missing code; where it has none,
-    the missing code is cut, so the tables count the rows observed on that attribute).
-    """
-
-    def __init__(self, ext, sizes, ext_sizes, *, n_jobs=2):
-        self.ext, self.sizes, self.ext_sizes, self.n_jobs = ext, sizes, ext_sizes, n_jobs
-        self._tables = {}
-
-    def __getitem__(self, attributes):
-        return self.tables([attributes])[0]
-
-    def tables(self, sets):
-        """The tables of ``sets`` (tuples of attribute indices, axes in that order), int64."""
-        todo = list(dict.fromkeys(tuple(sorted(s)) for s in sets if tuple(sorted(s)) not in self._tables))
-        for s, t in zip(todo, count_tables(self.ext, self.sizes, todo, n_jobs=self.n_jobs)):
-            self._tables[s] = t[tuple(slice(0, int(self.ext_sizes[v])) for v in s)].astype(np.int64)
-        out = []
-        for s in sets:
-            key = tuple(sorted(s))
-            out.append(np.transpose(self._tables[key], [key.index(v) for v in s]))
-        return out
-
-
 def measure(counts, attributes, cost, src, *, budget):
     """The table of ``attributes`` with the noise of ``budget`` at ``cost`` (module docstring);
     the record keeps the noise's standard deviation, which weighs it in the estimate."""
@@ -422,18 +394,6 @@ def rescaled(measurement, rates):
     if p == 1.0:
         return measurement
     return Measurement(measurement.attributes, measurement.counts / p, measurement.sigma / p)
-
-
-def encode_checked(X, plan):
-    """``X``'s codes under ``plan`` (a :class:`Prepared`), refusing domain errors and gaps in a
-    ``never_missing`` attribute (a refusal that reveals one bit, ``docs/privacy.md``)."""
-    disc = plan.disc
-    codes = disc.encode(X)
-    gaps = [n for n, nv, row in zip(disc.names, plan.never, codes) if nv and (row < 0).any()]
-    if gaps:
-        raise ValueError(f"attributes declared never_missing have gaps: {gaps}. Remove them from never_missing "
-                         "(their gaps then become a code of their own) or impute them first.")
-    return codes
 
 
 def blank_at_rates(codes, rates, rng):
@@ -541,14 +501,22 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode,
                         wide if bought or mode == "auto" else [], bought, ranks * (1 - quantile_part) * budget.total)
 
+    @abc.abstractmethod
+    def candidate_sets(self, disc):
+        """Every attribute set (sorted index tuples) whose table :meth:`select_and_fit` may read, from public facts
+        only (``disc``, the workload, the analyses): what one pass over a folder counts
+        (:mod:`dpknn.synth.distributed`)."""
+
     def fit(self, X, y=None, *, accountant=None):
         """Release the quantiles (``bins`` "auto" or "quantiles"), measure and select tables, fit
-        one model (the class docstring) on ``X``, a DataFrame holding the attribute columns
-        (missing cells as NaN/None; not modified).
+        one model (the class docstring) on ``X``.
 
         Parameters
         ----------
-        X : pandas.DataFrame
+        X : pandas.DataFrame or TableData
+            The attribute columns (missing cells as NaN/None; not modified), or data read as sums over records
+            (:class:`~dpknn.synth.data.TableData`: a folder of Parquet partitions,
+            :func:`~dpknn.synth.distributed.synthesize_parquet`), which releases the same values for the same seed.
         y : ignored
         accountant : BudgetAccountant or None
             Charged (ε, δ) before the data are read; refused when it does not fit.
@@ -566,16 +534,16 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             return self._fit(X, accountant)
 
     def _fit(self, X, accountant):
-        check_not_imputed(X, "X")
+        data = X if isinstance(X, TableData) else FrameData(X)   # FrameData refuses imputed data
         plan = self.plan()
         if accountant is not None:
             accountant.spend(plan.epsilon, plan.delta, label=f"{type(self).__name__} ({plan.budget.noise} noise)")
         src = as_source(self.rng)
         disc = plan.disc
-        codes = encode_checked(X, plan)  # domain errors and the never_missing refusal before anything is released
-        self._note_outside_universes(X)
-        quantiles = measure_quantiles(X, plan.wide, plan.levels, replace(plan.budget, total=plan.quantiles), src,
-                                      masses=plan.mode == "auto")
+        scan = data.scan(plan)  # domain errors and the never_missing refusal before anything is released
+        self.n_outside_universe_ = log_outside_universes(scan.outside_universe, disc.attributes, logger)
+        quantiles = measure_quantiles(scan.histograms, plan.wide, plan.levels,
+                                      replace(plan.budget, total=plan.quantiles), src, masses=plan.mode == "auto")
         self.public_edges_ = {name: list(e) for name, e in disc.edges}
         self.bin_edges_ = {q.name: list(q.edges) for q in quantiles}
         self.quantile_edges_ = {q.name: q for q in quantiles}
@@ -593,17 +561,21 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
                                             base=() if q.levels else disc.bounds(by_attr[q.name])[0][1:]))
                      for q in quantiles}
             disc = Discretization(disc.attributes, disc.bins, {**dict(disc.edges), **model})
-            codes = disc.encode(X)
         by_name = {q.name: q for q in quantiles} if plan.mode == "auto" else {}
         self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
         ext_sizes = disc.sizes + ~plan.gapless   # an attribute measured on its observed rows has no gap code
-        counts = Counts(extended_codes(codes, disc.sizes), disc.sizes, ext_sizes, n_jobs=self.n_jobs)
+        rank_pairs = self._rank_pairs(disc) if plan.ranks > 0 else ()
+        counts, rank_counts = data.count(disc, ext_sizes, self.candidate_sets(disc),
+                                         RankPlan(rank_pairs, tuple(self.shapes_)), n_jobs=self.n_jobs)
         logger.info("%s: %d attributes, %s noise, total %.6g (epsilon=%g, delta=%g)", type(self).__name__,
                     len(disc.sizes), plan.budget.noise, float(plan.budget.total), plan.epsilon, plan.delta)
         model_total = plan.budget.total - plan.quantiles - plan.ranks
         self.measurements_, self.model_, structure = self.select_and_fit(
             counts, replace(plan.budget, total=model_total), src, disc=disc, rates=plan.mcar)
-        self.rank_sums_ = self._measure_ranks(X, codes, counts, disc, replace(plan.budget, total=plan.ranks), src)
+        self.rank_sums_ = []
+        if rank_pairs:
+            mech = plan.budget.mechanism(plan.ranks / len(rank_pairs), sensitivity=RANK_STEPS)
+            self.rank_sums_ = release_ranks(rank_counts, rank_pairs, mech, src)
         self.discretization_ = disc
         self.never_missing_ = tuple(bool(v) for v in plan.never)
         self.observed_rates_ = plan.mcar
@@ -615,24 +587,12 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         self.n_features_in_ = len(disc.sizes)
         return self
 
-    def _measure_ranks(self, X, codes, counts, disc, budget, src):
-        """The within-bin rank sums (:mod:`dpknn.synth.ranks`) of each analysis' response, when it is a shaped
-        amount, with each of its covariates, ``budget.total`` in all (none without such an analysis)."""
+    def _rank_pairs(self, disc):
+        """The (response, covariate) index pairs whose within-bin rank sums (:mod:`dpknn.synth.ranks`) are
+        released: each analysis' response that is a shaped amount, with each of its covariates (public)."""
         pairs = [(y, x) for y, xs in analysis_pairs(self.analyses, disc.names) if self.shapes_[y] is not None
                  for x in xs]
-        pairs = list(dict.fromkeys(pairs))
-        if not pairs or budget.total <= 0:
-            return []
-        shaped = sorted({y for y, _ in pairs})
-        ranks = {}
-        for a in shaped:
-            attr = disc.attributes[a]
-            values, _ = attr.read_column(X)
-            lo, hi = disc.bounds(attr)
-            ranks[a] = within_bin_ranks(values, codes[a], lo, hi, self.shapes_[a])
-        mech = budget.mechanism(budget.total / len(pairs), sensitivity=RANK_STEPS)
-        return measure_ranks(ranks, codes, counts.ext, [disc.value_codes(a) for a in disc.attributes],
-                             disc.sizes + 1, pairs, mech, src)
+        return tuple(dict.fromkeys(pairs))
 
     def released_params(self):
         """Public bins, released bin edges, never-missing attributes, the noise and ρ (None under pure

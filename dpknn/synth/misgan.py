@@ -129,7 +129,8 @@ from dpknn.schema.attributes import blank_outside_universes
 from dpknn.schema.flags import check_not_imputed
 from dpknn.schema.marginals import extended_codes
 from dpknn.synth.base import Synthesizer, check_never_missing
-from dpknn.synth.marginal import Counts, ZCDPBudget, measure
+from dpknn.synth.data import Counts
+from dpknn.synth.marginal import ZCDPBudget, measure
 from dpknn.synth.tabular import TabularEncoding
 from dpknn.utils.validation import (
     EPSILON,

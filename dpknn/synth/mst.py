@@ -388,6 +388,11 @@ class MSTSynthesizer(MarginalSynthesizer):
         edges = [(s3 / (d - 1), mean_pair_cells(sizes))] * (d - 1) if d > 1 else []
         return [(s1 / d, int(c)) for c in sizes] + edges
 
+    def candidate_sets(self, disc):
+        """Every one-way table and every pair: step 2 scores all pairs, step 3 measures those chosen."""
+        d = len(disc.names)
+        return [(a,) for a in range(d)] + [(a, b) for a in range(d) for b in range(a + 1, d)]
+
     def select_and_fit(self, counts, budget, src, *, disc, rates):
         """Steps 1-4 (module docstring) with ``budget.total`` in all; ``rates`` the public MCAR rates."""
         # An analysis' response joined to each covariate (public, like the universes' edges): the tree measures

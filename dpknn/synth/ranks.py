@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RANK_RIDGE", "RANK_STEPS", "RankSums", "conditional_ranks", "measure_ranks", "within_bin_ranks"]
+__all__ = ["RANK_RIDGE", "RANK_STEPS", "RankSums", "conditional_ranks", "measure_ranks", "rank_tables", "release_ranks",
+           "within_bin_ranks"]
 
 #: Steps of a within-bin rank in a released sum: a record adds round(RANK_STEPS·r).
 RANK_STEPS = 16
@@ -73,22 +74,35 @@ def within_bin_ranks(values, codes, lo, hi, shape):
     return out
 
 
-def measure_ranks(ranks, codes, ext, value_codes, ext_sizes, pairs, mechanism, src):
-    """The :class:`RankSums` of every (amount, partner) of ``pairs``, each released by ``mechanism`` (sensitivity
-    :data:`RANK_STEPS`, module docstring): ``ranks`` maps an amount to its records' ranks (NaN: not counted),
-    ``codes`` are the bins, ``ext`` the extended codes (missing = the last) of every attribute."""
-    out = []
-    sd = float(np.sqrt(mechanism.variance())) / RANK_STEPS
+def rank_tables(ranks, codes, ext, value_codes, ext_sizes, pairs):
+    """The true tables of :func:`measure_ranks` (data, never released), by pair: sums of round(RANK_STEPS·r)
+    by (amount's bin, partner's extended code), int64. Sums over records, so those of disjoint parts of the data
+    (Parquet partitions) add up to the whole's."""
+    out = {}
     for a, x in pairs:
         r = ranks[a]
         ok = ~np.isnan(r)
         steps = np.rint(RANK_STEPS * r[ok]).astype(np.int64)
         flat = np.bincount(codes[a][ok].astype(np.int64) * int(ext_sizes[x]) + ext[x][ok].astype(np.int64),
                            weights=steps, minlength=int(value_codes[a]) * int(ext_sizes[x]))
-        table = np.rint(flat).astype(np.int64).reshape(int(value_codes[a]), int(ext_sizes[x]))
-        noisy = np.asarray(mechanism.release_array(table, rng=src), dtype=np.float64) / RANK_STEPS
-        out.append(RankSums(a, x, noisy, sd))
+        out[(a, x)] = np.rint(flat).astype(np.int64).reshape(int(value_codes[a]), int(ext_sizes[x]))
     return out
+
+
+def release_ranks(tables, pairs, mechanism, src):
+    """The :class:`RankSums` of every (amount, partner) of ``pairs``, its true table ``tables[pair]``
+    (:func:`rank_tables`) released by ``mechanism`` (sensitivity :data:`RANK_STEPS`, module docstring), in the
+    order of ``pairs``."""
+    sd = float(np.sqrt(mechanism.variance())) / RANK_STEPS
+    return [RankSums(a, x, np.asarray(mechanism.release_array(tables[(a, x)], rng=src), dtype=np.float64)
+                     / RANK_STEPS, sd) for a, x in pairs]
+
+
+def measure_ranks(ranks, codes, ext, value_codes, ext_sizes, pairs, mechanism, src):
+    """The :class:`RankSums` of every (amount, partner) of ``pairs``, each released by ``mechanism`` (sensitivity
+    :data:`RANK_STEPS`, module docstring): ``ranks`` maps an amount to its records' ranks (NaN: not counted),
+    ``codes`` are the bins, ``ext`` the extended codes (missing = the last) of every attribute."""
+    return release_ranks(rank_tables(ranks, codes, ext, value_codes, ext_sizes, pairs), pairs, mechanism, src)
 
 
 def conditional_ranks(codes, ext, sums, bin_counts, gen):

@@ -1,0 +1,29 @@
+"""Folders of Parquet partitions for the out-of-core tests (imputation and synthesis)."""
+
+import pandas as pd
+
+from dpknn.utils.cluster import parquet_partitions
+
+
+def write_partitions(df, folder, sizes):
+    """``df`` cut into consecutive partitions of ``sizes`` rows (names sort naturally, not
+    lexicographically: part.10 comes after part.9)."""
+    folder.mkdir(parents=True)
+    assert sum(sizes) == len(df)
+    start = 0
+    for i, size in enumerate(sizes):
+        df.iloc[start:start + size].to_parquet(folder / f"part.{i}.parquet")
+        start += size
+
+
+def read_folder(folder, **concat):
+    """The partitions of ``folder`` in order, as one frame."""
+    return pd.concat([pd.read_parquet(f) for f in parquet_partitions(folder)], **concat)
+
+
+def local_client():
+    """An in-process Dask client of two single-threaded workers (a module fixture's body)."""
+    import pytest
+
+    distributed = pytest.importorskip("dask.distributed")
+    return distributed.Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None)
