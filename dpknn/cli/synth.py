@@ -184,7 +184,8 @@ def _cmd_synth(args):
                                                                   **written.curator_dict()}, indent=2) + "\n")))
     write_files(sidecar if folder else [(args.output, output_writer(out, args.output, coded)), *sidecar])
     chosen = f" (chose {model.method_})" if args.method == "auto" else ""
-    where = f"{written.partitions} Parquet partitions in {args.output}" if folder else str(args.output)
+    where = (f"{written.partitions} Parquet partition{'s' if written.partitions != 1 else ''} in {args.output}"
+             if folder else str(args.output))
     print(f"{args.method}{chosen}: {what}; epsilon={model.epsilon_:g}, delta={model.delta_:g}; wrote {args.rows} "
           f"synthetic rows to {where} and the public parameters to {_sidecar(args.output)}"
           + ("; finished the interrupted run with its saved model (no budget spent again)"
@@ -327,7 +328,8 @@ def add_synth_parser(sub):
     gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
     folder = p.add_argument_group("a folder of Parquet partitions (auto, aim, mst; out of core on Dask)")
     folder.add_argument("--partition-rows", type=int, default=None,
-                        help="synthetic rows per output partition (default 1,000,000)")
+                        help="the most synthetic rows of an output partition (default 1,000,000; the rows are "
+                             "split evenly over as few partitions as that allows)")
     folder.add_argument("--resume", action="store_true",
                         help="finish an interrupted run into the same --output with the model it saved (no budget "
                              "spent again)")

@@ -276,7 +276,8 @@ def synthesize_parquet(input_dir, output_dir, synthesizer, *, rows, rows_per_par
     rows : int
         Synthetic rows to write (public).
     rows_per_partition : int, default 1,000,000
-        Rows of each output partition (the last ones may hold one fewer): a sampling task's memory.
+        The most rows of an output partition (a sampling task's memory): the rows are split evenly over
+        ⌈rows / rows_per_partition⌉ partitions, the first ones holding one more where they do not divide.
     client : dask.distributed.Client or None
         None: a LocalCluster with one single-threaded worker process per core, closed afterwards.
     rng : int or None
@@ -325,7 +326,13 @@ def synthesize_parquet(input_dir, output_dir, synthesizer, *, rows, rows_per_par
             output_dir.parent.mkdir(parents=True, exist_ok=True)
             plan.save(partial)
         t0 = time.perf_counter()
-        _sample_partitions(dc, plan, partial, progress)
+        try:
+            _sample_partitions(dc, plan, partial, progress)
+        except BaseException:
+            logger.error("synthesize_parquet: sampling stopped; %s keeps the partitions written and the saved model: "
+                         "resume=True (dpknn synth --resume, same options) finishes it without spending budget",
+                         partial)
+            raise
         seconds["sample"] = time.perf_counter() - t0
     for stale in partial.glob(".*.tmp"):   # a write whose worker died before it could remove it
         stale.unlink()
@@ -350,8 +357,9 @@ def _check_run(input_dir, output_dir, synthesizer, resume):
     partial = output_dir.parent / f".{output_dir.name}.partial"
     resumed = resume and (partial / _STATE / _PLAN).exists()
     if resume and not resumed:
-        raise FileNotFoundError(f"nothing to resume: {str(partial)!r} holds no saved run (it is written once the fit "
-                                "is done). Run again without resume (a new fit, its own budget).")
+        raise FileNotFoundError(f"nothing to resume for {str(output_dir)!r}: no interrupted run saved its model in "
+                                f"{str(partial)!r} (a run saves it once its fit is done). Run again without resume "
+                                "(a new fit, its own budget).")
     if partial.exists() and not resumed:
         raise FileExistsError(f"an interrupted run left {str(partial)!r}: resume=True (dpknn synth --resume) finishes "
                               "it with the model it saved, spending no budget again; or remove that folder.")

@@ -13,6 +13,10 @@ that choice lives here:
   public or released row count ``n_rows``, ``"auto"`` buys the quantiles level by level, only
   while a level is θ-useful (:func:`useful_levels`); the share of the levels not bought goes to
   the model.
+- **The data** are read only as sums over records (:mod:`dpknn.synth.data`): a scan (checks, row count, each
+  released amount's histogram on its public grid) and the counts of the tables the method may read; a DataFrame
+  in memory or a folder of Parquet partitions out of core (:mod:`dpknn.synth.distributed`) gives the same sums,
+  so the same releases for the same seed.
 - **Missing values** as one more code of an attribute (the last), except for an attribute in
   ``never_missing`` (a public fact of the survey design), which gets none and whose gaps
   :meth:`fit` refuses (a refusal that reveals one bit, ``docs/privacy.md``), and except for an
