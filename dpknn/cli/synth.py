@@ -76,14 +76,7 @@ def _cmd_synth(args):
 
     check_outputs([args.output, _sidecar(args.output), args.diagnostics], [args.input, args.attributes])
     folder = Path(args.input).is_dir()
-    if folder:
-        _check_folder_options(args)
-    else:
-        output_writer(None, args.output, input_is_coded(args))
-        for option, value in (("--scheduler", args.scheduler), ("--resume", args.resume or None),
-                              ("--partition-rows", args.partition_rows), ("--diagnostics", args.diagnostics)):
-            if value is not None:
-                raise CLIError(f"{option} applies to a folder of Parquet partitions (--input DIR) only.")
+    _check_input_options(args, folder)
     if args.rows < 1:
         raise CLIError(f"--rows must be a positive number of synthetic rows, got {args.rows}.")
     check_path_not_imputed(args.input)
@@ -91,31 +84,7 @@ def _cmd_synth(args):
         declared = read_attributes_file(args.attributes)
     attrs, edges = declared.attributes, declared.bin_edges or None
     what, missing = SYNTH_METHODS[args.method]
-    gan_only = {"--input-rows": args.input_rows, "--epochs": args.epochs, "--batch-size": args.batch_size,
-                "--marginal-share": args.marginal_share, "--gaps": args.gaps or None}
-    if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
-        named = [k for k, v in gan_only.items() if v is not None]
-        raise CLIError(f"{', '.join(named)} appl{'ies' if len(named) == 1 else 'y'} to --method dpmisgan only.")
-    marginal = args.method in ("auto", "aim", "mst")
-    if not marginal and args.method != "dpmisgan" and args.delta is not None:
-        raise CLIError("--delta applies to --method auto, aim, mst and dpmisgan only.")
-    draws_gaps = marginal or args.method in ("privbayes-value", "dpmisgan")
-    if args.never_missing is not None and not draws_gaps:
-        raise CLIError(f"--never-missing does not apply to --method {args.method}, which draws no gaps.")
-    if not marginal and args.noise is not None:
-        raise CLIError("--noise applies to --method auto, aim and mst only.")
-    if args.mcar_rates is not None and args.method != "mst":
-        raise CLIError("--mcar-rates applies to --method mst only (its tables are amplified by MCAR gaps).")
-    if args.mcar_rates is not None and args.delta is not None:
-        raise CLIError("--mcar-rates is pure epsilon-DP (delta = 0); drop --delta.")
-    if args.noise == "laplace" and args.delta is not None:
-        raise CLIError("--noise laplace is pure epsilon-DP (delta = 0); drop --delta.")
-    if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree is not None):
-        raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
-    if args.analysis and not marginal:
-        raise CLIError("--analysis applies to --method auto, aim and mst only.")
-    if isinstance(args.bins, str) and not marginal:
-        raise CLIError(f"--bins {args.bins} applies to --method auto, aim and mst only; give a number of equal bins.")
+    marginal = _check_method_options(args)
     bins = args.bins if args.bins is not None else ("auto" if marginal else 10)
     if edges and not (marginal or args.method == "dpmisgan"):
         raise CLIError(f"bin_edges in {args.attributes} (for {sorted(edges)}) apply to --method auto, aim, mst and "
@@ -159,6 +128,7 @@ def _cmd_synth(args):
         model = PrivBayes(attrs, epsilon=args.epsilon, degree=degree, missing=missing, bins=bins,
                           max_rows=args.max_rows, never_missing=never if missing == "value" else (),
                           progress=args.progress, rng=args.seed)
+    written = out = coded = None
     if folder:
         written = _synth_folder(args, model)
         model = written.synthesizer
@@ -166,6 +136,14 @@ def _cmd_synth(args):
         df, coded = read_input(args, attributes=attrs)
         model.fit(df)
         out = model.sample(args.rows, rng=None if args.seed is None else args.seed + 1, **sample_options)
+    _publish(args, model, what, written, out, coded)
+    return 0
+
+
+def _publish(args, model, what, written, out, coded):
+    """Write the synthetic rows (``out``, unless a folder run ``written`` wrote them), the public record beside
+    them and, for a folder, the curator's diagnostics; then say what was written."""
+    folder = written is not None
     params = model.public_params()
     # The command's own facts first; the dict merge keeps their places and appends the model's.
     public = {"method": args.method, "description": what, "epsilon": params["epsilon"], "delta": params["delta"],
@@ -190,7 +168,48 @@ def _cmd_synth(args):
           f"synthetic rows to {where} and the public parameters to {_sidecar(args.output)}"
           + ("; finished the interrupted run with its saved model (no budget spent again)"
              if folder and written.resumed else ""))
-    return 0
+
+
+def _check_input_options(args, folder):
+    """Refuse, before any work, the options the input's kind (a file or a folder of partitions) does not take."""
+    if folder:
+        _check_folder_options(args)
+        return
+    output_writer(None, args.output, input_is_coded(args))
+    for option, value in (("--scheduler", args.scheduler), ("--resume", args.resume or None),
+                          ("--partition-rows", args.partition_rows), ("--diagnostics", args.diagnostics)):
+        if value is not None:
+            raise CLIError(f"{option} applies to a folder of Parquet partitions (--input DIR) only.")
+
+
+def _check_method_options(args):
+    """Refuse, before any work, the options ``--method`` does not take; True for the marginal methods."""
+    gan_only = {"--input-rows": args.input_rows, "--epochs": args.epochs, "--batch-size": args.batch_size,
+                "--marginal-share": args.marginal_share, "--gaps": args.gaps or None}
+    if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
+        named = [k for k, v in gan_only.items() if v is not None]
+        raise CLIError(f"{', '.join(named)} appl{'ies' if len(named) == 1 else 'y'} to --method dpmisgan only.")
+    marginal = args.method in ("auto", "aim", "mst")
+    if not marginal and args.method != "dpmisgan" and args.delta is not None:
+        raise CLIError("--delta applies to --method auto, aim, mst and dpmisgan only.")
+    draws_gaps = marginal or args.method in ("privbayes-value", "dpmisgan")
+    if args.never_missing is not None and not draws_gaps:
+        raise CLIError(f"--never-missing does not apply to --method {args.method}, which draws no gaps.")
+    if not marginal and args.noise is not None:
+        raise CLIError("--noise applies to --method auto, aim and mst only.")
+    if args.mcar_rates is not None and args.method != "mst":
+        raise CLIError("--mcar-rates applies to --method mst only (its tables are amplified by MCAR gaps).")
+    if args.mcar_rates is not None and args.delta is not None:
+        raise CLIError("--mcar-rates is pure epsilon-DP (delta = 0); drop --delta.")
+    if args.noise == "laplace" and args.delta is not None:
+        raise CLIError("--noise laplace is pure epsilon-DP (delta = 0); drop --delta.")
+    if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree is not None):
+        raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
+    if args.analysis and not marginal:
+        raise CLIError("--analysis applies to --method auto, aim and mst only.")
+    if isinstance(args.bins, str) and not marginal:
+        raise CLIError(f"--bins {args.bins} applies to --method auto, aim and mst only; give a number of equal bins.")
+    return marginal
 
 
 def _check_folder_options(args):
@@ -326,6 +345,15 @@ def add_synth_parser(sub):
                           "share of epsilon (default 0.9; "
                           "0: MisGAN's adversarial losses alone)")
     gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
+    _add_folder_options(p)
+    add_progress(p)
+    add_seed(p)
+    add_na_values(p)
+    p.set_defaults(func=_cmd_synth)
+
+
+def _add_folder_options(p):
+    """The options of ``dpknn synth`` on a folder of Parquet partitions."""
     folder = p.add_argument_group("a folder of Parquet partitions (auto, aim, mst; out of core on Dask)")
     folder.add_argument("--partition-rows", type=int, default=None,
                         help="the most synthetic rows of an output partition (default 1,000,000; the rows are "
@@ -337,10 +365,6 @@ def add_synth_parser(sub):
                         help="also write CONFIDENTIAL curator diagnostics (rows read, values outside universes, "
                              "seconds per pass) to this JSON file")
     add_scheduler(folder)
-    add_progress(p)
-    add_seed(p)
-    add_na_values(p)
-    p.set_defaults(func=_cmd_synth)
 
 
 def add_evaluate_parser(sub):

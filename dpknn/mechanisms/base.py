@@ -235,6 +235,10 @@ def exact_epsilon(epsilon):
     return Fraction(epsilon)
 
 
+# Mechanisms by name, so that the law of a release's noise can be found from the release alone (noise_survival).
+_BY_NAME = {}
+
+
 class Mechanism(abc.ABC):
     """Base of every mechanism in dpknn that draws randomness for privacy: each noisy number,
     randomized bit or private choice the package publishes or uses comes from a subclass's
@@ -253,13 +257,11 @@ class Mechanism(abc.ABC):
     #: Declared constraints of the constructor's parameters (:mod:`dpknn.utils.validation`),
     #: checked by :meth:`checked_params` before anything is derived from them.
     parameter_constraints: typing.ClassVar[dict] = {}
-    # Mechanisms by name, so that the law of a release's noise can be found from the release alone.
-    _by_name: typing.ClassVar[dict] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if isinstance(cls.__dict__.get("name"), str):
-            Mechanism._by_name[cls.__dict__["name"]] = cls
+            _BY_NAME[cls.__dict__["name"]] = cls
 
     @classmethod
     def noise_survival(cls, release, x):
@@ -307,7 +309,7 @@ def noise_survival(release, x):
 
     For the curator's tails (``dpknn.releases.curator_report``): heavy-tailed smooth noise makes errors of
     many noise scales far more likely than a standard deviation or a 90% interval suggests."""
-    cls = Mechanism._by_name.get(release.mechanism)
+    cls = _BY_NAME.get(release.mechanism)
     return None if cls is None else cls.noise_survival(release, np.asarray(x, dtype=np.float64))
 
 

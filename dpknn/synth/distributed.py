@@ -317,22 +317,9 @@ def synthesize_parquet(input_dir, output_dir, synthesizer, *, rows, rows_per_par
         else:
             data = ParquetData(files, [a.name for a in check_attributes(synthesizer.attributes)], dc,
                                progress=progress)
-            t0 = time.perf_counter()
-            synthesizer.fit(data, accountant=accountant)
-            seconds = {**data.seconds, "fit": time.perf_counter() - t0 - sum(data.seconds.values())}
-            seed = rng if rng is not None else secrets.randbits(128)
-            plan = SamplingPlan(_public_copy(synthesizer), np.random.SeedSequence(seed).entropy, rows, per,
-                                synthesizer.rng is not None)
-            output_dir.parent.mkdir(parents=True, exist_ok=True)
-            plan.save(partial)
+            seconds, plan = _fit_and_save(data, synthesizer, accountant, rng, rows, per, partial)
         t0 = time.perf_counter()
-        try:
-            _sample_partitions(dc, plan, partial, progress)
-        except BaseException:
-            logger.error("synthesize_parquet: sampling stopped; %s keeps the partitions written and the saved model: "
-                         "resume=True (dpknn synth --resume, same options) finishes it without spending budget",
-                         partial)
-            raise
+        _sample_partitions(dc, plan, partial, progress)
         seconds["sample"] = time.perf_counter() - t0
     for stale in partial.glob(".*.tmp"):   # a write whose worker died before it could remove it
         stale.unlink()
@@ -347,6 +334,20 @@ def synthesize_parquet(input_dir, output_dir, synthesizer, *, rows, rows_per_par
                                 seconds=seconds)
     return ParquetSynthesis(synthesizer, str(output_dir), rows, len(plan.sizes), False, plan.seeded, data.rows,
                             dict(synthesizer.n_outside_universe_), seconds)
+
+
+def _fit_and_save(data, synthesizer, accountant, rng, rows, per, partial):
+    """Fit ``synthesizer`` on ``data`` (passes 1 and 2, then the client's fit) and save its :class:`SamplingPlan`
+    in ``partial``; (seconds by pass, the plan)."""
+    t0 = time.perf_counter()
+    synthesizer.fit(data, accountant=accountant)
+    seconds = {**data.seconds, "fit": time.perf_counter() - t0 - sum(data.seconds.values())}
+    seed = rng if rng is not None else secrets.randbits(128)
+    plan = SamplingPlan(_public_copy(synthesizer), np.random.SeedSequence(seed).entropy, rows, per,
+                        synthesizer.rng is not None)
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    plan.save(partial)
+    return seconds, plan
 
 
 def _check_run(input_dir, output_dir, synthesizer, resume):
@@ -427,6 +428,8 @@ def _sample_partitions(dc, plan, partial, progress):
             pass
     except BaseException:
         dc.cancel(futures)
+        logger.error("synthesize_parquet: sampling stopped; %s keeps the partitions written and the saved model: "
+                     "resume=True (dpknn synth --resume, same options) finishes it without spending budget", partial)
         raise
     written = sorted(p.name for p in partial.glob("part.*.parquet"))
     if written != [_PART.format(i) for i in range(len(plan.sizes))]:
