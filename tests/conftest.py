@@ -20,3 +20,11 @@ def _one_blas_thread_per_worker():
 
     with threadpool_limits(limits=1):
         yield
+
+
+@pytest.fixture(scope="module")
+def client():
+    """An in-process Dask client of two single-threaded workers, for a test module (the out-of-core tests)."""
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as c:
+        yield c

@@ -19,11 +19,3 @@ def write_partitions(df, folder, sizes):
 def read_folder(folder, **concat):
     """The partitions of ``folder`` in order, as one frame."""
     return pd.concat([pd.read_parquet(f) for f in parquet_partitions(folder)], **concat)
-
-
-def local_client():
-    """An in-process Dask client of two single-threaded workers (a module fixture's body)."""
-    import pytest
-
-    distributed = pytest.importorskip("dask.distributed")
-    return distributed.Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None)

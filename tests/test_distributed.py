@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from partitions import local_client, read_folder, write_partitions
+from partitions import read_folder, write_partitions
 
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
@@ -19,12 +19,6 @@ from dpknn.impute.knn import KNNImputer
 from dpknn.schema.flags import flag_column
 
 distributed = pytest.importorskip("dask.distributed")
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_client() as c:
-        yield c
 
 
 def random_problem(seed):

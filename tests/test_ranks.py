@@ -23,7 +23,7 @@ from dpknn.schema import Discretization
 from dpknn.schema.marginals import extended_codes
 from dpknn.synth import AIMSynthesizer, AutoSynthesizer, MSTSynthesizer
 from dpknn.synth.bins import QuantileEdges, mass_candidates, point_masses, quantile_edges
-from dpknn.synth.ranks import RANK_STEPS, conditional_ranks, measure_ranks, within_bin_ranks
+from dpknn.synth.ranks import RANK_STEPS, conditional_ranks, rank_tables, release_ranks, within_bin_ranks
 
 
 class _Exact:
@@ -196,8 +196,8 @@ def _rank_tables(df, disc, shape, pairs, *, broken=False):
     ranks = {0: within_bin_ranks(values, codes[0], lo, hi, shape)}
     if broken:   # negative control: the position in the bin by value, unbounded past the bin's end
         ranks = {0: np.where(np.isnan(ranks[0]), np.nan, (values - lo[np.maximum(codes[0], 0)]) / 1000.0)}
-    tables = measure_ranks(ranks, codes, ext, [disc.value_codes(a) for a in disc.attributes], disc.sizes + 1,
-                           pairs, _Exact(), None)
+    tables = release_ranks(rank_tables(ranks, codes, ext, [disc.value_codes(a) for a in disc.attributes],
+                                       disc.sizes + 1, pairs), pairs, _Exact(), None)
     return [t.sums * RANK_STEPS for t in tables]
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import partitions
 import pytest
-from partitions import local_client, write_partitions
+from partitions import write_partitions
 from people import ATTRS, people
 
 from dpknn import Categorical, DomainError, Ordinal
@@ -25,12 +25,6 @@ from dpknn.utils.cluster import parquet_partitions
 distributed = pytest.importorskip("dask.distributed")
 pytest.importorskip("pyarrow")
 synth_distributed = pytest.importorskip("dpknn.synth.distributed")
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_client() as c:
-        yield c
 
 
 def read_folder(folder):

@@ -39,7 +39,7 @@ from dpknn.schema.attributes import Categorical, Ordinal
 from dpknn.schema.discretization import ValueShape
 
 __all__ = ["GRID", "POINT_MASS_SHARE", "QuantileEdges", "ValueHistogram", "candidate_grid", "mass_candidates",
-           "median_scores", "point_masses", "quantile_edges", "value_histogram"]
+           "median_scores", "point_masses", "quantile_edges", "rank_scores", "value_histogram"]
 
 GRID = 4096
 
@@ -172,8 +172,12 @@ def candidate_grid(attribute, size=GRID):
 
 def median_scores(sorted_values, grid):
     """−|2·#{x < g} − m| for each candidate g (integers; sensitivity 1, module docstring)."""
-    below = np.searchsorted(sorted_values, grid, side="left")
-    return -np.abs(2 * below - sorted_values.size).astype(np.float64)
+    return rank_scores(np.searchsorted(sorted_values, grid, side="left"), sorted_values.size)
+
+
+def rank_scores(below, m):
+    """The median scores −|2·below − m| of candidates with ``below`` = #{x < g} of ``m`` values."""
+    return -np.abs(2 * np.asarray(below) - m).astype(np.float64)
 
 
 def quantile_edges(values, attribute, *, levels, epsilon, src, grid=None, masses=()):
@@ -219,8 +223,7 @@ def quantile_edges(values, attribute, *, levels, epsilon, src, grid=None, masses
         for c0, c1, f0, f1, r0, r1 in parts:
             if c1 <= c0:
                 continue
-            scores = -np.abs(2 * (below[c0:c1] - f0) - (f1 - f0)).astype(np.float64)
-            k = c0 + mech.select(scores, rng=src)
+            k = c0 + mech.select(rank_scores(below[c0:c1] - f0, f1 - f0), rng=src)
             mid = (r0 + r1) / 2
             found.append((float(g[k]), float(mid)))
             fk = int(below[k])

@@ -124,8 +124,7 @@ def partition_counts(X, disc, ext_sizes, sets, ranks):
     :class:`RankPlan`) of ``X`` under the model's discretisation ``disc``: one partition's share of the counts."""
     codes = disc.encode(X)
     ext = extended_codes(codes, disc.sizes)
-    tables = {s: t[tuple(slice(0, int(ext_sizes[v])) for v in s)].astype(np.int64)
-              for s, t in zip(sets, count_tables(ext, disc.sizes, list(sets), n_jobs=1))}
+    tables = dict(zip(sets, Counts(ext, disc.sizes, ext_sizes, n_jobs=1).tables(list(sets))))
     return tables, frame_rank_tables(X, codes, ext, disc, ranks)
 
 
@@ -146,15 +145,31 @@ def frame_rank_tables(X, codes, ext, disc, ranks):
 class TableData(abc.ABC):
     """The data of a marginal synthesiser's fit, read as sums over records (module docstring)."""
 
+    def __init__(self):
+        self._scans = {}
+
     @property
     @abc.abstractmethod
     def rows(self):
         """The number of rows (data: a synthesiser releases it only through a mechanism)."""
 
     @abc.abstractmethod
-    def scan(self, plan):
-        """The :class:`Scan` under ``plan`` (a :class:`~dpknn.synth.marginal.Prepared`); raises as
+    def read_scan(self, plan):
+        """Read the :class:`Scan` under ``plan`` (a :class:`~dpknn.synth.marginal.Prepared`); raises as
         :func:`encode_checked` does."""
+
+    def scan(self, plan):
+        """The :class:`Scan` under ``plan``, read once for the plans that share its checks.
+
+        :class:`~dpknn.synth.AutoSynthesizer` scans with AIM's plan before its count and the chosen method scans
+        again with its own: the same domains and never-missing attributes, histograms of the same or fewer
+        attributes, so the first read serves both (out of core, one pass over the folder instead of two)."""
+        key = (tuple(plan.disc.names), tuple(map(bool, plan.never)))
+        wanted = {a.name for a in plan.wide}
+        held = self._scans.get(key)
+        if held is None or not wanted <= set(held.histograms):
+            held = self._scans[key] = self.read_scan(plan)
+        return Scan(held.rows, held.outside_universe, {k: held.histograms[k] for k in wanted})
 
     @abc.abstractmethod
     def count(self, disc, ext_sizes, sets, ranks, *, n_jobs=2):
@@ -166,6 +181,7 @@ class FrameData(TableData):
     """A DataFrame in memory (not modified): the scan reads it at once, the counts as the fit asks for them."""
 
     def __init__(self, X):
+        super().__init__()
         check_not_imputed(X, "X")
         self.X = X
 
@@ -173,7 +189,7 @@ class FrameData(TableData):
     def rows(self):
         return len(self.X)
 
-    def scan(self, plan):
+    def read_scan(self, plan):
         return partition_scan(self.X, plan)
 
     def count(self, disc, ext_sizes, sets, ranks, *, n_jobs=2):

@@ -84,11 +84,11 @@ def _scan_task(path, names, plan):
     try:
         return partition_scan(_read(path, names), plan)
     except (DomainError, ValueError) as exc:
-        exc.add_note(f"in partition {str(path)!r}")
         try:
             named = type(exc)(f"partition {str(path)!r}: {exc}")
-        except TypeError:   # an error class that takes more than a message: kept as it is, with the note
-            raise exc from None
+        except TypeError:   # an error class that takes more than a message: kept, with a note naming the partition
+            exc.add_note(f"in partition {str(path)!r}")
+            raise
         raise named from None
 
 
@@ -121,9 +121,9 @@ class ParquetData(TableData):
     def __init__(self, files, names, client, *, progress=False):
         import pyarrow.parquet as pq
 
+        super().__init__()
         self.files, self.names, self.client, self.progress = list(files), list(names), client, progress
         self._rows = sum(pq.read_metadata(f).num_rows for f in self.files)
-        self._scans = {}
         #: Wall time of each pass (curator diagnostics).
         self.seconds = {}
 
@@ -137,18 +137,11 @@ class ParquetData(TableData):
         yield from completed_results(futures, self.progress, name)
         self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
 
-    def scan(self, plan):
-        # AutoSynthesizer scans with AIM's plan before its count and the chosen method scans again with its own:
-        # the same checks, histograms of the same or fewer attributes, so the first pass serves both.
-        key = (tuple(plan.disc.names), tuple(map(bool, plan.never)))
-        wanted = {a.name for a in plan.wide}
-        held = self._scans.get(key)
-        if held is None or not wanted <= set(held.histograms):
-            held = None
-            for part in self._pass("scan", _scan_task, plan):
-                held = part if held is None else held.merged(part)
-            self._scans[key] = held
-        return type(held)(held.rows, held.outside_universe, {k: held.histograms[k] for k in wanted})
+    def read_scan(self, plan):
+        held = None
+        for part in self._pass("scan", _scan_task, plan):
+            held = part if held is None else held.merged(part)
+        return held
 
     def count(self, disc, ext_sizes, sets, ranks, *, n_jobs=2):
         sets = list(dict.fromkeys(tuple(sorted(s)) for s in sets))

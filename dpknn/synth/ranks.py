@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RANK_RIDGE", "RANK_STEPS", "RankSums", "conditional_ranks", "measure_ranks", "rank_tables", "release_ranks",
+__all__ = ["RANK_RIDGE", "RANK_STEPS", "RankSums", "conditional_ranks", "rank_tables", "release_ranks",
            "within_bin_ranks"]
 
 #: Steps of a within-bin rank in a released sum: a record adds round(RANK_STEPS·r).
@@ -75,9 +75,9 @@ def within_bin_ranks(values, codes, lo, hi, shape):
 
 
 def rank_tables(ranks, codes, ext, value_codes, ext_sizes, pairs):
-    """The true tables of :func:`measure_ranks` (data, never released), by pair: sums of round(RANK_STEPS·r)
-    by (amount's bin, partner's extended code), int64. Sums over records, so those of disjoint parts of the data
-    (Parquet partitions) add up to the whole's."""
+    """The true tables of the rank sums (data, never released; :func:`release_ranks` releases them), by pair:
+    sums of round(RANK_STEPS·r) by (amount's bin, partner's extended code), int64. Sums over records, so those
+    of disjoint parts of the data (Parquet partitions) add up to the whole's."""
     out = {}
     for a, x in pairs:
         r = ranks[a]
@@ -96,13 +96,6 @@ def release_ranks(tables, pairs, mechanism, src):
     sd = float(np.sqrt(mechanism.variance())) / RANK_STEPS
     return [RankSums(a, x, np.asarray(mechanism.release_array(tables[(a, x)], rng=src), dtype=np.float64)
                      / RANK_STEPS, sd) for a, x in pairs]
-
-
-def measure_ranks(ranks, codes, ext, value_codes, ext_sizes, pairs, mechanism, src):
-    """The :class:`RankSums` of every (amount, partner) of ``pairs``, each released by ``mechanism`` (sensitivity
-    :data:`RANK_STEPS`, module docstring): ``ranks`` maps an amount to its records' ranks (NaN: not counted),
-    ``codes`` are the bins, ``ext`` the extended codes (missing = the last) of every attribute."""
-    return release_ranks(rank_tables(ranks, codes, ext, value_codes, ext_sizes, pairs), pairs, mechanism, src)
 
 
 def conditional_ranks(codes, ext, sums, bin_counts, gen):
