@@ -6,14 +6,19 @@ Writes ``--partitions`` Parquet files of ``--rows`` synthetic census records eac
 and prints the time of each pass, the throughput (rows/s) and each worker's and the client's peak
 resident memory. With ``--in-memory`` it also reads the whole folder into one process, fits
 ``KNNImputer`` and writes one Parquet file, and prints the ratio of the two (the peer the issue
-names). Ends with the arithmetic for 10^9 rows from the measured per-worker throughput.
+names). Ends with the arithmetic for 10^9 rows from the measured per-worker throughput. With
+``--universe`` INCWAGE gets the universe AGE >= 10 (younger records not applicable), so the run takes
+the universes' path (each partition encoded again by the universe's schema, the universe's records
+staged apart) and the in-memory fit its restricted imputation.
 
 Usage:
   python benchmarks/impute_out_of_core.py --dir /tmp/census-impute --partitions 100 --rows 1000000
   python benchmarks/impute_out_of_core.py --dir /tmp/census-1e7 --partitions 10 --rows 1000000 --in-memory
+  python benchmarks/impute_out_of_core.py --dir /tmp/census-1e7 --partitions 10 --rows 1000000 --in-memory --universe
 """
 
 import argparse
+import dataclasses
 import resource
 import shutil
 import time
@@ -21,8 +26,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpknn import Schema
 from dpknn.datasets import census_schema, make_census
 from dpknn.impute import KNNImputer, impute_parquet, parquet_partitions
+
+
+def schema_of(universe):
+    """The census schema, with INCWAGE's universe AGE >= 10 if ``universe``."""
+    schema = census_schema()
+    if not universe:
+        return schema
+    (wage,) = schema.imputed
+    return Schema(known=schema.known, imputed=[dataclasses.replace(wage, universe={"AGE": (10, 99)})])
 
 
 def peak_rss_gib():
@@ -48,7 +63,9 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="1GiB", help="per worker (Dask pauses and restarts workers past it)")
     ap.add_argument("--in-memory", action="store_true", help="also time the in-memory fit and print the ratio")
+    ap.add_argument("--universe", action="store_true", help="INCWAGE's universe AGE >= 10 (the universes' path)")
     args = ap.parse_args()
+    schema = schema_of(args.universe)
     src = args.dir / "input"
     if not src.exists():
         build(src, args.partitions, args.rows)
@@ -59,11 +76,12 @@ def main():
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, memory_limit=args.memory_limit,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
         t = time.perf_counter()
-        fit = impute_parquet(src, out, census_schema(), k=args.k, client=client, staging_dir=args.dir)
+        fit = impute_parquet(src, out, schema, k=args.k, client=client, staging_dir=args.dir)
         dt = time.perf_counter() - t
         peaks = client.run(peak_rss_gib)
     rows = fit.n_records_
-    print(f"{rows:,} rows in {fit.n_partitions_} partitions, k={args.k}: {dt:.1f} s end to end, "
+    where = f", INCWAGE's universe AGE >= 10 ({fit.groups_[0].n_records:,} records)" if args.universe else ""
+    print(f"{rows:,} rows in {fit.n_partitions_} partitions, k={args.k}{where}: {dt:.1f} s end to end, "
           f"{rows / dt:,.0f} rows/s; L1 = {fit.l1_}, {fit.n_classes_:,} classes, {fit.n_incomplete_:,} imputed")
     print("  passes: " + ", ".join(f"{name} {sec:.1f} s" for name, sec in fit.seconds_.items()))
     for worker, gib in peaks.items():
@@ -78,13 +96,13 @@ def main():
         df = pd.concat([pd.read_parquet(f) for f in parquet_partitions(src)])
         t_read = time.perf_counter() - t
         t = time.perf_counter()
-        imp = KNNImputer(census_schema(), k=args.k)
+        imp = KNNImputer(schema, k=args.k)
         filled = imp.fit_transform(df)
         t_fit = time.perf_counter() - t
         t = time.perf_counter()
         filled.to_parquet(args.dir / "in-memory.parquet")
         t_write = time.perf_counter() - t
-        assert imp.l1_ == fit.l1_
+        assert imp.l1_ == fit.l1_ and imp.l1_cases_ == fit.l1_cases_
         total = t_read + t_fit + t_write
         print(f"in memory: read {t_read:.1f} s, fit_transform {t_fit:.1f} s, write {t_write:.1f} s "
               f"(peak RSS {peak_rss_gib():.1f} GiB)")

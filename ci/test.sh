@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI: the README's test command exactly as a new user types it, in a fresh virtual environment with
 # no optional extras; then the tests of the optional DP-MisGAN extra (torch) in a second step; then the API
-# reference; then lint.
+# reference; then lint and the architecture's measures (ci/architecture.py: layers, cycles, reach-ins, long functions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,3 +30,4 @@ pip install --quiet ".[docs]"
 sphinx-build -q -W --keep-going -b html docs/api "$(mktemp -d)/api"
 
 ruff check dpknn tests benchmarks
+python ci/architecture.py

@@ -302,6 +302,42 @@ def test_convert_command_and_refusals(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+@needs_ipums
+def test_a_converted_extract_with_not_applicable_codes_is_imputed_and_released_out_of_core(tmp_path):
+    """Issue 50: the codebook's schema (a universe on INCTOT_niu) through the folder path of impute and
+    release equals the extract read in memory: the same imputed rows, L1(D) and released values."""
+    pytest.importorskip("dask.distributed")
+    steps = [("schema", "--codebook", IPUMS / "cps_00006.xml", "--known", "STATEFIP,MONTH", "--imputed", "INCTOT",
+              "--bounds", "INCTOT=-20000:100000", "--output", "s.toml"),
+             ("convert", "--input", IPUMS / "cps_00006.dat.gz", "--codebook", IPUMS / "cps_00006.xml",
+              "--output", "folder", "--rows-per-partition", "3000")]
+    coded = ("--input", IPUMS / "cps_00006.dat.gz", "--codebook", IPUMS / "cps_00006.xml")
+    (tmp_path / "q.toml").write_text('[[query]]\ntype = "count"\nepsilon = 1.0\n\n[[query]]\ntype = "mean"\n'
+                                     'column = "INCTOT"\nepsilon = 1.0\ncount_epsilon = 1.0\n')
+    for source, out in (("folder", "folder_"), (coded, "memory_")):
+        source = ("--input", source) if isinstance(source, str) else source
+        steps += [("impute", *source, "--schema", "s.toml", "--output", out + ("imputed" if out == "folder_" else
+                                                                             "imputed.parquet"),
+                   "--diagnostics", out + "diag.json"),
+                  ("release", *source, "--schema", "s.toml", "--queries", "q.toml", "--epsilon", "3", "--seed", "1",
+                   "--output", out + "release.json")]
+    for step in steps:
+        r = run(*step, cwd=tmp_path)
+        assert r.returncode == 0, (step, r.stderr)
+    folder = pd.read_parquet(tmp_path / "folder_imputed").reset_index(drop=True)
+    memory = pd.read_parquet(tmp_path / "memory_imputed.parquet").reset_index(drop=True)
+    assert len(list((tmp_path / "folder_imputed").glob("*.parquet"))) == 3
+    pd.testing.assert_frame_equal(folder[memory.columns], memory)
+    # The 111 missing incomes imputed, the 2,209 not-applicable ones left missing (outside the universe).
+    assert int(folder["dpknn_imputed_INCTOT"].sum()) == 111
+    assert int(folder["INCTOT"].isna().sum()) == 2209 == int(folder["INCTOT_niu"].sum())
+    diag = {k: json.loads((tmp_path / f"{k}_diag.json").read_text()) for k in ("folder", "memory")}
+    assert diag["folder"]["l1"] == diag["memory"]["l1"] and diag["folder"]["l1_cases"] == diag["memory"]["l1_cases"]
+    assert diag["folder"]["universes"][0]["universe"] == {"INCTOT_niu": [False]}
+    released = {k: json.loads((tmp_path / f"{k}_release.json").read_text())["releases"] for k in ("folder", "memory")}
+    assert released["folder"] == released["memory"]
+
+
 # --- the review's cases (each failed before its fix) ------------------------------------------------------
 
 def test_spss_ranges_open_ends_and_string_missing(tmp_path):

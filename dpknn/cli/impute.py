@@ -220,8 +220,8 @@ def add_impute_parser(sub):
                        "order's public parameters and a marker that makes dpknn release refuse the file. L1(D) and "
                        "class statistics go to --diagnostics; --report writes the curator's report (confidential), "
                        "with plots and, for a --queries file, the planned releases' noise and 90% intervals. A "
-                       "folder of Parquet partitions is imputed on Dask into a folder of partitions "
-                       "(docs/distributed.md).")
+                       "folder of Parquet partitions is imputed on Dask into a folder of partitions, universes "
+                       "included (docs/distributed.md).")
     p.add_argument("--schema", type=Path, required=True, help="TOML schema (see dpknn.Schema.from_file)")
     p.add_argument("--input", type=Path, required=True,
                    help=".csv or .parquet, or a folder of Parquet partitions (imputed on Dask, out of core)"

@@ -98,6 +98,12 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
+        self.commands = None
+
+    def add_subparsers(self, **kwargs):
+        """As argparse's, the action kept as ``commands`` (its ``choices`` name the subcommands' parsers)."""
+        self.commands = super().add_subparsers(**kwargs)
+        return self.commands
 
 
 def build_parser():
@@ -169,9 +175,8 @@ def _unrecognised(parser, argv):
     known, names, current = set(), [], parser
     for token in argv:   # follow the (sub)commands named, gathering the options of each
         known |= {o for a in current._actions for o in a.option_strings}
-        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
-        if subs and token in subs[0].choices:
-            current = subs[0].choices[token]
+        if current.commands is not None and token in current.commands.choices:
+            current = current.commands.choices[token]
             names.append(token)
     known |= {o for a in current._actions for o in a.option_strings}
     command = " ".join(["dpknn", *names])

@@ -21,6 +21,13 @@ so the table never has to sit in one process. :func:`impute_parquet` runs in thr
    keep only the counts and exact sums a release needs (:class:`~dpknn.releases.parquet.ParquetStatistics`,
    one such pass per statistic; nothing imputed is written).
 
+With universes (``docs/imputation.md``, "Universes"), pass 1 still reads each partition once, checks
+every record against the whole schema and stages each universe's records apart (each keeping its
+row in the partition, and its label or whole-data row), encoded by the universe's restricted schema;
+pass 2 and the L1 search run once per universe on its files; pass 3 fills each universe's records
+from its donors and leaves each attribute missing outside its universe. L1(D) is the sum over the
+universes, each as in memory.
+
 The client holds only class-level state; it runs the exact L1 search
 (:meth:`KNNImputer._deepest_addition`) after pass 2 (:func:`place_donors` runs passes 1 and 2
 and the search, and removes the staged records, keeping the donors' inboxes). The result is the in-memory
@@ -52,7 +59,7 @@ import numpy as np
 import pandas as pd
 
 from dpknn._core import _donors, _grouping
-from dpknn.exceptions import DomainError
+from dpknn.exceptions import DomainError, WorkLimitError
 from dpknn.impute.knn import DEFAULT_MAX_WORK, MAX_KEY, KNNImputer, L1Case
 from dpknn.impute.scheme import (
     csr_positions,
@@ -65,14 +72,20 @@ from dpknn.impute.scheme import (
     ordered_donor_classes,
     put_values,
 )
-from dpknn.schema.attributes import Categorical, Schema
+from dpknn.schema.attributes import (
+    Categorical,
+    Schema,
+    blank_outside_universes,
+    log_outside_universes,
+    observed_outside_universes,
+)
 from dpknn.schema.flags import check_path_not_imputed, flag_column
 from dpknn.utils.cluster import completed_results, dask_client, parquet_partitions
 from dpknn.utils.io import IMPUTED_MARKER, check_not_inside, remove_tree
 from dpknn.utils.validation import check_positive_int, validate_params
 
-__all__ = ["DistributedImputation", "DonorPlacement", "PartitionDonors", "compact", "folder_imputer", "impute_parquet",
-           "parquet_partitions", "place_donors"]
+__all__ = ["DistributedImputation", "DonorPlacement", "FolderUniverse", "GroupDonors", "PartitionDonors", "compact",
+           "folder_imputer", "impute_parquet", "parquet_partitions", "place_donors"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +94,34 @@ _STAGED = "staged-{:05d}"
 _LABELS = "labels-{:05d}.npy"
 # Labels sampled per partition to cut the label range for the duplicate check.
 _LABEL_SAMPLE = 64
+
+
+@dataclass(frozen=True)
+class FolderUniverse:
+    """CONFIDENTIAL: the imputation of the attributes that share one universe, in a folder (as
+    :class:`~dpknn.impute.knn.UniverseFit` in memory, less the per-record arrays a folder does not hold).
+
+    Attributes
+    ----------
+    attributes : tuple of str
+    universe : Universe or None
+        None: every record.
+    l1 : int
+        Exact L1(D) of the imputation restricted to the universe.
+    l1_cases : dict of str to L1Case
+        Its worst change of each kind (rows are positions in the whole data set).
+    n_records : int
+        Records inside the universe.
+    n_incomplete : int
+        Of them, those missing one of ``attributes``.
+    """
+
+    attributes: tuple
+    universe: object
+    l1: int
+    l1_cases: dict
+    n_records: int
+    n_incomplete: int
 
 
 @dataclass(frozen=True)
@@ -99,24 +140,31 @@ class DistributedImputation:
         The folder of imputed partitions (confidential microdata); None where the imputed values
         were used without being written (:class:`~dpknn.releases.parquet.ParquetStatistics`).
     l1_ : int
-        Exact L1(D), equal to the in-memory ``KNNImputer.l1_``.
+        Exact L1(D), equal to the in-memory ``KNNImputer.l1_`` (with universes, their sum).
     l1_cases_ : dict of str to L1Case
-        The worst change of each kind; ``row`` is the record's position in the whole data set
-        (partitions in order), as the in-memory imputer numbers rows.
+        The worst change of each kind (of the universe with the largest L1); ``row`` is the
+        record's position in the whole data set (partitions in order), as the in-memory imputer
+        numbers rows.
     n_records_ : int
-        As the in-memory imputer's, and so are the next four.
+        As the in-memory imputer's, and so are the next four (summed over the universes).
     n_incomplete_ : int
     n_classes_ : int
     n_donorless_classes_ : int
     n_donorless_records_ : int
     max_donee_count_ : int
-        Most donees of one complete record.
+        Most donees of one complete record (with universes, within one universe).
     l1_work_ : int
         Ball-box tests the L1 search spent.
     n_partitions_, n_buckets_ : int
-        Input partitions and donor buckets.
+        Input partitions and donor buckets (summed over the universes).
     seconds_ : dict
         Wall time of each pass.
+    groups_ : tuple of FolderUniverse
+        One per universe (one in all without universes), in the order of
+        :meth:`~dpknn.schema.Schema.universe_groups`.
+    n_outside_universe_ : dict of str to int
+        Observed values of an imputed attribute outside its universe, by attribute (read as not
+        applicable; the in-memory ``n_outside_universe_``).
     """
 
     schema: Schema
@@ -135,20 +183,31 @@ class DistributedImputation:
     n_partitions_: int
     n_buckets_: int
     seconds_: dict = field(default_factory=dict)
+    groups_: tuple = ()
+    n_outside_universe_: dict = field(default_factory=dict)
 
     def l1_for(self, columns):
-        """CONFIDENTIAL: L1(D) when ``columns`` name an imputed attribute, else 0 (as
-        :meth:`KNNImputer.l1_for` without universes)."""
-        return self.l1_ if set(columns) & set(self.schema.imputed_names) else 0
+        """CONFIDENTIAL: the L1(D) that bounds the records whose values of ``columns`` one addition or
+        deletion can change: the sum of L1 over the universes of the imputed attributes among
+        ``columns`` (0 when there is none), as :meth:`KNNImputer.l1_for`."""
+        wanted = set(columns)
+        return int(sum(g.l1 for g in self.groups_ if wanted & set(g.attributes)))
 
     def curator_dict(self):
         """CONFIDENTIAL: the curator diagnostics as plain data (JSON-ready)."""
-        return {"confidential": True, "l1": self.l1_, "n_records": self.n_records_,
-                "n_incomplete": self.n_incomplete_, "n_classes": self.n_classes_,
-                "n_donorless_classes": self.n_donorless_classes_,
-                "n_donorless_records": self.n_donorless_records_, "max_donee_count": self.max_donee_count_,
-                "l1_work": self.l1_work_, "l1_cases": {kind: dict(vars(c)) for kind, c in self.l1_cases_.items()},
-                "partitions": self.n_partitions_, "buckets": self.n_buckets_, "seconds": self.seconds_}
+        out = {"confidential": True, "l1": self.l1_, "n_records": self.n_records_,
+               "n_incomplete": self.n_incomplete_, "n_classes": self.n_classes_,
+               "n_donorless_classes": self.n_donorless_classes_,
+               "n_donorless_records": self.n_donorless_records_, "max_donee_count": self.max_donee_count_,
+               "l1_work": self.l1_work_, "l1_cases": {kind: dict(vars(c)) for kind, c in self.l1_cases_.items()},
+               "partitions": self.n_partitions_, "buckets": self.n_buckets_, "seconds": self.seconds_,
+               "observed_outside_universe": dict(self.n_outside_universe_)}
+        if self.schema.has_universes:
+            out["universes"] = [{"attributes": list(g.attributes),
+                                 "universe": None if g.universe is None else g.universe.to_public(),
+                                 "l1": g.l1, "n_records": g.n_records, "n_incomplete": g.n_incomplete}
+                                for g in self.groups_]
+        return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -282,15 +341,55 @@ def _observed_values(attr, df):
 
 
 @dataclass(frozen=True)
+class StageGroup:
+    """One universe's imputation (``docs/imputation.md``, "Universes"), as every pass handles it.
+
+    ``attributes`` are the imputed attributes that share ``universe`` (None: every record);
+    ``schema`` is the schema of their imputation (:meth:`Schema.restricted`: the known attributes cut
+    to the universe's cells, these attributes without universe), or the whole schema when it has no
+    universes; ``folder`` is the subfolder of the staging folder its files go to.
+    """
+
+    attributes: tuple
+    universe: object
+    schema: Schema
+    folder: str
+
+
+def _stage_groups(schema):
+    """The :class:`StageGroup` of each universe of ``schema``'s imputed attributes, in the order of
+    :meth:`Schema.universe_groups` (one group, the schema itself, without universes)."""
+    if not schema.has_universes:
+        return (StageGroup(schema.imputed_names, None, schema, "g0"),)
+    return tuple(StageGroup(names, universe, schema.restricted(universe, names, label=schema.label), f"g{i}")
+                 for i, (universe, names) in enumerate(schema.universe_groups()))
+
+
+@dataclass(frozen=True)
 class StagedPartition:
-    """What pass 1 learns of one partition besides its class counts: its size, its first
-    incomplete record (global row, label) and its label range and sample (None when empty)."""
+    """What pass 1 learns of one partition for one universe besides its class counts: its records
+    there, its first incomplete record (global row, label) and its label range (None when empty)."""
 
     number: int
     rows: int
     first_incomplete: tuple | None
     label_range: tuple | None = None
-    label_sample: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """CONFIDENTIAL: what pass 1 returns of one partition: its records, those with a value to impute
+    (inside its universe), the observed values outside their universe by attribute, its label range
+    and sample for the duplicate check (None when empty), and per universe its
+    (:class:`ClassCounts`, :class:`StagedPartition`)."""
+
+    number: int
+    rows: int
+    n_incomplete: int
+    outside: dict
+    label_range: tuple | None
+    label_sample: np.ndarray | None
+    groups: tuple
 
 
 @dataclass(frozen=True)
@@ -313,44 +412,76 @@ class ClassCounts:
         return ClassCounts(keys, n_donors.astype(np.int64), n_inc.astype(np.int64))
 
 
-def _stage(path, number, offset, schema, staging):
-    """Encode one partition and write its records sorted by class key; return its class counts
-    and its :class:`StagedPartition`."""
+def _stage(path, number, offset, schema, groups, staging):
+    """Encode one partition, check it against the whole schema, and write each universe's records
+    sorted by class key to that universe's folder; return its :class:`StagedFile`."""
     cols = [*schema.known_names, *schema.imputed_names, *([] if schema.label is None else [schema.label])]
     df = pd.read_parquet(path, columns=cols)
     try:
+        # Every record is checked (domains, labels, missing known values), as the in-memory fit
+        # checks the whole table before it imputes a universe's records.
         enc = schema.encode(df)
     except DomainError as err:
         raise DomainError(f"partition {str(path)!r}: {err}") from None
     n = len(df)
-    gid = offset + np.arange(n, dtype=np.int64)
-    labels = gid if schema.label is None else enc.labels
-    keys = _grouping.pack_cells(np.ascontiguousarray(enc.cells), schema.n_codes)
+    labels = offset + np.arange(n, dtype=np.int64) if schema.label is None else enc.labels
+    staged = []
+    for g in groups:
+        if g.schema is schema:   # no universes: the encoding above is the group's
+            rows, genc = np.arange(n, dtype=np.int64), enc
+        else:
+            rows = np.arange(n, dtype=np.int64) if g.universe is None else np.flatnonzero(g.universe.mask(df))
+            try:
+                genc = g.schema.encode(df.iloc[rows])
+            except DomainError as err:
+                raise DomainError(f"partition {str(path)!r}: {err}") from None
+            rows = rows.astype(np.int64)
+        staged.append(_stage_group(df, rows, genc, offset, labels, g, Path(staging) / g.folder, number, schema))
+    sample = label_range = None
+    if n and schema.label is None:
+        label_range = (offset, offset + n - 1)
+    elif n:
+        sorted_labels = np.sort(labels)
+        label_range = (int(sorted_labels[0]), int(sorted_labels[-1]))
+        np.save(Path(staging) / _LABELS.format(number), sorted_labels)
+        sample = sorted_labels[np.linspace(0, n - 1, min(n, _LABEL_SAMPLE)).astype(np.int64)]
+    return StagedFile(number, n, int(enc.incomplete.sum()), observed_outside_universes(df, schema.imputed),
+                      label_range, sample, tuple(staged))
+
+
+def _stage_group(df, rows, enc, offset, labels, group, folder, number, schema):
+    """Write the records ``rows`` of one partition (encoded by the group's schema as ``enc``) sorted
+    by class key; return their class counts and :class:`StagedPartition`. Rows stay positions in
+    the whole partition, so a donor reaches its donee whatever the universe."""
+    n = rows.size
+    gid = offset + rows
+    glabels = labels[rows]
+    keys = _grouping.pack_cells(np.ascontiguousarray(enc.cells), group.schema.n_codes)
     order = np.argsort(keys, kind="stable")
     sk = keys[order]
     inc = enc.incomplete[order]
+    src = rows[order]   # each staged record's row in the partition
     # Rows within the partition and values in the narrowest exact dtype: staging is the run's I/O.
-    staged = {"key": sk, "row": order.astype(_index_dtype(n)), "inc": inc.view(np.int8)}
+    staged = {"key": sk, "row": src.astype(_index_dtype(len(df))), "inc": inc.view(np.int8)}
     if schema.label is not None:
-        staged["label"] = labels[order]
-    for j, attr in enumerate(schema.imputed):
-        staged[f"v{j}"] = compact(_observed_values(attr, df)[order])
-    _write_columns(Path(staging) / _STAGED.format(number), staged)
+        staged["label"] = glabels[order]
+    for j, name in enumerate(group.attributes):
+        staged[f"v{j}"] = compact(_observed_values(schema.attribute(name), df)[src])
+    _write_columns(folder / _STAGED.format(number), staged)
     starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]]) if n else np.zeros(0, dtype=np.int64)
     size = np.diff(np.r_[starts, n])
     n_inc = np.add.reduceat(inc.astype(np.int64), starts) if n else np.zeros(0, dtype=np.int64)
     counts = ClassCounts(sk[starts], (size - n_inc).astype(np.int64), n_inc)
     first = np.flatnonzero(enc.incomplete)
-    first_incomplete = None if first.size == 0 else (int(gid[first[0]]), int(labels[first[0]]))
+    first_incomplete = None if first.size == 0 else (int(gid[first[0]]), int(glabels[first[0]]))
     if not n:
         return counts, StagedPartition(number, 0, first_incomplete)
-    sorted_labels = np.sort(labels)
-    sample = None
-    if schema.label is not None:
-        np.save(Path(staging) / _LABELS.format(number), sorted_labels)
-        sample = sorted_labels[np.linspace(0, n - 1, min(n, _LABEL_SAMPLE)).astype(np.int64)]
-    return counts, StagedPartition(number, n, first_incomplete, (int(sorted_labels[0]), int(sorted_labels[-1])),
-                                   sample)
+    if group.universe is not None:
+        # A universe's labels are not every record's: _label_after reads them from here.
+        sorted_labels = np.sort(glabels)
+        np.save(folder / _LABELS.format(number), sorted_labels)
+        return counts, StagedPartition(number, n, first_incomplete, (int(sorted_labels[0]), int(sorted_labels[-1])))
+    return counts, StagedPartition(number, n, first_incomplete, (int(glabels.min()), int(glabels.max())))
 
 
 def _duplicate_labels(staging, numbers, low, high):
@@ -618,63 +749,84 @@ def _solve_bucket(number, task, class_keys, class_donors, class_incomplete, plan
 # Pass 3: fill every partition from its donors, then write it (impute_parquet) or take its
 # statistics (ParquetStatistics).
 @dataclass(frozen=True)
-class PartitionDonors:
-    """Where one partition's donors lie in the inbox files of pass 2, and how to use them.
+class GroupDonors:
+    """Where one partition's donors for one universe's attributes lie in that universe's inbox files.
 
-    ``slices`` holds (bucket, start, stop) triples; the inbox rows there are the donors of the
-    partition's incomplete records in row and slot order, k of them each.
+    ``slices`` holds (bucket, start, stop) triples of the inbox files in ``folder``; the rows there
+    are the donors of the partition's records inside ``universe`` (None: every record) that miss
+    one of ``attributes``, in row and slot order, ``k`` of them each.
     """
 
-    staging: str
+    folder: str
     slices: tuple
     k: int
+    attributes: tuple
+    universe: object
+
+
+@dataclass(frozen=True)
+class PartitionDonors:
+    """Where one partition's donors lie in the inbox files of pass 2 (one :class:`GroupDonors` per
+    universe, :func:`_stage_groups`), and how to use them."""
+
+    groups: tuple
     aggregate: str
-    n_values: int
     labels: bool
 
     def fill(self, path, schema, columns=None):
-        """CONFIDENTIAL: partition ``path`` (``columns`` of it, and the imputed attributes) with its missing
-        values filled from these donors exactly as :meth:`KNNImputer.transform` fills them."""
+        """CONFIDENTIAL: partition ``path`` (``columns`` of it, the imputed attributes and the columns their
+        universes read) with its missing values filled from these donors exactly as
+        :meth:`KNNImputer.transform` fills them, and each imputed attribute missing outside its universe."""
         return _filled(path, schema, self, columns)[0]
 
 
-def _donors_of(donors):
-    """The inbox rows of one partition, sorted by donee row and slot, values widened again."""
-    names = ["row", "slot", *(["label"] if donors.labels else []), *[f"v{j}" for j in range(donors.n_values)]]
-    parts = [{name: col.rows(a, e) for name, col in _columns(Path(donors.staging) / _INBOX.format(b), names).items()}
-             for b, a, e in donors.slices]
+def _donors_of(group, labels):
+    """The inbox rows of one partition for one universe, sorted by donee row and slot, values widened again."""
+    names = ["row", "slot", *(["label"] if labels else []), *[f"v{j}" for j in range(len(group.attributes))]]
+    parts = [{name: col.rows(a, e) for name, col in _columns(Path(group.folder) / _INBOX.format(b), names).items()}
+             for b, a, e in group.slices]
     got = _concat(parts, names) if parts else {n: np.zeros(0, dtype=np.int64) for n in names}
     srt = np.lexsort((got["slot"], got["row"]))
     return {n: c[srt] for n, c in got.items()}
 
 
 def _filled(path, schema, donors, columns=None):
-    """One partition (``columns`` of it, and the imputed attributes) with A filled exactly as
-    :meth:`KNNImputer.transform` fills it; also the donors and the imputed positions."""
+    """One partition (``columns`` of it, the imputed attributes and the columns of their universes)
+    with A filled exactly as :meth:`KNNImputer.transform` fills it; also, per universe, the donors
+    and the imputed records' rows."""
     if columns is not None:
-        columns = [c for c in pq_columns(path) if c in {*columns, *schema.imputed_names}]
+        wanted = {*columns, *schema.imputed_names, *schema.universe_names}
+        columns = [c for c in pq_columns(path) if c in wanted]
     df = pd.read_parquet(path, columns=columns)
-    got = _donors_of(donors)
-    k = donors.k
-    x_rows = np.flatnonzero(schema.incomplete_mask(df))
-    n_x = x_rows.size
-    if got["row"].size != n_x * k or not (np.array_equal(got["row"][::k], x_rows)
-                                          and np.array_equal(got["slot"], np.tile(np.arange(k), n_x))):
-        raise RuntimeError(f"partition {str(path)!r}: the donors found do not match its incomplete records "
-                           "(did the input change during the run?).")
-    imp = KNNImputer(schema, k=k, aggregate=donors.aggregate)
-    out = df.copy()
-    filled = {}
-    for j, attr in enumerate(schema.imputed):
-        missing = df[attr.name].isna().to_numpy()[x_rows]
-        values = got[f"v{j}"].reshape(n_x, k)
-        if isinstance(attr, Categorical):
-            values = np.asarray(attr.categories, dtype=object)[values.astype(np.int64)]
-        else:
-            values = values.astype(np.float64)
-        put_values(out, attr, x_rows[missing], values[missing], imp.aggregate)
-        filled[attr.name] = x_rows[missing]
-    return out, filled, got, x_rows
+    imp = KNNImputer(schema, k=max(g.k for g in donors.groups), aggregate=donors.aggregate)
+    out = blank_outside_universes(df, schema.imputed)
+    filled, used = {}, []
+    for group in donors.groups:
+        got = _donors_of(group, donors.labels)
+        k = group.k
+        missing_any = np.zeros(len(df), dtype=bool)
+        for name in group.attributes:
+            missing_any |= schema.attribute(name).read_column(df)[1]
+        if group.universe is not None:
+            missing_any &= group.universe.mask(df)
+        x_rows = np.flatnonzero(missing_any)
+        n_x = x_rows.size
+        if got["row"].size != n_x * k or not (np.array_equal(got["row"][::k], x_rows)
+                                              and np.array_equal(got["slot"], np.tile(np.arange(k), n_x))):
+            raise RuntimeError(f"partition {str(path)!r}: the donors found do not match its incomplete records "
+                               "(did the input change during the run?).")
+        for j, name in enumerate(group.attributes):
+            attr = schema.attribute(name)
+            missing = df[name].isna().to_numpy()[x_rows]
+            values = got[f"v{j}"].reshape(n_x, k)
+            if isinstance(attr, Categorical):
+                values = np.asarray(attr.categories, dtype=object)[values.astype(np.int64)]
+            else:
+                values = values.astype(np.float64)
+            put_values(out, attr, x_rows[missing], values[missing], imp.aggregate)
+            filled[name] = x_rows[missing]
+        used.append((group, got, x_rows))
+    return out, filled, used
 
 
 def pq_columns(path):
@@ -690,11 +842,11 @@ def _write_partition(path, rel, offset, schema, donors, out_dir, donors_dir):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    out, filled, got, x_rows = _filled(path, schema, donors)
+    out, filled, used = _filled(path, schema, donors)
     # The same flag columns as KNNImputer.transform, in every partition (dpknn.schema.flags).
-    for name, rows in filled.items():
+    for name in schema.imputed_names:
         flag = np.zeros(len(out), dtype=bool)
-        flag[rows] = True
+        flag[filled[name]] = True
         out[flag_column(name)] = flag
     table = pa.Table.from_pandas(out)
     meta = dict(table.schema.metadata or {})
@@ -707,14 +859,37 @@ def _write_partition(path, rel, offset, schema, donors, out_dir, donors_dir):
     target.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table.replace_schema_metadata(meta), target)
     if donors_dir is not None:
-        labels = offset + np.arange(len(out), dtype=np.int64) if schema.label is None else schema.labels(out)
-        donor_table = {"label": labels[x_rows]}
-        for s in range(donors.k):
-            donor_table[f"donor_{s + 1}"] = got["label"][s::donors.k]
         target = Path(donors_dir) / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.table(donor_table), target)
-    return {"rows": len(out), "imputed": x_rows.size}
+        pq.write_table(_donor_table(out, offset, schema, used), target)
+    imputed = np.zeros(len(out), dtype=bool)
+    for _, _, x_rows in used:
+        imputed[x_rows] = True
+    return {"rows": len(out), "imputed": int(imputed.sum())}
+
+
+def _donor_table(out, offset, schema, used):
+    """The donors file of one partition: each incomplete record's label and its donors' labels in
+    order; with universes, one row per record and universe, named by the universe's attributes
+    (``attributes``), and a universe with fewer than k donors leaves the last columns empty."""
+    import pyarrow as pa
+
+    labels = offset + np.arange(len(out), dtype=np.int64) if schema.label is None else schema.labels(out)
+    k = max(g.k for g, _, _ in used)
+    columns = {"label": np.concatenate([labels[x_rows] for _, _, x_rows in used])}
+    if schema.has_universes:
+        columns["attributes"] = pa.array([",".join(g.attributes) for g, _, x_rows in used for _ in range(x_rows.size)],
+                                         type=pa.string())
+    for s in range(k):
+        parts, present = [], []
+        for g, got, x_rows in used:
+            there = s < g.k
+            parts.append(got["label"][s::g.k] if there else np.zeros(x_rows.size, dtype=np.int64))
+            present.append(np.full(x_rows.size, there))
+        present = np.concatenate(present)
+        values = np.concatenate(parts).astype(np.int64)
+        columns[f"donor_{s + 1}"] = values if present.all() else pa.array(values, mask=~present)
+    return pa.table(columns)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -735,9 +910,10 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     input_dir, output_dir : str or Path
         ``output_dir`` must not exist.
     schema : Schema
-        As for :class:`KNNImputer`; universes are not supported here (use the in-memory
-        imputer). The known attributes' domain must pack into int64 keys (product of the
-        numbers of codes at most 2^62).
+        As for :class:`KNNImputer`, universes included (each universe's attributes are imputed on
+        its records, one pass 2 and L1 search per universe after one staging pass; outside its
+        universe an attribute is written missing). The known attributes' domain (within each
+        universe) must pack into int64 keys (product of the numbers of codes at most 2^62).
     k, aggregate, max_work
         As for :class:`KNNImputer`.
     client : dask.distributed.Client or None
@@ -828,7 +1004,7 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
 
 def folder_imputer(input_dir, schema, *, k=1, aggregate="auto", max_work=DEFAULT_MAX_WORK):
     """The :class:`KNNImputer` of the parameters and the input folder's partitions, checked before any
-    cluster starts (no universes, keys within int64, not an imputed folder), or a clear error.
+    cluster starts (each universe's keys within int64, not an imputed folder), or a clear error.
 
     Returns
     -------
@@ -836,12 +1012,11 @@ def folder_imputer(input_dir, schema, *, k=1, aggregate="auto", max_work=DEFAULT
     """
     imp = KNNImputer(schema, k=k, aggregate=aggregate, max_work=max_work)
     validate_params(imp)
-    if schema.has_universes:
-        raise ValueError("impute_parquet does not support schemas with universes; impute them in memory "
-                         "(KNNImputer) or split the data by universe.")
-    if math.prod(int(v) for v in schema.n_codes) > MAX_KEY:
-        raise ValueError("the known attributes' domain has more than 2^62 cells, which impute_parquet cannot key; "
-                         "bin an ordinal attribute (bin_width) or impute in memory.")
+    for group in _stage_groups(schema):
+        if math.prod(int(v) for v in group.schema.n_codes) > MAX_KEY:
+            where = "" if group.universe is None else f" (in the universe {group.universe.to_public()})"
+            raise ValueError(f"the known attributes' domain{where} has more than 2^62 cells, which impute_parquet "
+                             "cannot key; bin an ordinal attribute (bin_width) or impute in memory.")
     files = parquet_partitions(input_dir)
     check_path_not_imputed(input_dir, f"input_dir {str(input_dir)!r}")
     return imp, files
@@ -866,7 +1041,9 @@ def place_donors(client, imp, files, staging, *, buckets=None, labels=False, pro
     donors, in order, in inbox files of ``staging`` grouped by the donee's partition.
 
     ``imp`` is a :class:`KNNImputer` holding the schema and parameters; ``files`` the
-    partitions in order. The staged records are removed once the donors are placed, so the
+    partitions in order. With universes, pass 1 stages each universe's records apart (one read
+    of the input) and pass 2 and the search run once per universe, as the in-memory fit does. The
+    staged records are removed once the donors are placed, so the
     folder then holds only the donors' values (and labels if ``labels``). The caller owns
     ``staging``: it holds confidential microdata, also when this raises, and must be removed
     by the caller (:func:`impute_parquet` and :class:`~dpknn.releases.parquet.ParquetStatistics` do).
@@ -875,53 +1052,110 @@ def place_donors(client, imp, files, staging, *, buckets=None, labels=False, pro
 
     schema = imp.schema
     k = int(validate_params(imp)["k"])
+    groups = _stage_groups(schema)
     rows = np.array([pq.ParquetFile(f).metadata.num_rows for f in files], dtype=np.int64)
     offsets = np.r_[0, np.cumsum(rows)].astype(np.int64)
     seconds = {}
     t0 = time.perf_counter()
-    futures = [client.submit(_stage, str(f), i, int(offsets[i]), schema, str(staging), pure=False)
+    for g in groups:
+        (Path(staging) / g.folder).mkdir(exist_ok=True)
+    futures = [client.submit(_stage, str(f), i, int(offsets[i]), schema, groups, str(staging), pure=False)
                for i, f in enumerate(files)]
-    table, stats = ClassCounts.empty(), []
-    for counts, part in completed_results(futures, progress, "stage partitions"):
-        table = table.merged(counts)
-        stats.append(part)
+    tables, stats = [ClassCounts.empty()] * len(groups), []
+    for staged in completed_results(futures, progress, "stage partitions"):
+        tables = [t.merged(counts) for t, (counts, _) in zip(tables, staged.groups)]
+        stats.append(staged)
     del futures
     stats.sort(key=operator.attrgetter("number"))
     if schema.label is not None:
         _check_unique_labels(client, schema, stats, staging, progress)
+    outside = {}
+    for part in stats:
+        for name, count in part.outside.items():
+            outside[name] = outside.get(name, 0) + count
+    log_outside_universes(outside, schema.imputed, logger)
     seconds["stage"] = time.perf_counter() - t0
-    search = _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels)
-    cases = search.cases
-    if search.gap_lower is not None:
-        gap = int(search.gap_lower)
-        cases["add_complete"] = L1Case("add_complete", cases["add_complete"].value, cell=cases["add_complete"].cell,
-                                       gap=(gap, _label_after(staging, schema, stats, gap, search.min_label)))
+    placed = [_place_group(client, imp, g, table, [part.groups[i][1] for part in stats], offsets, staging, buckets,
+                           progress, seconds, labels)
+              for i, (g, table) in enumerate(zip(groups, tables))]
     for part in stats:
         # The staged records are a copy of the microdata; only the donors' inboxes are needed now.
-        remove_tree(Path(staging) / _STAGED.format(part.number))
         (Path(staging) / _LABELS.format(part.number)).unlink(missing_ok=True)
+        for g in groups:
+            remove_tree(Path(staging) / g.folder / _STAGED.format(part.number))
+            (Path(staging) / g.folder / _LABELS.format(part.number)).unlink(missing_ok=True)
+    searches = [search for _, search in placed]
+    universes = tuple(universe for universe, _ in placed)
+    worst = max(universes, key=operator.attrgetter("l1"))
     fit = DistributedImputation(
         schema=schema, k=k, aggregate=imp.aggregate, output_dir=None,
-        l1_=int(max(c.value for c in cases.values())), l1_cases_=cases, n_records_=int(offsets[-1]),
-        n_incomplete_=search.n_incomplete, n_classes_=search.n_classes,
-        n_donorless_classes_=search.n_donorless_classes, n_donorless_records_=search.n_donorless_records,
-        max_donee_count_=search.max_donee, l1_work_=search.l1_work, n_partitions_=len(files),
-        n_buckets_=search.n_buckets, seconds_=seconds)
-    donors = tuple(PartitionDonors(staging=str(staging), slices=tuple(search.slices[i]), k=search.k_eff,
-                                   aggregate=imp.aggregate, n_values=len(schema.imputed), labels=labels)
+        l1_=int(sum(u.l1 for u in universes)), l1_cases_=worst.l1_cases, n_records_=int(offsets[-1]),
+        n_incomplete_=int(sum(part.n_incomplete for part in stats)),
+        n_classes_=sum(s.n_classes for s in searches),
+        n_donorless_classes_=sum(s.n_donorless_classes for s in searches),
+        n_donorless_records_=sum(s.n_donorless_records for s in searches),
+        max_donee_count_=max(s.max_donee for s in searches), l1_work_=sum(s.l1_work for s in searches),
+        n_partitions_=len(files), n_buckets_=sum(s.n_buckets for s in searches), seconds_=seconds,
+        groups_=universes, n_outside_universe_=outside)
+    donors = tuple(PartitionDonors(groups=tuple(GroupDonors(folder=str(Path(staging) / g.folder),
+                                                            slices=tuple(search.slices[i]), k=search.k_eff,
+                                                            attributes=g.attributes, universe=g.universe)
+                                                for g, search in zip(groups, searches)),
+                                   aggregate=imp.aggregate, labels=labels)
                    for i in range(len(files)))
     return DonorPlacement(fit=fit, offsets=tuple(int(o) for o in offsets[:-1]), donors=donors)
 
 
-def _label_after(staging, schema, stats, gap, min_label):
-    """The smallest label above ``gap`` (the data set's smallest label if none is)."""
-    if schema.label is None:
+def _place_group(client, imp, group, table, stats, offsets, staging, buckets, progress, seconds, labels):
+    """Pass 2 and the L1 search of one universe's records (of the whole data without universes):
+    its :class:`FolderUniverse` and :class:`DonorSearch`, with its error named as in memory."""
+    schema = imp.schema
+    folder = Path(staging) / group.folder
+    n_rows = sum(s.rows for s in stats)
+    if group.schema is not schema:
+        imp = KNNImputer(group.schema, k=imp.k, aggregate=imp.aggregate, max_work=imp.max_work)
+    if group.universe is not None and n_rows == 0:
+        # No record: only an added incomplete record changes a donor set (its own), as in memory.
+        cases = {"add_incomplete": L1Case("add_incomplete", 1), "add_complete": L1Case("add_complete", 0)}
+        search = DonorSearch(cases=cases, k_eff=imp.k, slices=[[] for _ in range(offsets.size - 1)], gap_lower=None,
+                             min_label=0, n_classes=0, n_incomplete=0, n_donorless_classes=0, n_donorless_records=0,
+                             max_donee=0, l1_work=0, n_buckets=0)
+        return FolderUniverse(group.attributes, group.universe, 1, cases, 0, 0), search
+    where = "every record" if group.universe is None else f"universe {group.universe.to_public()}"
+    times = {}
+    try:
+        search = _solve(client, imp, table, stats, offsets, folder, buckets, progress, times, labels, n_rows)
+    except WorkLimitError as err:
+        if not schema.has_universes:
+            raise
+        raise WorkLimitError(f"attributes {list(group.attributes)} ({where}): {err}", splits=err.splits) from None
+    except ValueError as err:
+        if not schema.has_universes:
+            raise
+        raise ValueError(f"attributes {list(group.attributes)} ({where}): {err}") from None
+    for step, t in times.items():
+        seconds[step] = seconds.get(step, 0.0) + t
+    cases = search.cases
+    if search.gap_lower is not None:
+        gap = int(search.gap_lower)
+        # The labels of every record (or their row positions), or of the universe's records alone.
+        source = folder if group.universe is not None else None if schema.label is None else Path(staging)
+        cases["add_complete"] = L1Case("add_complete", cases["add_complete"].value, cell=cases["add_complete"].cell,
+                                       gap=(gap, _label_after(source, stats, gap, search.min_label)))
+    l1 = int(max(c.value for c in cases.values()))
+    return FolderUniverse(group.attributes, group.universe, l1, cases, n_rows, search.n_incomplete), search
+
+
+def _label_after(folder, stats, gap, min_label):
+    """The smallest label above ``gap`` (the smallest label if none is): from the sorted label
+    files in ``folder``, or, with ``folder`` None, of labels that are the rows 0 .. n - 1."""
+    if folder is None:
         n = sum(s.rows for s in stats)
         return gap + 1 if gap + 1 < n else min_label
     above = []
     for part in stats:
         if part.rows:
-            labels = map_npy(Path(staging) / _LABELS.format(part.number))
+            labels = map_npy(Path(folder) / _LABELS.format(part.number))
             i = int(np.searchsorted(labels, gap, "right"))
             if i < labels.size:
                 above.append(int(labels[i]))
@@ -957,14 +1191,14 @@ class DonorSearch:
     n_buckets: int
 
 
-def _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels):
-    """Pass 2 and the L1 search: the class table in, a :class:`DonorSearch` out."""
+def _solve(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels, n_rows):
+    """Pass 2 and the L1 search of ``n_rows`` records: the class table in, a :class:`DonorSearch` out."""
     t0 = time.perf_counter()
     schema, k = imp.schema, imp.k
     n_complete = int(table.n_donors.sum())
     n_incomplete = int(table.n_inc.sum())
     if n_complete == 0:
-        raise no_complete_records(schema, int(offsets[-1]))
+        raise no_complete_records(schema, n_rows)
     short = k > n_complete
     k_eff = n_complete if short else k
     plan, balls, class_cells = _donor_plan(imp, table.keys, table.n_donors, table.n_inc, k_eff)

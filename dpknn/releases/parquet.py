@@ -19,6 +19,7 @@ from dpknn.exceptions import DEFAULT_MAX_WORK
 from dpknn.impute.distributed import folder_imputer, impute_parquet, place_donors
 from dpknn.releases.statistics import Statistics, summand
 from dpknn.releases.summation import exact_moments
+from dpknn.schema.attributes import blank_outside_universes
 from dpknn.schema.conditions import conditions_mask
 from dpknn.utils.cluster import dask_client
 from dpknn.utils.io import remove_tree
@@ -35,7 +36,9 @@ def _partition_statistic(path, donors, schema, where, universe, observed_only, c
     if column is not None:
         names.add(column)
     if donors is None:
-        df = pd.read_parquet(path, columns=sorted(names))
+        # Outside its universe an attribute is not applicable in the original data too, as in memory.
+        df = pd.read_parquet(path, columns=sorted(names | set(schema.universe_names)))
+        df = blank_outside_universes(df, schema.imputed)
     else:
         df = donors.fill(path, schema, columns=names)
     mask = conditions_mask(df, len(df), where, universe)

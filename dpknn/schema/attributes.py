@@ -822,6 +822,12 @@ class Schema:
         """Whether an imputed attribute declares a universe."""
         return any(a.universe is not None for a in self.imputed)
 
+    @property
+    def universe_names(self):
+        """The known attributes the universes of the imputed attributes read (a reader of some columns
+        needs them to tell where an attribute is not applicable)."""
+        return sorted({name for a in self.imputed if a.universe is not None for name in a.universe.where})
+
     def universe_groups(self):
         """The imputed attributes grouped by universe: a list of (Universe or None, names), in the
         order of first appearance. Each group is imputed on its own (``docs/imputation.md``)."""

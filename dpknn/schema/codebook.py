@@ -545,6 +545,16 @@ def _names(value, what):
     return list(value)
 
 
+def _note_file_metadata(codebook, names, note):
+    """A review note on each of ``names`` when the codebook is a data file's own metadata."""
+    if codebook.file_format in ("stata", "spss", "sas"):
+        # A file's own metadata is public only if it was published as such: the program that wrote the file may
+        # have derived it from the data (Stata's compress and encode, SPSS's AUTORECODE and import widths).
+        for name in names:
+            note(name, "its domain comes from the file's own metadata (value labels, storage type or format): "
+                       "public only if that metadata is the published codebook's, not derived from these data.")
+
+
 def schema_from_codebook(codebook, *, known, imputed, label=None, bounds=None, bin_widths=None):
     """A :class:`~dpknn.schema.Schema` whose domains and codes all come from a codebook.
 
@@ -618,12 +628,7 @@ def schema_from_codebook(codebook, *, known, imputed, label=None, bounds=None, b
                 note(name, f"the codebook's universe: {' '.join(v.universe.split())[:200]!r}; not applicable is read "
                            f"from its codes into {flag}.")
         imputed_attrs.append(attr)
-    if codebook.file_format in ("stata", "spss", "sas"):
-        # A file's own metadata is public only if it was published as such: the program that wrote the file may
-        # have derived it from the data (Stata's compress and encode, SPSS's AUTORECODE and import widths).
-        for name in (*known, *imputed):
-            note(name, "its domain comes from the file's own metadata (value labels, storage type or format): "
-                       "public only if that metadata is the published codebook's, not derived from these data.")
+    _note_file_metadata(codebook, (*known, *imputed), note)
     schema = Schema(known=[*known_attrs, *indicators], imputed=imputed_attrs, label=label)
     return CodebookSchema(schema, codebook, review)
 
