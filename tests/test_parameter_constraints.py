@@ -134,3 +134,34 @@ def test_fit_checks_the_declared_constraints_before_the_accountant():
     with pytest.raises(ValueError, match="rank_share"):
         synth.MSTSynthesizer(ATTRS, epsilon=1.0, rank_share=1.5).fit(df, accountant=acc)
     assert acc.spent()[0] == 0
+
+
+def test_one_accountant_rule_for_every_fit_whose_cost_its_parameters_fix():
+    """Issue 49, finding 4: each synthesiser and DP k-means charges the caller's accountant, or with None a new
+    one holding exactly its cost, kept as ``accountant_`` (dpknn.accounting.charge); anything else is refused
+    before a record is read; PrivateImputation, whose cost is not fixed, requires one."""
+    import numpy as np
+    import pandas as pd
+
+    from dpknn import BudgetAccountant, BudgetExceededError, PrivateImputation
+
+    df = pd.DataFrame({"a": np.arange(60) % 10, "y": np.linspace(0, 1, 60)})
+    fits = [(cls, dict(VALID[cls]), df) for cls in (synth.AIMSynthesizer, synth.MSTSynthesizer,
+                                                    synth.AutoSynthesizer, synth.PrivBayes,
+                                                    synth.ColumnwiseSynthesizer)]
+    fits.append((dpknn.DPKMeans, {**VALID[dpknn.DPKMeans], "n_clusters": 2}, df[["y"]].to_numpy()))
+    for cls, kwargs, data in fits:
+        own = cls(**kwargs, rng=0).fit(data)
+        (entry,) = own.accountant_.ledger
+        assert own.accountant_.epsilon == entry.epsilon == pytest.approx(1.0), cls
+        assert own.accountant_.remaining()[0] == pytest.approx(0.0, abs=1e-12), cls
+        given = BudgetAccountant(5.0, 1e-6)
+        assert cls(**kwargs, rng=0).fit(data, accountant=given).accountant_ is given and len(given.ledger) == 1
+        with pytest.raises(TypeError, match="BudgetAccountant"):
+            cls(**kwargs, rng=0).fit(data, accountant=5.0)
+        small = BudgetAccountant(0.5, 1e-6)
+        with pytest.raises(BudgetExceededError):
+            cls(**kwargs, rng=0).fit(data, accountant=small)
+        assert small.ledger == ()
+    with pytest.raises(TypeError, match="BudgetAccountant"):
+        PrivateImputation(df, SCHEMA, accountant=None)

@@ -312,3 +312,60 @@ def test_a_release_at_its_clamp_says_so():
                 assert rel.to_dict()["clamped"] == rel.clamped
                 seen.add((kind, rel.clamped))
     assert {("mean", "low"), ("mean", "high"), ("variance", "low"), ("proportion", "high")} <= seen, seen
+
+
+class _Watched:
+    """A Statistics' confidential reads, recorded: L1(D), counts and sums (issue 49, finding 6)."""
+
+    def __init__(self, inner):
+        self.inner, self.reads = inner, []
+
+    def wrap(self):
+        from dpknn.releases.statistics import Statistics
+
+        watched = self
+
+        class Watched(Statistics):
+            schema, fit = watched.inner.schema, watched.inner.fit
+
+            def l1_for(self, columns):
+                watched.reads.append("l1")
+                return watched.inner.l1_for(columns)
+
+            def count(self, where, **kw):
+                watched.reads.append("count")
+                return watched.inner.count(where, **kw)
+
+            def moments(self, column, where, bounds, **kw):
+                watched.reads.append("moments")
+                return watched.inner.moments(column, where, bounds, **kw)
+
+        return Watched()
+
+
+def test_mechanisms_are_checked_from_public_inputs_before_l1_or_a_statistic_is_read(small):
+    """Each query's mechanisms are checked at the public worst case (L1(D) < 2^63, the smallest size
+    estimate, the widest spread) before L1(D) or any statistic is read; a query that passes cannot fail on
+    its data after a part was released."""
+    from dpknn.releases import InMemoryStatistics
+
+    memory = InMemoryStatistics(KNNImputer(census_schema(), k=1).fit(small), small)
+    watched = _Watched(memory)
+    acc = BudgetAccountant(100.0)
+    private = PrivateImputation.from_statistics(watched.wrap(), accountant=acc, rng=1)
+    refused = [
+        lambda: private.count({"INCWAGE": (1, None)}, epsilon=0.69),                  # PolyPlace needs > ln 2
+        lambda: private.mean("INCWAGE", epsilon=0.6, count_epsilon=1.0),
+        lambda: private.mean("INCWAGE", epsilon=EPS, count_epsilon=0.6, where={"INCWAGE": (1, None)}),
+        # A spread so wide that (b - a)^2 (1 + L1) could overflow for some data: refused whatever this L1 is
+        # (here it is small, and the bound would be finite).
+        lambda: private.variance("INCWAGE", bounds=(0.0, 1e150), epsilon=EPS, mean_epsilon=EPS, count_epsilon=1.0),
+    ]
+    for query in refused:
+        with pytest.raises(ValueError):
+            query()
+    assert watched.reads == [] and acc.ledger == ()
+    assert 1e300 * (1 + memory.l1_for(["INCWAGE"])) < math.inf      # the data alone would not have overflowed
+    # Negative control: a query that passes reads L1(D) and its statistics, after its checks.
+    private.variance("INCWAGE", bounds=(0.0, 5001.0), epsilon=EPS, mean_epsilon=EPS, count_epsilon=1.0)
+    assert watched.reads[0] == "l1" and {"count", "moments"} <= set(watched.reads) and len(acc.ledger) == 3

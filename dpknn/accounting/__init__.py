@@ -1,7 +1,8 @@
 """Privacy accounting: budgets, Rényi DP of the sampled Gaussian, MCAR amplification.
 
 - :mod:`.budget`: :class:`BudgetAccountant` (sequential composition, amplified spends, an RDP
-  part for sampled-Gaussian steps).
+  part for sampled-Gaussian steps); :func:`charge`, the one accountant rule of a fit whose cost its
+  parameters fix, and :func:`check_accountant`.
 - :mod:`.rdp`: :func:`rdp_epsilon`, :func:`rdp_rho`, :func:`sgm_sigma`.
 - :mod:`.zcdp`: :func:`zcdp_rho`, :func:`zcdp_delta`, :func:`zcdp_epsilon`, :func:`exponential_rho`,
   :func:`exponential_epsilon`.
@@ -17,6 +18,8 @@ __all__ = [
     "McarCost",
     "RdpResult",
     "amplify_mcar",
+    "charge",
+    "check_accountant",
     "child_bound",
     "exponential_epsilon",
     "exponential_rho",
@@ -35,6 +38,8 @@ __all__ = [
 # Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
 __getattr__, __dir__ = lazy_exports(__name__, {
     "BudgetAccountant": "dpknn.accounting.budget",
+    "charge": "dpknn.accounting.budget",
+    "check_accountant": "dpknn.accounting.budget",
     "LedgerEntry": "dpknn.accounting.budget",
     "McarCost": "dpknn.accounting.mcar",
     "amplify_mcar": "dpknn.accounting.mcar",

@@ -278,3 +278,52 @@ class BudgetAccountant:
         e, d = self.spent()
         detached = ", detached" if self._detached else ""
         return f"BudgetAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}, spent=({e:g}, {d:g}){detached})"
+
+
+def check_accountant(accountant):
+    """``accountant`` if it is a :class:`BudgetAccountant`, else a TypeError naming what was given."""
+    if not isinstance(accountant, BudgetAccountant):
+        raise TypeError(f"accountant must be a BudgetAccountant (BudgetAccountant(epsilon) for a total budget), "
+                        f"got {accountant!r}.")
+    return accountant
+
+
+def charge(accountant, epsilon, delta=0.0, *, label, spend=None):
+    """The one accountant rule of a DP fit whose cost its parameters fix (every synthesiser, DP k-means).
+
+    The fit's cost (``epsilon``, ``delta``) is charged before any record is read: on ``accountant``, or,
+    with None, on a new ``BudgetAccountant(epsilon, delta)`` that holds exactly that cost. Either way the
+    fitted object keeps the accountant charged as ``accountant_``, whose ledger is what the fit spent, and a
+    fit that would spend more than its budget is refused here, with nothing read. An object whose cost its
+    parameters do not fix (:class:`~dpknn.releases.PrivateImputation` releases on demand) has no budget of
+    its own to fall back on and takes the caller's accountant, required (:func:`check_accountant`).
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant or None
+    epsilon, delta : float
+        The fit's whole cost (for ``spend``, the budget of the accountant None creates).
+    label : str
+        The ledger's label (with ``spend``, ignored: ``spend`` labels its own entry).
+    spend : callable or None
+        ``spend(accountant)`` records a cost that is not one sequential (ε, δ) spend (an RDP spend,
+        :meth:`BudgetAccountant.spend_sgm`); None: ``accountant.spend(epsilon, delta, label=label)``.
+
+    Returns
+    -------
+    BudgetAccountant
+        The accountant charged.
+
+    Raises
+    ------
+    TypeError
+        ``accountant`` is neither None nor a BudgetAccountant.
+    BudgetExceededError
+        The cost does not fit the accountant's budget.
+    """
+    accountant = BudgetAccountant(epsilon, delta) if accountant is None else check_accountant(accountant)
+    if spend is None:
+        accountant.spend(epsilon, delta, label=label)
+    else:
+        spend(accountant)
+    return accountant

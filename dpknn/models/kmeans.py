@@ -42,6 +42,7 @@ import typing
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
+from dpknn.accounting.budget import charge
 from dpknn.mechanisms.additive import Geometric, Laplace
 from dpknn.mechanisms.base import CuratorDiagnostics, public_grid
 from dpknn.mechanisms.randomness import as_source
@@ -154,7 +155,9 @@ class DPKMeans(ClusterMixin, BaseEstimator):
             No missing values (impute them first, e.g. with :mod:`dpknn.processing.transforms`).
         y : ignored
         accountant : BudgetAccountant or None
-            Charged ε before the data are read; refused with nothing computed if it does not fit.
+            Charged ε before the data are read; refused with nothing computed if it does not fit. None: a
+            new accountant holding exactly ε (:func:`~dpknn.accounting.charge`); either is kept as
+            ``accountant_``.
 
         Returns
         -------
@@ -164,8 +167,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         params = validate_params(self)
         k, eps, iterations = params["n_clusters"], params["epsilon"], params["max_iter"]
         lower, upper = self._box()
-        if accountant is not None:
-            accountant.spend(eps, 0.0, label=f"DPKMeans(n_clusters={k}, max_iter={iterations})")
+        self.accountant_ = charge(accountant, eps, 0.0, label=f"DPKMeans(n_clusters={k}, max_iter={iterations})")
         if hasattr(X, "columns"):
             record_features(self, X)
         x = np.asarray(X, dtype=np.float64)

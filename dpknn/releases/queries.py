@@ -36,7 +36,7 @@ import dataclasses
 import logging
 import math
 
-from dpknn.accounting import BudgetAccountant
+from dpknn.accounting import BudgetAccountant, check_accountant
 from dpknn.impute.knn import DEFAULT_MAX_WORK, KNNImputer
 from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
@@ -66,13 +66,6 @@ def estimate_size(data, *, epsilon, rng=None):
     """
     rel = Geometric(epsilon=epsilon, sensitivity=1).release(len(data), rng=rng)
     return dataclasses.replace(rel.clamp(0, math.inf), params={**rel.params, "query": "number of records"})
-
-
-def _check_accountant(accountant):
-    if not isinstance(accountant, BudgetAccountant):
-        raise TypeError(f"accountant must be a BudgetAccountant (BudgetAccountant(epsilon) for a total budget), "
-                        f"got {accountant!r}.")
-    return accountant
 
 
 class PrivateImputation:
@@ -122,7 +115,7 @@ class PrivateImputation:
 
     def __init__(self, df, schema, *, accountant, k=1, rng=None, noise="polyplace", gamma="optimal",
                  progress=False, max_work=DEFAULT_MAX_WORK):
-        accountant = _check_accountant(accountant)  # before the fit, not after it
+        accountant = check_accountant(accountant)  # before the fit, not after it
         smooth = SmoothNoise(noise, gamma)
         check_not_imputed(df, "df")
         imputer = KNNImputer(schema, k=k, max_work=max_work, progress=progress)
@@ -134,7 +127,7 @@ class PrivateImputation:
         """Use an already fitted :class:`KNNImputer`; ``df`` must be the data it was fitted on."""
         if not isinstance(imputer, KNNImputer) or not hasattr(imputer, "l1_"):
             raise TypeError("imputer must be a fitted dpknn.KNNImputer.")
-        accountant = _check_accountant(accountant)
+        accountant = check_accountant(accountant)
         return cls.from_statistics(InMemoryStatistics(imputer, df), accountant=accountant, rng=rng, noise=noise,
                                    gamma=gamma)
 
@@ -145,7 +138,7 @@ class PrivateImputation:
         if not isinstance(statistics, Statistics):
             raise TypeError(f"statistics must be a dpknn.releases.Statistics, got {type(statistics).__name__}.")
         self = cls.__new__(cls)
-        self._setup(statistics, _check_accountant(accountant), rng, SmoothNoise(noise, gamma))
+        self._setup(statistics, check_accountant(accountant), rng, SmoothNoise(noise, gamma))
         return self
 
     def _setup(self, statistics, accountant, rng, smooth):

@@ -114,23 +114,42 @@ def _universe_param(universe):
     return {} if universe is None else {"universe": universe.to_public()}
 
 
+# --- checks from public inputs alone -----------------------------------------------------------
+# A query's mechanisms are checked before anything is released or read, L1(D) included: each check
+# builds the query's mechanism at the public worst case (L1(D) counts records, so it is below 2^63,
+# the row positions' range; the smallest size estimate; the widest spread about a mean), whose noise
+# scale is the largest any data could give. A query that passes cannot fail on its data later (after a
+# part of it was released and charged), and a refusal says nothing about the data.
+MAX_L1 = 2**63 - 1
+
+
+def _check_count(schema, epsilon, where, method, smooth):
+    """Refuse a count the data could not be released with (public inputs only)."""
+    _count_mechanism(schema, epsilon, where, method, smooth, MAX_L1)
+
+
+def _check_mean(q, epsilon, s_min, involves_where, involves_col, smooth):
+    """Refuse a mean (or a variance's mean) whose noise could overflow (public inputs only)."""
+    _mean_mechanism(epsilon, s_min, q.bounds, involves_where, involves_col, q.method, smooth, MAX_L1)
+
+
 # --- counts ------------------------------------------------------------------------------------
-def _count_mechanism(ctx, epsilon, where, method, smooth):
-    if method == "smooth" and involves_imputed(ctx.schema, where):
-        bound = sens.count_smooth(ctx.statistics.l1_for(list(where)))
-        return smooth.mechanism(epsilon, bound, 1)
+def _count_mechanism(schema, epsilon, where, method, smooth, l1):
+    if method == "smooth" and involves_imputed(schema, where):
+        return smooth.mechanism(epsilon, sens.count_smooth(l1), 1)
     return Geometric(epsilon=epsilon, sensitivity=1)
 
 
 def _count_release(ctx, where, epsilon, method, smooth, label, universe=None):
     involves = involves_imputed(ctx.schema, where)
-    mech = _count_mechanism(ctx, epsilon, where, method, smooth)
+    l1 = ctx.statistics.l1_for(list(where)) if method == "smooth" and involves else 0
+    mech = _count_mechanism(ctx.schema, epsilon, where, method, smooth, l1)
     true = ctx.statistics.count(where, observed_only=method == "ignore_missing", universe=universe)
     rel = mech.release(true, rng=ctx.rng)
     # The noise-free centre the noise was added to: for the curator's tails (dpknn.releases.curator_report).
     diag = {**rel.diagnostics.values, "centre": true}
     if method == "smooth" and involves:
-        diag.update(l1=ctx.statistics.l1_for(list(where)), theorem="5.1")
+        diag.update(l1=l1, theorem="5.1")
     rel = dataclasses.replace(rel.clamp(0, math.inf),
                               params={**rel.params, "query": "count", "method": method,
                                       "where": public_conditions(where), "involves_imputed": involves},
@@ -141,7 +160,7 @@ def _count_release(ctx, where, epsilon, method, smooth, label, universe=None):
 def _count(ctx, q, smooth):
     smooth = smooth.override(q.noise, q.gamma)
     ctx.accountant.check(q.epsilon)
-    _count_mechanism(ctx, q.epsilon, q.where, q.method, smooth)  # validates ε first
+    _check_count(ctx.schema, q.epsilon, q.where, q.method, smooth)
     return _count_release(ctx, q.where, q.epsilon, q.method, smooth, label=f"count{_where_text(q.where)}")
 
 
@@ -153,8 +172,8 @@ def _proportion(ctx, q, smooth):
             raise ValueError(f"column {col!r} appears in both where and within; merge the conditions.")
         both[col] = spec
     ctx.accountant.check(q.cost)
-    _count_mechanism(ctx, q.epsilon, both, q.method, smooth)
-    _count_mechanism(ctx, q.denominator_epsilon, q.within, q.method, smooth)
+    _check_count(ctx.schema, q.epsilon, both, q.method, smooth)
+    _check_count(ctx.schema, q.denominator_epsilon, q.within, q.method, smooth)
     num = _count_release(ctx, both, q.epsilon, q.method, smooth, label=f"proportion numerator{_where_text(both)}")
     den = _count_release(ctx, _available(ctx, q.method, q.within, q.where), q.denominator_epsilon, q.method, smooth,
                          label=f"proportion denominator{_where_text(q.within)}")
@@ -195,12 +214,23 @@ class _Numeric:
 
 
 def _numeric(ctx, q, smooth):
-    """Check a mean or variance's whole cost against the budget, then what its releases need."""
+    """Check a mean or variance's whole cost against the budget and its mechanisms from public inputs alone
+    (the count's, the mean's at the smallest size estimate ``q``'s kind allows, a variance's at the widest
+    spread), then read what its releases need."""
     smooth = smooth.override(q.noise, q.gamma)
     ctx.accountant.check(q.cost)
     schema = ctx.schema
-    return _Numeric(smooth, involves_imputed(schema, q.where), q.column in schema.imputed_names,
-                    ctx.statistics.l1_for([*q.where, q.column]), universe_of(schema, q.column))
+    involves_where, involves_col = involves_imputed(schema, q.where), q.column in schema.imputed_names
+    _check_count(schema, q.count_epsilon, q.where, q.method, smooth)
+    if isinstance(q, Variance):
+        _check_mean(q, q.mean_epsilon, 2.0, involves_where, involves_col, smooth)
+        half_range2 = ((q.bounds[1] - q.bounds[0]) / 2) ** 2
+        n = _Numeric(smooth, involves_where, involves_col, MAX_L1, None)
+        _variance_mechanism(q, n, 2.0, q.bounds[0], public_grid(half_range2, bits=FINE_BITS))
+    else:
+        _check_mean(q, q.epsilon, 1.0, involves_where, involves_col, smooth)
+    return _Numeric(smooth, involves_where, involves_col, ctx.statistics.l1_for([*q.where, q.column]),
+                    universe_of(schema, q.column))
 
 
 def _available(ctx, method, where, columns):
@@ -215,8 +245,6 @@ def _moments(ctx, q, universe):
 
 def _mean(ctx, q, smooth):
     n = _numeric(ctx, q, smooth)
-    _count_mechanism(ctx, q.count_epsilon, q.where, q.method, n.smooth)
-    _mean_mechanism(q.epsilon, 1.0, q.bounds, n.involves_where, n.involves_col, q.method, n.smooth, n.l1)
     count = _count_release(ctx, _available(ctx, q.method, q.where, [q.column]), q.count_epsilon, q.method, n.smooth,
                            label=f"count for mean of {q.column}{_where_text(q.where, n.universe)}",
                            universe=n.universe)
@@ -246,10 +274,6 @@ def _variance_mechanism(q, n, s, ybar, grid):
 
 def _variance(ctx, q, smooth):
     n = _numeric(ctx, q, smooth)
-    _count_mechanism(ctx, q.count_epsilon, q.where, q.method, n.smooth)
-    _mean_mechanism(q.mean_epsilon, 2.0, q.bounds, n.involves_where, n.involves_col, q.method, n.smooth, n.l1)
-    if q.method == "smooth" and n.involves:
-        n.smooth.check_epsilon(q.epsilon)
     count = _count_release(ctx, _available(ctx, q.method, q.where, [q.column]), q.count_epsilon, q.method, n.smooth,
                            label=f"count for variance of {q.column}{_where_text(q.where, n.universe)}",
                            universe=n.universe)

@@ -50,7 +50,7 @@ import math
 import typing
 from fractions import Fraction
 
-from dpknn.accounting.budget import float_down
+from dpknn.accounting.budget import charge, float_down
 from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.synth.aim import AIMSynthesizer
@@ -185,7 +185,9 @@ class AutoSynthesizer(Synthesizer):
             :func:`~dpknn.synth.distributed.synthesize_parquet`).
         y : ignored
         accountant : BudgetAccountant or None
-            Charged (ε, δ) before the data are read; refused when it does not fit.
+            Charged (ε, δ) before the data are read; refused when it does not fit. None: a new accountant
+            holding exactly this cost (the one rule, :func:`~dpknn.accounting.charge`); either is kept as
+            ``accountant_``.
         """
         validate_params(self)   # the declared parameter_constraints, before anything is read or charged
         data = X if isinstance(X, TableData) else FrameData(X)   # FrameData refuses imputed data
@@ -198,8 +200,8 @@ class AutoSynthesizer(Synthesizer):
         plans = {k: c.plan() for k, c in candidates.items()}   # every parameter checked before the data
         # Either may run, so the mechanism's δ is the larger (MST alone may be pure DP; this is not).
         delta = max(p.delta for p in plans.values())
-        if accountant is not None:
-            accountant.spend(float(eps), delta, label=f"{type(self).__name__} (count, then AIM or MST)")
+        self.accountant_ = charge(accountant, float(eps), delta,
+                                  label=f"{type(self).__name__} (count, then AIM or MST)")
         data.scan(plans["aim"])   # domain errors and never_missing gaps before the count is drawn
         src = as_source(self.rng)
         rows = max(Geometric(epsilon=eps0).release(data.rows, rng=src).value, 0)   # post-processing: a count

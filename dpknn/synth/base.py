@@ -44,7 +44,9 @@ class Synthesizer(BaseEstimator, abc.ABC):
     @abc.abstractmethod
     def fit(self, X, y=None, *, accountant=None):
         """Fit on ``X`` (a DataFrame of the attribute columns; not modified), charging ``accountant`` (a
-        :class:`~dpknn.accounting.BudgetAccountant`, or None) before the data are read; returns ``self``."""
+        :class:`~dpknn.accounting.BudgetAccountant`; None: a new one holding exactly the fit's cost, the one
+        rule of :func:`~dpknn.accounting.charge`) before the data are read, kept as ``accountant_``; returns
+        ``self``."""
 
     @abc.abstractmethod
     def sample(self, n, *, rng=None):

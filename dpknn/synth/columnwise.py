@@ -45,7 +45,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpknn.accounting.budget import float_down
+from dpknn.accounting.budget import charge, float_down
 from dpknn.accounting.mcar import amplify_mcar
 from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
@@ -177,13 +177,13 @@ class ColumnwiseSynthesizer(Synthesizer):
         """Release the stage models learnt from ``X`` (missing cells as NaN/None; not modified).
 
         ``accountant`` (a :class:`~dpknn.accounting.BudgetAccountant`) is charged ε before
-        the data are read.
+        the data are read; None: a new accountant holding exactly ε (:func:`~dpknn.accounting.charge`);
+        either is kept as ``accountant_``.
         """
         validate_params(self)   # the declared parameter_constraints, before anything is read or charged
         check_not_imputed(X, "X")  # imputed values would be learnt as observed ones
         disc, eps, eps0, order = self._validate()
-        if accountant is not None:
-            accountant.spend(float(eps), 0.0, label="ColumnwiseSynthesizer")
+        self.accountant_ = charge(accountant, float(eps), 0.0, label="ColumnwiseSynthesizer")
         src = as_source(self.rng)
         gen = check_rng(src.generator)
         codes = disc.encode(X).astype(np.int64)

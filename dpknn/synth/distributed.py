@@ -280,7 +280,7 @@ def synthesize_parquet(input_dir, output_dir, synthesizer, *, rows, rows_per_par
         written (no fit, no budget spent; ``synthesizer`` and ``accountant`` are not used). Without it, a
         left-over run is refused.
     accountant : BudgetAccountant or None
-        Charged by the fit before the data are read.
+        Charged by the fit before the data are read (None: :func:`~dpknn.accounting.charge`'s rule).
     progress : bool, default False
         Progress bars for each pass.
 

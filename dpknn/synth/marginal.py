@@ -84,7 +84,7 @@ import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 from threadpoolctl import threadpool_limits
 
-from dpknn.accounting.budget import float_down
+from dpknn.accounting.budget import charge, float_down
 from dpknn.accounting.mcar import observed_probability
 from dpknn.accounting.zcdp import exponential_epsilon, zcdp_rho
 from dpknn.mechanisms.additive import DiscreteGaussian, Geometric
@@ -523,7 +523,9 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             :func:`~dpknn.synth.distributed.synthesize_parquet`), which releases the same values for the same seed.
         y : ignored
         accountant : BudgetAccountant or None
-            Charged (ε, δ) before the data are read; refused when it does not fit.
+            Charged (ε, δ) before the data are read; refused when it does not fit. None: a new accountant
+            holding exactly this cost (the one rule, :func:`~dpknn.accounting.charge`); either is kept as
+            ``accountant_``.
 
         Raises
         ------
@@ -540,8 +542,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
     def _fit(self, X, accountant):
         data = X if isinstance(X, TableData) else FrameData(X)   # FrameData refuses imputed data
         plan = self.plan()
-        if accountant is not None:
-            accountant.spend(plan.epsilon, plan.delta, label=f"{type(self).__name__} ({plan.budget.noise} noise)")
+        self.accountant_ = charge(accountant, plan.epsilon, plan.delta,
+                                  label=f"{type(self).__name__} ({plan.budget.noise} noise)")
         src = as_source(self.rng)
         disc = plan.disc
         scan = data.scan(plan)  # domain errors and the never_missing refusal before anything is released

@@ -121,7 +121,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dpknn.accounting import rdp_epsilon, rdp_rho, sgm_sigma
+from dpknn.accounting import charge, rdp_epsilon, rdp_rho, sgm_sigma
 from dpknn.exceptions import PrivacyLeakWarning
 from dpknn.mechanisms.base import CuratorDiagnostics
 from dpknn.mechanisms.randomness import as_source
@@ -438,7 +438,8 @@ class DPMisGAN(Synthesizer):
         y : ignored
         accountant : BudgetAccountant or None
             Charged T sampled-Gaussian steps (q, σ) and the tables' ρ_m in its RDP part before the
-            data are read; refused, with nothing trained, when they do not fit.
+            data are read; refused, with nothing trained, when they do not fit. None: a new accountant of
+            the run's own budget (:func:`~dpknn.accounting.charge`); either is kept as ``accountant_``.
         """
         validate_params(self)   # the declared parameter_constraints, before anything is read or charged
         check_not_imputed(X, "X")  # imputed values would be learnt as observed ones
@@ -462,9 +463,10 @@ class DPMisGAN(Synthesizer):
             warnings.warn(f"DPMisGAN(accounting='paper'): sigma={sigma:.4g} comes from the paper's Theorem 4.7, which "
                           f"is not a valid bound; this run is NOT ({float(self.epsilon):g}, {delta:g})-DP. Its valid "
                           f"epsilon is {run_eps:.4g}.", PrivacyLeakWarning, stacklevel=2)
-        if accountant is not None:
-            accountant.spend_sgm(q=q, sigma=sigma, steps=steps, rho=rho,
-                                 label=f"DPMisGAN({steps} critic steps{', tables' if rho else ''})")
+        label = f"DPMisGAN({steps} critic steps{', tables' if rho else ''})"
+        # Without an accountant, one of the run's own budget: its valid ε (above ε under accounting="paper").
+        self.accountant_ = charge(accountant, max(float(self.epsilon), run_eps), delta, label=label,
+                                  spend=lambda acc: acc.spend_sgm(q=q, sigma=sigma, steps=steps, rho=rho, label=label))
 
         x, m = enc.encode(X)
         self._note_outside_universes(X)

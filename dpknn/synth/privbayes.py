@@ -69,7 +69,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpknn.accounting.budget import float_down
+from dpknn.accounting.budget import charge, float_down
 from dpknn.mechanisms.additive import Geometric
 from dpknn.mechanisms.randomness import as_source
 from dpknn.mechanisms.selection import PermuteAndFlip
@@ -300,14 +300,16 @@ class PrivBayes(Synthesizer):
             modified.
         y : ignored
         accountant : BudgetAccountant or None
-            Charged (ε, δ) before the data are read; refused when it does not fit.
+            Charged (ε, δ) before the data are read; refused when it does not fit. None: a new accountant
+            holding exactly this cost (the one rule, :func:`~dpknn.accounting.charge`); either is kept as
+            ``accountant_``.
         """
         validate_params(self)   # the declared parameter_constraints, before anything is read or charged
         check_not_imputed(X, "X")  # imputed values would be learnt as observed ones
         disc, k, (eps0, eps1, eps2, delta) = self._validate()
         eps = eps0 + eps1 + eps2
-        if accountant is not None:
-            accountant.spend(float(eps), delta, label=f"PrivBayes(missing={self.missing!r}, degree={k})")
+        self.accountant_ = charge(accountant, float(eps), delta,
+                                  label=f"PrivBayes(missing={self.missing!r}, degree={k})")
         src = as_source(self.rng)
         codes = disc.encode(X)
         self._note_outside_universes(X)
