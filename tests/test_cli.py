@@ -303,9 +303,9 @@ def test_rwn_command_runs_the_method_within_each_partition_of_a_folder(tmp_path)
     for p in range(2):
         part = pd.read_parquet(tmp_path / "dir" / f"part.{p}.parquet")
         seed = np.random.default_rng(np.random.SeedSequence(4, spawn_key=(p,)))
-        expected = RWN(k=3, method="sampled_pairs", m=10, rng=seed).fit_transform(part, columns=["a", "b"])
-        exact = RWN(k=3, rng=np.random.default_rng(np.random.SeedSequence(4, spawn_key=(p,)))).fit_transform(
-            part, columns=["a", "b"])
+        expected = RWN(k=3, method="sampled_pairs", m=10, rng=seed, columns=["a", "b"]).fit_transform(part)
+        exact = RWN(k=3, rng=np.random.default_rng(np.random.SeedSequence(4, spawn_key=(p,))),
+                    columns=["a", "b"]).fit_transform(part)
         got = out.loc[part.index, list(df.columns)]
         np.testing.assert_array_equal(got.to_numpy(), expected.to_numpy())
         assert not np.array_equal(got["a"], exact["a"])

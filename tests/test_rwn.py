@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from reference_rwn import neighbourhoods
 from scipy import stats
 
-from dpknn.sdc.rwn import RWN, pairs_from_indices, perturb_parquet
+from dpknn.sdc.neighbourhoods import pairs_from_indices
+from dpknn.sdc.rwn import RWN, perturb_parquet
 
 
 def continuous(n=300, seed=0):
@@ -23,7 +24,7 @@ def test_q0_returns_input_and_shape_dtypes_labels_kept(method, kw):
     df = continuous()
     with pytest.warns(UserWarning, match=r"columns \['id'\] have a different value in every row"):
         assert RWN(q=0.0, method=method, rng=1, **kw).fit_transform(df).equals(df)
-    out = RWN(q=0.5, method=method, rng=1, **kw).fit_transform(df, columns=["a", "b", "c"])
+    out = RWN(q=0.5, method=method, rng=1, **kw).set_params(columns=["a", "b", "c"]).fit_transform(df)
     assert out.shape == df.shape and list(out.columns) == list(df.columns)
     assert out.dtypes.equals(df.dtypes) and out.index.equals(df.index) and out["id"].equals(df["id"])
     assert set(out["c"]) <= {"x", "y", "z"}
@@ -35,7 +36,7 @@ def test_exact_values_come_from_the_brute_force_neighbourhood(radius):
     cols = ["a", "b", "c"]
     hood = neighbourhoods(df, cols, k=4, radius=radius)
     rwn = RWN(k=4, radius=radius, q=1.0, rng=5)
-    out = rwn.fit_transform(df, columns=cols)
+    out = rwn.set_params(columns=cols).fit_transform(df)
     np.testing.assert_array_equal(rwn.neighbourhood_sizes_, [len(h) for h in hood])
     a_row = {v: i for i, v in enumerate(df["a"])}
     b_row = {v: i for i, v in enumerate(df["b"])}
@@ -69,7 +70,7 @@ def test_draws_for_different_variables_are_independent():
     b_row = {v: i for i, v in enumerate(df["b"])}
     pairs = []
     for seed in range(2500):
-        out = RWN(k=5, rng=seed).fit_transform(df, columns=["a", "b"])
+        out = RWN(k=5, rng=seed).set_params(columns=["a", "b"]).fit_transform(df)
         pairs.append((a_row[out["a"].iloc[target]], b_row[out["b"].iloc[target]]))
     table = pd.crosstab(*zip(*pairs)).to_numpy()
     assert table.shape == (size, size)
@@ -102,13 +103,13 @@ def test_sampled_methods_pick_from_their_candidates():
     a_row = {v: i for i, v in enumerate(df["a"])}
     for kw in ({"m": 30}, {"m": 30, "fresh": True}):
         rwn = RWN(k=3, method="sampled_points", rng=7, **kw)
-        out = rwn.fit_transform(df, columns=["a", "b"])
+        out = rwn.set_params(columns=["a", "b"]).fit_transform(df)
         donors = np.array([a_row[v] for v in out["a"]])
         assert (donors != np.arange(len(df))).all() and (rwn.neighbourhood_sizes_ >= 3).all()
         if "fresh" not in kw:
             assert len(set(donors)) <= 30   # one shared sample of 30 records
     rwn = RWN(k=3, method="sampled_pairs", m=8, rng=7)
-    out = rwn.fit_transform(df, columns=["a", "b"])
+    out = rwn.set_params(columns=["a", "b"]).fit_transform(df)
     donors = np.array([a_row[v] for v in out["a"]])
     alone = rwn.neighbourhood_sizes_ == 0   # no sampled partner: the record keeps its values
     assert (donors[~alone] != np.arange(len(df))[~alone]).all() and (donors[alone] == np.flatnonzero(alone)).all()
@@ -145,17 +146,17 @@ def test_partitioned_on_dask_matches_per_partition_exact():
     distributed = pytest.importorskip("distributed")
     df = continuous(600, seed=9)
     local = RWN(k=4, method="partitioned", partitions=3, rng=21)
-    expected = local.fit_transform(df, columns=["a", "b", "c"])
+    expected = local.set_params(columns=["a", "b", "c"]).fit_transform(df)
     key = np.random.default_rng(21).integers(0, 3, size=len(df))  # the same random partition key
     for p, seed in enumerate(local.partition_seeds_):
         part = df.iloc[np.flatnonzero(key == p)]
-        own = RWN(k=4, rng=np.random.default_rng(seed)).fit_transform(part, columns=["a", "b", "c"])
+        own = RWN(k=4, rng=np.random.default_rng(seed)).set_params(columns=["a", "b", "c"]).fit_transform(part)
         pd.testing.assert_frame_equal(expected.loc[part.index], own)
     with distributed.Client(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as client:
-        on_dask = RWN(k=4, method="partitioned", partitions=3, rng=21, client=client).fit_transform(
-            df, columns=["a", "b", "c"])
+        on_dask = RWN(k=4, method="partitioned", partitions=3, rng=21, client=client,
+                      columns=["a", "b", "c"]).fit_transform(df)
     pd.testing.assert_frame_equal(on_dask, expected)
-    by_column = RWN(k=2, method="partitioned", partition_key="c", rng=1).fit_transform(df, columns=["a", "b"])
+    by_column = RWN(k=2, method="partitioned", partition_key="c", rng=1, columns=["a", "b"]).fit_transform(df)
     assert (by_column.groupby(df["c"])["a"].apply(lambda s: s.isin(df.loc[s.index, "a"]).all())).all()
 
 
@@ -208,7 +209,7 @@ def test_perturb_parquet_runs_the_rwn_method_within_each_partition(tmp_path):
                 seed = np.random.default_rng(np.random.SeedSequence(5, spawn_key=(p,)))
                 inner = {k: v for k, v in kw.items() if k != "partitions"}
                 expected = RWN(k=3, radius=1.5, method="exact" if method == "partitioned" else method, rng=seed,
-                               **inner).fit_transform(part, columns=cols)
+                               **inner).set_params(columns=cols).fit_transform(part)
                 pd.testing.assert_frame_equal(out.loc[part.index], expected, check_dtype=False)
         with pytest.raises(ValueError, match="needs m"):
             perturb_parquet(src, tmp_path / "bad", RWN(method="sampled_pairs", rng=5), columns=cols, client=client)
@@ -226,7 +227,7 @@ def test_errors():
     with pytest.raises(ValueError, match="method"):
         RWN(method="swap").fit_transform(df)
     with pytest.raises(ValueError, match="not in the data"):
-        RWN().fit_transform(df, columns=["zz"])
+        RWN().set_params(columns=["zz"]).fit_transform(df)
     with pytest.raises(TypeError, match="m must be"):
         RWN(method="sampled_pairs", m=2.5).fit_transform(df)
     with pytest.raises(ValueError, match="infinite value"):
@@ -248,7 +249,7 @@ def test_a_gap_is_a_value_and_the_warning_names_dpknn_impute(method, kw):
     df.loc[rng.random(n) < 0.1, "b"] = None
     before = df.copy()
     with pytest.warns(UserWarning, match=r"RWN on columns with gaps \{'b': \d+, 'c': \d+\}.*dpknn impute"):
-        out = RWN(k=4, method=method, rng=1, **kw).fit_transform(df, columns=["a", "b", "c"])
+        out = RWN(k=4, method=method, rng=1, **kw).set_params(columns=["a", "b", "c"]).fit_transform(df)
     pd.testing.assert_frame_equal(df, before)
     assert out.c.isna().sum() == pytest.approx(df.c.isna().sum(), rel=0.15)
     # Gaps stay where the neighbours have gaps: records of group 1 (no c) keep no c, group 0 mostly keeps one.
@@ -290,15 +291,15 @@ def test_sampled_methods_name_m_and_identifiers_warn():
     df = continuous()
     for method in ("sampled_points", "sampled_pairs"):
         with pytest.raises(ValueError, match=f"method='{method}' needs m"):
-            RWN(method=method).fit(df, columns=["a"])
+            RWN(method=method).set_params(columns=["a"]).fit(df)
     with pytest.warns(UserWarning, match=r"\['id'\]"):
-        RWN().fit(df, columns=["a", "id"])
+        RWN().set_params(columns=["a", "id"]).fit(df)
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        RWN().fit(df, columns=["a", "b", "c"])  # floats unique per row are not identifiers
-        RWN().fit(df.head(30), columns=["id"])  # too few rows to tell
+        RWN().set_params(columns=["a", "b", "c"]).fit(df)  # floats unique per row are not identifiers
+        RWN().set_params(columns=["id"]).fit(df.head(30))  # too few rows to tell
 
 
 def test_rwn_scikit_learn_manners():
@@ -315,12 +316,12 @@ def test_rwn_scikit_learn_manners():
     assert twin.get_params() == rwn.get_params() and twin.set_params(k=4).k == 4 and rwn.k == 3
     with pytest.raises(NotFittedError, match="not fitted"):
         rwn.transform(df)
-    out = rwn.fit(df, None, columns=["x", "z"]).transform(df)
+    out = rwn.set_params(columns=["x", "z"]).fit(df).transform(df)
     assert rwn.n_features_in_ == 3 and list(rwn.feature_names_in_) == ["x", "z", "id"]
     assert rwn.columns_ == ["x", "z"]
     np.testing.assert_array_equal(out["id"], df["id"])
     assert not np.array_equal(out["x"], df["x"])
-    pd.testing.assert_frame_equal(RWN(k=3, rng=5).fit_transform(df, columns=["x", "z"]), out)
+    pd.testing.assert_frame_equal(RWN(k=3, rng=5, columns=["x", "z"]).fit_transform(df), out)
     with pytest.raises(ValueError, match="fitted on"):
         rwn.transform(df[["z", "x", "id"]])
 
@@ -343,11 +344,11 @@ def test_a_categorical_column_left_unchanged_is_reported_and_named():
     # A one-valued column cannot change at all: share 0, warned.
     df["country"] = "x"
     with pytest.warns(UserWarning, match="column 'country'") as caught:
-        RWN(rng=1, radius=3.0).fit_transform(df, columns=["age", "country"])
+        RWN(rng=1, radius=3.0).set_params(columns=["age", "country"]).fit_transform(df)
     assert not [w for w in caught if "'age'" in str(w.message)]
     rwn = RWN(rng=1, radius=3.0)
     with pytest.warns(UserWarning):
-        rwn.fit_transform(df, columns=["age", "country"])
+        rwn.set_params(columns=["age", "country"]).fit_transform(df)
     assert rwn.changed_share_["country"] == 0.0
 
 
@@ -399,11 +400,11 @@ def test_imputation_flags_are_never_perturbed_and_left_out_unless_kept():
     before = df.copy()
     for columns in (None, ["age", "gender", "dpknn_imputed_age"]):
         with pytest.warns(UserWarning, match=r"\['dpknn_imputed_age'\] are never perturbed and are left out"):
-            out = RWN(k=3, rng=2).fit_transform(df, columns=columns)
+            out = RWN(k=3, rng=2).set_params(columns=columns).fit_transform(df)
         assert "dpknn_imputed_age" not in out.columns and not out["age"].equals(df["age"])
         assert list(out.columns) == [c for c in df.columns if c != "dpknn_imputed_age"]
         with pytest.warns(UserWarning, match=r"are carried through unchanged \(keep_flags"):
-            kept = RWN(k=3, rng=2, keep_flags=True).fit_transform(df, columns=columns)
+            kept = RWN(k=3, rng=2, keep_flags=True).set_params(columns=columns).fit_transform(df)
         assert kept["dpknn_imputed_age"].equals(df["dpknn_imputed_age"])
         pd.testing.assert_frame_equal(kept.drop(columns="dpknn_imputed_age"), out)
     pd.testing.assert_frame_equal(df, before)
@@ -485,3 +486,22 @@ def test_pair_kernels_equal_a_brute_force_neighbourhood(n, p, n_pairs, k, radius
     # The same neighbourhoods from separate partner and distance arrays (sampled_points' entry).
     out_ptr2, out2 = _rwn.select_neighbours(ptr, nbr_of, dist_of, k, radius)
     assert np.array_equal(out_ptr2, out_ptr) and np.array_equal(out2, out)
+
+
+def test_columns_is_a_parameter_that_clone_and_pipeline_carry():
+    """Issue 49, finding 7: ``columns`` is a constructor parameter; fit's old argument still works, with a
+    DeprecationWarning, and gives the same result."""
+    from sklearn.base import clone
+    from sklearn.pipeline import Pipeline
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": rng.normal(size=80), "z": rng.normal(size=80), "id": np.arange(80.0)})
+    rwn = RWN(k=3, rng=5, columns=["x", "z"])
+    out = rwn.fit_transform(df)
+    assert rwn.columns_ == ["x", "z"] and clone(rwn).get_params()["columns"] == ["x", "z"]
+    np.testing.assert_array_equal(out["id"], df["id"])
+    piped = Pipeline([("rwn", clone(rwn))]).fit_transform(df)
+    pd.testing.assert_frame_equal(piped, out)
+    with pytest.warns(DeprecationWarning, match="RWN\\(columns=...\\)"):
+        old = RWN(k=3, rng=5).fit_transform(df, columns=["x", "z"])
+    pd.testing.assert_frame_equal(old, out)

@@ -71,7 +71,7 @@ def _cmd_rwn(args):
         raise CLIError("--scheduler applies to a folder of Parquet partitions (--input DIR) only.")
     output_writer(None, args.output, input_is_coded(args))
     df, coded = read_input(args)
-    out = rwn.fit_transform(df, columns=columns)
+    out = rwn.set_params(columns=columns).fit_transform(df)
     # A gap may move with a neighbour's value: a cell left missing takes its variable's first gap code.
     write_files([(args.output, output_writer(out, args.output, coded))])
     print(f"perturbed {len(df)} records ({args.method}, k={args.k}, radius={args.radius}, q={args.q}); "

@@ -48,12 +48,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.spatial import cKDTree
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from dpknn._core import _grouping, _rwn
 from dpknn.schema.flags import flag_columns
-from dpknn.schema.geometry import one_hot, query_until_certified, scaled_column
+from dpknn.sdc.neighbourhoods import exact, sampled_pairs, sampled_points
 from dpknn.utils.progress import progress_bar
 from dpknn.utils.validation import (
     Boolean,
@@ -66,79 +64,16 @@ from dpknn.utils.validation import (
     validate_params,
 )
 
-__all__ = ["RWN", "UNCHANGED_SHARE", "pairs_from_indices", "perturb_parquet", "warn_unchanged"]
+__all__ = ["RWN", "UNCHANGED_SHARE", "perturb_parquet", "warn_unchanged"]
 
 logger = logging.getLogger(__name__)
 
 _METHODS = ("exact", "sampled_points", "sampled_pairs", "partitioned")
-_TIE = 1e-12
+# fit's deprecated columns argument, told apart from an explicit None (all columns).
+_UNSET = object()
 #: A perturbed column whose share of changed values is below this fraction of q draws a warning
 #: (below 1 % of its values when q = 1).
 UNCHANGED_SHARE = 0.01
-
-
-def pairs_from_indices(r, n):
-    """Map 0-based indices ``r`` in [0, n(n-1)/2) to pairs (i, j) with 0 <= i < j < n.
-
-    Pairs are ordered (0,1), (0,2), (1,2), (0,3), ...: the pair (i, j) has index
-    j(j-1)/2 + i. Vectorised (Cython). This is the corrected mapping (docs/rwn.md); the
-    version printed in Perry et al. (2022, §11.2) is garbled.
-    """
-    n = check_positive_int(n, "n", minimum=2)
-    r = np.ascontiguousarray(r, dtype=np.int64)
-    return _rwn.pairs_from_indices(r.ravel(), n)
-
-
-# --- design matrix ---------------------------------------------------------------------------
-def _is_numeric(s):
-    return pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
-
-
-def _design(df, columns, weights, scales, rows=None):
-    """Float coordinates: standardised numeric columns and one-hot categoricals, each scaled so
-    that its part of the squared distance is multiplied by its weight (:mod:`dpknn.schema.geometry`).
-
-    Moments (and category lists) come from all rows; coordinates are returned for ``rows``
-    (all rows when None).
-    """
-    blocks = []
-    for c in columns:
-        s = df[c]
-        w = float(weights.get(c, 1.0))
-        if _is_numeric(s):
-            x = s.to_numpy(dtype=np.float64, na_value=np.nan)
-            gaps = np.isnan(x)
-            seen = x[~gaps]
-            mean, sd = scales.get(c, (seen.mean(), seen.std())) if seen.size else (0.0, 1.0)
-            z = np.where(gaps, 0.0, (x - mean) / (sd if sd > 0 else 1.0))   # a gap sits at the mean...
-            sub = z if rows is None else z[rows]
-            blocks.append(scaled_column(sub, w))
-            if gaps.any():
-                # ...and one more coordinate tells a gap from a value, as far apart as two categories (2w).
-                g = gaps if rows is None else gaps[rows]
-                blocks.append(scaled_column(g * math.sqrt(2.0), w))
-        else:
-            codes, uniques = pd.factorize(s, use_na_sentinel=False)   # a gap is a category of its own
-            if rows is not None:
-                codes = codes[rows]
-            blocks.append(one_hot(codes, len(uniques), w))
-    size = len(df) if rows is None else len(rows)
-    return np.hstack(blocks) if blocks else np.zeros((size, 0))
-
-
-def _classes(df, columns):
-    """Class id of every row (identical values in ``columns``) and the number of classes."""
-    key = np.zeros(len(df), dtype=np.int64)
-    size = 1
-    for c in columns:
-        codes, uniques = pd.factorize(df[c], use_na_sentinel=False)   # gaps alike are one class
-        if size * max(len(uniques), 1) >= 2**62:
-            key, _ = pd.factorize(key)
-            size = int(key.max()) + 1 if len(key) else 1
-        key = key * max(len(uniques), 1) + codes
-        size *= max(len(uniques), 1)
-    cls, uniq = pd.factorize(key)
-    return np.ascontiguousarray(cls, dtype=np.int64), len(uniq)
 
 
 def _flags_message(flags, keep):
@@ -213,6 +148,9 @@ class RWN(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
+    columns : list of str or None
+        Columns used for the distance and perturbed; None: all. Other columns (identifiers, weights)
+        are copied unchanged. A parameter, so that ``clone`` and a ``Pipeline`` carry it.
     k : int, default 5
         Minimum neighbourhood size (k nearest other records, ties at the k-th distance
         included; all other records when there are fewer than k).
@@ -267,9 +205,10 @@ class RWN(TransformerMixin, BaseEstimator):
     .. [1] Perry et al. (2022), §5, §11.
     """
 
-    def __init__(self, *, k=5, radius=None, q=1.0, method="exact", m=None, partitions=None, partition_key=None,
-                 fresh=False, weights=None, scales=None, n_jobs=1, client=None, progress=False, keep_flags=False,
-                 rng=None):
+    def __init__(self, *, columns=None, k=5, radius=None, q=1.0, method="exact", m=None, partitions=None,
+                 partition_key=None, fresh=False, weights=None, scales=None, n_jobs=1, client=None, progress=False,
+                 keep_flags=False, rng=None):
+        self.columns = columns
         self.k = k
         self.radius = radius
         self.q = q
@@ -358,8 +297,9 @@ class RWN(TransformerMixin, BaseEstimator):
         return columns
 
     # ------------------------------------------------------------------------------------------
-    def fit(self, X, y=None, *, columns=None):
-        """Check ``X`` and the columns to perturb; record ``n_features_in_`` and ``columns_``.
+    def fit(self, X, y=None, *, columns=_UNSET):
+        """Check ``X`` and the columns to perturb (the ``columns`` parameter); record ``n_features_in_`` and
+        ``columns_``.
 
         Parameters
         ----------
@@ -367,16 +307,24 @@ class RWN(TransformerMixin, BaseEstimator):
         y : None
             Ignored (scikit-learn's signature).
         columns : list or None
-            Columns used for the distance and perturbed; None: all. Other columns (identifiers,
-            weights) are copied unchanged.
+            Deprecated: pass ``RWN(columns=...)``. Given here, it is used instead of the parameter (with a
+            DeprecationWarning).
         """
-        self.columns_ = self._validate(X, columns)
+        self.columns_ = self._validate(X, self._columns(columns))
         if len(X) and self.k >= len(X):
             raise ValueError(f"k={self.k} must be below the number of records ({len(X)}): with k >= n every "
                              "neighbourhood is the whole table and RWN becomes a random shuffle.")
         _warn_identifiers(X, self.columns_)
         record_features(self, X)
         return self
+
+    def _columns(self, columns):
+        """The columns to perturb: the parameter, or a deprecated ``fit(columns=...)``."""
+        if columns is _UNSET:
+            return self.columns
+        warnings.warn("RWN.fit(X, columns=...) is deprecated; pass RWN(columns=...) so that clone and Pipeline "
+                      "carry it.", DeprecationWarning, stacklevel=3)
+        return columns
 
     def transform(self, X):
         """Return a perturbed copy of ``X`` (same index, column order and dtypes; the imputation flag
@@ -393,7 +341,7 @@ class RWN(TransformerMixin, BaseEstimator):
                              f"{list(getattr(self, 'feature_names_in_', range(self.n_features_in_)))}.")
         return self._run_and_report(X, self._validate(X, self.columns_))
 
-    def fit_transform(self, X, y=None, *, columns=None):
+    def fit_transform(self, X, y=None, *, columns=_UNSET):
         """Fit on ``X`` and return a perturbed copy of it; ``y`` is ignored (see :meth:`fit`)."""
         return self.fit(X, columns=columns)._run_and_report(X, self.columns_)
 
@@ -408,24 +356,19 @@ class RWN(TransformerMixin, BaseEstimator):
     def _run(self, df, columns):
         rng = check_rng(self.rng)
         if self.method == "partitioned":
-            return self._partitioned(df, columns, rng)
-        n = len(df)
-        if n < 2 or self.q == 0:
+            return _partitioned(self, df, columns, rng)
+        if len(df) < 2 or self.q == 0:
             return df.copy()
+        settings = dict(k=self.k, radius=self.radius, weights=self.weights, scales=self.scales)
         if self.method == "exact":
-            picker = self._exact(df, columns)
+            nb = exact(df, columns, **settings)
+            self.n_classes_ = nb.n_classes
+        elif self.method == "sampled_points":
+            nb = sampled_points(df, columns, m=self.m, fresh=self.fresh, rng=rng, **settings)
         else:
-            X = _design(df, columns, self.weights or {}, self.scales or {})
-            if self.method == "sampled_points":
-                ptr, nbr = self._sampled_points(X, rng)
-            else:
-                # Single precision halves the memory of the n·m partner distances.
-                X = X.astype(np.float32)
-                ptr, nbr = self._sampled_pairs(X, rng)
-            del X
-            self.neighbourhood_sizes_ = np.diff(ptr)
-            picker = lambda u, mod: _rwn.gather_records(ptr, nbr, u, mod)  # noqa: E731
-        return self._perturb(df, columns, picker, rng)
+            nb = sampled_pairs(df, columns, m=self.m, rng=rng, progress=self.progress, **settings)
+        self.neighbourhood_sizes_ = nb.sizes
+        return self._perturb(df, columns, nb.pick, rng)
 
     def _perturb(self, df, columns, picker, rng):
         out = df.copy()
@@ -438,236 +381,38 @@ class RWN(TransformerMixin, BaseEstimator):
             out[c] = pd.Series(values[donors], index=df.index, dtype=df[c].dtype)
         return out
 
-    # --- exact -----------------------------------------------------------------------------------
-    def _exact(self, df, columns):
-        n = len(df)
-        cls, n_classes = _classes(df, columns)
-        first = np.full(n_classes, -1, dtype=np.int64)
-        first[cls[::-1]] = np.arange(n - 1, -1, -1)
-        # Standardise with the moments of all rows, then keep one row per class.
-        reps = _design(df, columns, self.weights or {}, self.scales or {}, rows=first)
-        counts = np.bincount(cls, minlength=n_classes)
-        mem_ptr, mem_rows, _, _ = _grouping.group_rows(cls, np.zeros(n, dtype=bool), np.arange(n, dtype=np.int64),
-                                                       n_classes)
-        pos = np.empty(n, dtype=np.int64)
-        pos[mem_rows] = np.arange(n) - np.repeat(mem_ptr[:-1], counts)
-        sig, numeric, cross2 = self._signatures(df, columns, first)
-        nb_ptr, nb_cls, nb_cum = self._class_neighbourhoods(reps, counts, sig, numeric, cross2)
-        sizes = nb_cum[np.maximum(nb_ptr[1:] - 1, 0)] * (np.diff(nb_ptr) > 0)
-        self.neighbourhood_sizes_ = sizes[cls]
-        self.n_classes_ = n_classes
-        return lambda u, mod: _rwn.gather_classes(cls, pos, nb_ptr, nb_cls, nb_cum, mem_ptr, mem_rows, u, mod)
 
-    def _class_neighbourhoods(self, reps, counts, sig=None, numeric=None, cross2=np.inf):
-        """Per class: the neighbour classes (own class first) and running member counts.
-
-        When ``sig`` (the categorical signature of each class) is given, neighbours are first
-        searched among the classes of the same signature, in the ``numeric`` coordinates only:
-        two classes with different signatures are at squared distance at least ``cross2``, so
-        a neighbourhood found within the signature whose k-th distance and radius stay below
-        sqrt(cross2) is exact. The other classes are searched in the full space.
-        """
-        k = int(self.k)
-        n_classes = counts.size
-        own = counts - 1
-        radius = self.radius
-        lists = [None] * n_classes
-        for c in np.flatnonzero(own >= k):
-            lists[c] = np.array([c], dtype=np.int64)
-        todo = np.flatnonzero(own < k)
-        if radius is not None:
-            todo = np.arange(n_classes)
-        if sig is not None and todo.size and np.isfinite(cross2):
-            limit = math.sqrt(cross2) * (1 - 1e-9)
-            if radius is None or radius < limit:
-                order = todo[np.argsort(sig[todo], kind="stable")]
-                groups = np.split(order, np.flatnonzero(np.diff(sig[order])) + 1)
-                members_of = pd.Series(np.arange(n_classes)).groupby(sig).indices
-                unresolved = []
-                for g in groups:
-                    members = np.asarray(members_of[sig[g[0]]], dtype=np.int64)
-                    found = self._knn_lists(cKDTree(numeric[members]), numeric[g], g, members, counts, own, k,
-                                            limit)
-                    for c, lst in zip(g, found):
-                        if lst is None:
-                            unresolved.append(c)
-                        else:
-                            lists[c] = lst
-                todo = np.asarray(unresolved, dtype=np.int64)
-        if todo.size:
-            tree = cKDTree(reps)
-            found = self._knn_lists(tree, reps[todo], todo, np.arange(n_classes), counts, own, k, np.inf)
-            for c, lst in zip(todo, found):
-                lists[c] = lst
-        lengths = np.array([len(x) for x in lists], dtype=np.int64)
-        nb_ptr = np.zeros(n_classes + 1, dtype=np.int64)
-        np.cumsum(lengths, out=nb_ptr[1:])
-        nb_cls = np.concatenate(lists).astype(np.int64) if n_classes else np.zeros(0, dtype=np.int64)
-        member = counts[nb_cls] - (nb_cls == np.repeat(np.arange(n_classes), lengths))
-        csum = np.cumsum(member)
-        starts = np.concatenate([[0], csum[nb_ptr[1:-1] - 1]]) if n_classes > 1 else np.zeros(n_classes, np.int64)
-        nb_cum = csum - np.repeat(starts, lengths)
-        return nb_ptr, nb_cls, nb_cum
-
-    def _knn_lists(self, tree, points, ids, tree_ids, counts, own, k, limit):
-        """Neighbour-class lists of the classes ``ids`` among the classes in ``tree``.
-
-        Returns a list per class, or None where the result cannot be certified within ``limit``
-        (its k-th distance reaches ``limit``, or the tree holds too few records). The caller
-        passes a radius below ``limit``, so a certified k-NN set can be compared with the ball.
-        """
-        size = len(tree_ids)
-        radius = self.radius
-        out = [None] * len(ids)
-
-        def resolve(pending, dist, idx, exhausted):
-            cls = tree_ids[np.minimum(idx, size - 1)]
-            is_self = cls == ids[pending][:, None]
-            cnt = np.where(is_self | (idx >= size), 0, counts[cls])
-            cum = np.cumsum(cnt, axis=1) + own[ids[pending]][:, None]
-            enough = cum[:, -1] >= k
-            t = np.argmax(cum >= k, axis=1)
-            dk = np.where(own[ids[pending]] >= k, 0.0, dist[np.arange(pending.size), t])
-            # With fewer than k other records in the whole space, all of them are the neighbours.
-            dk = np.where(enough, dk, np.inf)
-            complete = (enough | (exhausted & ~np.isfinite(limit))) & \
-                (exhausted | (dist[:, -1] > dk * (1 + _TIE) + _TIE))
-            for row in np.flatnonzero(complete):
-                c = ids[pending[row]]
-                if np.isfinite(limit) and dk[row] >= limit:
-                    continue  # may reach classes outside this tree
-                keep = (dist[row] <= dk[row] * (1 + _TIE) + _TIE) & ~is_self[row] & (idx[row] < size)
-                out[pending[row]] = np.concatenate([[c] if own[c] > 0 else [], cls[row][keep]]).astype(np.int64)
-            # Rows not certified with the whole tree stay None: decided in the full space.
-            return complete | exhausted
-
-        query_until_certified(tree, points, k + 2, resolve)
-        if radius is not None:
-            balls = tree.query_ball_point(points, radius * (1 + _TIE) + _TIE, workers=-1 if len(ids) > 256 else 1)
-            for j, ball in enumerate(balls):
-                if out[j] is None:
-                    continue  # not certified here; decided in the full space
-                c = ids[j]
-                ball = tree_ids[np.asarray(ball, dtype=np.int64)]
-                ball = ball[ball != c]
-                ball_size = counts[ball].sum() + own[c]
-                knn_size = counts[out[j]].sum() - (1 if own[c] > 0 else 0)
-                if ball_size > knn_size:
-                    out[j] = np.concatenate([[c] if own[c] > 0 else [], ball]).astype(np.int64)
-        return out
-
-    def _signatures(self, df, columns, first):
-        """Categorical signature and numeric coordinates of each class, and the smallest squared
-        distance between classes of different signatures (2 w for a one-hot mismatch)."""
-        cats = [c for c in columns if not _is_numeric(df[c])]
-        nums = [c for c in columns if _is_numeric(df[c])]
-        if not cats:
-            return None, None, np.inf
-        sig, _ = _classes(df.iloc[first], cats)
-        numeric = (_design(df, nums, self.weights or {}, self.scales or {}, rows=first) if nums
-                   else np.zeros((len(first), 1)))
-        w = self.weights or {}
-        cross2 = min(2.0 * float(w.get(c, 1.0)) for c in cats)
-        return sig, numeric, cross2
-
-    # --- Method 1 --------------------------------------------------------------------------------
-    def _sampled_points(self, X, rng):
-        """Neighbours among m sampled records (one shared sample, or a fresh one per record).
-
-        Every distance from a record to its m candidates is computed (O(nm), as in the paper);
-        a record is never its own candidate.
-        """
-        n, dims = X.shape
-        m = min(int(self.m), n - 1)
-        radius = -1.0 if self.radius is None else float(self.radius)
-        sample = None if self.fresh else np.sort(rng.choice(n, size=m, replace=False))
-        chunk = max(1, 4_000_000 // max(m * max(dims, 1), 1))
-        ptrs, nbrs = [np.zeros(1, dtype=np.int64)], []
-        for start in range(0, n, chunk):
-            rows = np.arange(start, min(n, start + chunk))
-            if self.fresh:
-                cand = rng.integers(0, n - 1, size=(rows.size, m))
-                cand += cand >= rows[:, None]  # uniform over the other records
-            else:
-                cand = np.broadcast_to(sample, (rows.size, m))
-            d = np.sqrt(((X[cand] - X[rows][:, None, :]) ** 2).sum(axis=2))
-            d[cand == rows[:, None]] = np.inf
-            ptr = np.arange(rows.size + 1, dtype=np.int64) * m
-            p2, n2 = _rwn.select_neighbours(ptr, cand.astype(np.int32).ravel(), d.astype(np.float32).ravel(),
-                                            int(self.k), radius)
-            nbrs.append(n2)
-            ptrs.append(ptrs[-1][-1] + p2[1:])
-        return np.concatenate(ptrs), np.concatenate(nbrs)
-
-    # --- Method 2 --------------------------------------------------------------------------------
-    def _sampled_pairs(self, X, rng):
-        n = X.shape[0]
-        total = n * (n - 1) // 2
-        n_pairs = max(1, round(n * int(self.m) / 2))
-        chunk = 2_000_000
-        # Two passes over the same chunk streams: degrees first, then the CSR fill, so that
-        # the pairs never have to be held in memory all at once.
-        seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(math.ceil(n_pairs / chunk))
-
-        def chunks():
-            for b, seed in enumerate(seeds):
-                size = min(chunk, n_pairs - b * chunk)
-                r = np.random.default_rng(seed).integers(0, total, size=size, dtype=np.int64)
-                yield _rwn.pairs_from_indices(r, n)
-
-        degree = np.zeros(n, dtype=np.int64)
-        for pi, pj in chunks():
-            degree += np.bincount(pi, minlength=n) + np.bincount(pj, minlength=n)
-        ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(degree, out=ptr[1:])
-        del degree
-        # Each partner with its distance in one word (the kernel's edges), so that the random
-        # writes of the fill touch one cache line each.
-        edges = np.empty(ptr[-1], dtype=np.uint64)
-        fill = ptr[:-1].copy()
-        X = np.ascontiguousarray(X, dtype=np.float32)
-        if not np.isfinite(X).all():
-            raise ValueError("a weighted, standardised coordinate overflows single precision; use smaller weights "
-                             "or public scales (scales=) nearer the data's spread.")
-        for pi, pj in progress_bar(chunks(), total=len(seeds), desc="RWN sampled pairs", unit="chunk",
-                                   progress=self.progress):
-            _rwn.fill_pairs(pi, pj, X, fill, edges)
-        radius = -1.0 if self.radius is None else float(self.radius)
-        return _rwn.select_edges(ptr, edges, int(self.k), radius)
-
-    # --- Method 3 --------------------------------------------------------------------------------
-    def _partition_seeds(self, rng, u):
-        return np.random.SeedSequence(int(rng.integers(2**63))).spawn(u)
-
-    def _partitioned(self, df, columns, rng):
-        if self.partition_key is not None:
-            key, uniques = pd.factorize(df[self.partition_key])
-            u = len(uniques)
-        else:
-            u = int(self.partitions)
-            key = rng.integers(0, u, size=len(df))
-        seeds = self._partition_seeds(rng, u)
-        parts = [np.flatnonzero(key == p) for p in range(u)]
-        inner = dict(k=self.k, radius=self.radius, q=self.q, method="exact", weights=self.weights,
-                     scales=self.scales)
-        if self.client is not None:
-            futures = self.client.map(_perturb_part, [df.iloc[idx] for idx in parts], seeds,
-                                      [columns] * u, [inner] * u)
-            results = self.client.gather(futures)
-        else:
-            from joblib import Parallel, delayed
-            results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                delayed(_perturb_part)(df.iloc[idx], s, columns, inner) for idx, s in zip(parts, seeds))
-            results = list(progress_bar(results, total=u, desc="RWN partitions", unit="partition",
-                                        progress=self.progress))
-        out = df.copy()
-        for idx, res in zip(parts, results):
-            for c in columns:
-                col = out[c].to_numpy(copy=True)
-                col[idx] = res[c].to_numpy()
-                out[c] = pd.Series(col, index=df.index, dtype=df[c].dtype)
-        self.partition_seeds_ = seeds
-        return out
+def _partitioned(rwn, df, columns, rng):
+    """Method 3: u partitions (by ``rwn.partition_key`` or at random), each perturbed by the exact method
+    with its own seed, on joblib or ``rwn.client``; sets ``rwn.partition_seeds_``."""
+    if rwn.partition_key is not None:
+        key, uniques = pd.factorize(df[rwn.partition_key])
+        u = len(uniques)
+    else:
+        u = int(rwn.partitions)
+        key = rng.integers(0, u, size=len(df))
+    seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(u)
+    parts = [np.flatnonzero(key == p) for p in range(u)]
+    inner = dict(k=rwn.k, radius=rwn.radius, q=rwn.q, method="exact", weights=rwn.weights,
+                 scales=rwn.scales)
+    if rwn.client is not None:
+        futures = rwn.client.map(_perturb_part, [df.iloc[idx] for idx in parts], seeds,
+                                  [columns] * u, [inner] * u)
+        results = rwn.client.gather(futures)
+    else:
+        from joblib import Parallel, delayed
+        results = Parallel(n_jobs=rwn.n_jobs, return_as="generator")(
+            delayed(_perturb_part)(df.iloc[idx], s, columns, inner) for idx, s in zip(parts, seeds))
+        results = list(progress_bar(results, total=u, desc="RWN partitions", unit="partition",
+                                    progress=rwn.progress))
+    out = df.copy()
+    for idx, res in zip(parts, results):
+        for c in columns:
+            col = out[c].to_numpy(copy=True)
+            col[idx] = res[c].to_numpy()
+            out[c] = pd.Series(col, index=df.index, dtype=df[c].dtype)
+    rwn.partition_seeds_ = seeds
+    return out
 
 
 def _perturb_part(part, seed, columns, params):
