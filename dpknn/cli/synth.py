@@ -30,6 +30,7 @@ from dpknn.utils.io import (
     text_writer,
     write_files,
 )
+from dpknn.utils.validation import validate_params
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +116,8 @@ def _cmd_synth(args):
             args.mcar_rates, "--mcar-rates", float, value="RATE", example="wage=0.2,age=0.1")}
         if extra:
             what = MST_MCAR_DESCRIPTION
+        if args.input_rows is not None:
+            extra["n_rows"] = args.input_rows
         model = {"auto": AutoSynthesizer, "aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
             bin_edges=edges, noise=args.noise or "auto", never_missing=never, analyses=tuple(args.analysis or ()),
@@ -125,9 +128,17 @@ def _cmd_synth(args):
                                       rng=args.seed)
     else:
         degree = "auto" if args.degree is None else args.degree
+        # A schema's known attributes only where gaps are drawn; named ones always (PrivBayes refuses them
+        # where it draws no gap).
+        named = missing == "value" or args.never_missing is not None
         model = PrivBayes(attrs, epsilon=args.epsilon, degree=degree, missing=missing, bins=bins,
-                          max_rows=args.max_rows, never_missing=never if missing == "value" else (),
-                          progress=args.progress, rng=args.seed)
+                          max_rows=args.max_rows, never_missing=never if named else (),
+                          **({} if args.delta is None else {"delta": args.delta}), progress=args.progress,
+                          rng=args.seed)
+    try:
+        validate_params(model)   # the estimator checks the options it was given, before anything is read
+    except (TypeError, ValueError) as err:
+        raise CLIError(f"--method {args.method}: {err}") from None
     written = out = coded = None
     if folder:
         written = _synth_folder(args, model)
@@ -182,34 +193,51 @@ def _check_input_options(args, folder):
             raise CLIError(f"{option} applies to a folder of Parquet partitions (--input DIR) only.")
 
 
+def _method_class(method):
+    """The estimator of ``--method``."""
+    from dpknn import synth
+
+    return {"auto": synth.AutoSynthesizer, "aim": synth.AIMSynthesizer, "mst": synth.MSTSynthesizer,
+            "privbayes": synth.PrivBayes, "privbayese": synth.PrivBayes, "privbayes-value": synth.PrivBayes,
+            "columnwise": synth.ColumnwiseSynthesizer, "dpmisgan": synth.DPMisGAN}[method]
+
+
+# Each method-specific option sets one parameter of the method's estimator (``sample.`` one of its sample): it
+# applies to the methods whose estimator declares that parameter, read from the estimator's signature, so no
+# table of options by method is kept here (issue 49). The estimator then checks the value itself.
+OPTION_PARAMETERS = {"--input-rows": ("input_rows", "n_rows"), "--epochs": ("epochs", "epochs"),
+                     "--batch-size": ("batch_size", "batch_size"),
+                     "--marginal-share": ("marginal_share", "marginal_share"),
+                     "--gaps": ("gaps", "sample.missing"), "--delta": ("delta", "delta"),
+                     "--never-missing": ("never_missing", "never_missing"), "--noise": ("noise", "noise"),
+                     "--mcar-rates": ("mcar_rates", "mcar_rates"), "--max-rows": ("max_rows", "max_rows"),
+                     "--degree": ("degree", "degree"), "--analysis": ("analysis", "analyses")}
+
+
+def _parameters(cls):
+    """The parameters of estimator ``cls`` and, prefixed ``sample.``, of its ``sample``."""
+    import inspect
+
+    return {*inspect.signature(cls).parameters, *(f"sample.{p}" for p in inspect.signature(cls.sample).parameters)}
+
+
 def _check_method_options(args):
-    """Refuse, before any work, the options ``--method`` does not take; True for the marginal methods."""
-    gan_only = {"--input-rows": args.input_rows, "--epochs": args.epochs, "--batch-size": args.batch_size,
-                "--marginal-share": args.marginal_share, "--gaps": args.gaps or None}
-    if args.method != "dpmisgan" and any(v is not None for v in gan_only.values()):
-        named = [k for k, v in gan_only.items() if v is not None]
-        raise CLIError(f"{', '.join(named)} appl{'ies' if len(named) == 1 else 'y'} to --method dpmisgan only.")
-    marginal = args.method in ("auto", "aim", "mst")
-    if not marginal and args.method != "dpmisgan" and args.delta is not None:
-        raise CLIError("--delta applies to --method auto, aim, mst and dpmisgan only.")
-    draws_gaps = marginal or args.method in ("privbayes-value", "dpmisgan")
-    if args.never_missing is not None and not draws_gaps:
-        raise CLIError(f"--never-missing does not apply to --method {args.method}, which draws no gaps.")
-    if not marginal and args.noise is not None:
-        raise CLIError("--noise applies to --method auto, aim and mst only.")
-    if args.mcar_rates is not None and args.method != "mst":
-        raise CLIError("--mcar-rates applies to --method mst only (its tables are amplified by MCAR gaps).")
+    """Refuse, before any work, an option whose parameter ``--method``'s estimator does not have; True for the
+    marginal methods."""
+    cls = _method_class(args.method)
+    have = _parameters(cls)
+    for option, (dest, parameter) in OPTION_PARAMETERS.items():
+        if getattr(args, dest) in (None, False) or parameter in have:
+            continue
+        takers = [m for m in SYNTH_METHODS if parameter in _parameters(_method_class(m))]
+        raise CLIError(f"{option} does not apply to --method {args.method} ({cls.__name__} has no parameter "
+                       f"{parameter.split('.')[-1]!r}); it applies to --method {', '.join(takers)}.")
+    # The command's default delta (1e-9) is its own: an explicit --delta beside a pure epsilon-DP choice is refused.
     if args.mcar_rates is not None and args.delta is not None:
         raise CLIError("--mcar-rates is pure epsilon-DP (delta = 0); drop --delta.")
     if args.noise == "laplace" and args.delta is not None:
         raise CLIError("--noise laplace is pure epsilon-DP (delta = 0); drop --delta.")
-    if not args.method.startswith("privbayes") and (args.max_rows is not None or args.degree is not None):
-        raise CLIError("--max-rows and --degree apply to the PrivBayes methods only.")
-    if args.analysis and not marginal:
-        raise CLIError("--analysis applies to --method auto, aim and mst only.")
-    if isinstance(args.bins, str) and not marginal:
-        raise CLIError(f"--bins {args.bins} applies to --method auto, aim and mst only; give a number of equal bins.")
-    return marginal
+    return args.method in ("auto", "aim", "mst")
 
 
 def _check_folder_options(args):
@@ -315,8 +343,8 @@ def add_synth_parser(sub):
                    help="public bound on the input's rows (PrivBayes); without it a bound is released with 1%% of "
                         "epsilon and delta=1e-9")
     p.add_argument("--delta", type=float, default=None,
-                   help="delta of auto, aim and mst (default 1e-9) and dpmisgan (default 10^-(digits of --input-rows "
-                        "+ 1))")
+                   help="delta of auto, aim and mst (default 1e-9), the PrivBayes methods (their released row bound, "
+                        "default 1e-9) and dpmisgan (default 10^-(digits of --input-rows + 1))")
     p.add_argument("--never-missing", default=None, metavar="A,B",
                    help="auto, aim, mst, privbayes-value and dpmisgan: comma-separated attributes with no gaps by "
                         "design (public; a schema file's known attributes count as such); no synthetic gap is drawn "
@@ -336,7 +364,8 @@ def add_synth_parser(sub):
                         "tables; the sidecar names the one used")
     gan = p.add_argument_group("dpmisgan")
     gan.add_argument("--input-rows", type=int, default=None,
-                     help="public number of input rows: sets the sampling rate and the step count (required)")
+                     help="public number of input rows: sets the sampling rate and the step count (required); also "
+                          "taken by aim and mst (a public row count that buys quantile levels without a released one)")
     gan.add_argument("--epochs", type=int, default=None, help="expected passes over the data (default 40)")
     gan.add_argument("--batch-size", type=int, default=None,
                      help="expected batch size (default: min(256, input rows / 8))")

@@ -130,6 +130,7 @@ class ColumnwiseSynthesizer(Synthesizer):
     parameter_constraints: typing.ClassVar[dict] = {
         "epsilon": EPSILON,
         "model": Options("naive_bayes"),
+        "bins": Interval("int", 1, None, closed="left"),
         "order_share": Interval("real", 0, 1, closed="neither"),
         "smoothing": Interval("real", 0, None, closed="left"),
         "n_jobs": Interval("int", 1, None, closed="left"),

@@ -233,6 +233,7 @@ class PrivBayes(Synthesizer):
         "degree": (Interval("int", 1, None, closed="left"), Options("auto")),
         "theta": POSITIVE,
         "missing": Options(*MISSING_MODES),
+        "bins": Interval("int", 1, None, closed="left"),
         "beta": Interval("real", 0, 1, closed="neither"),
         "max_rows": (Interval("int", 1, None, closed="left"), None),
         "rows_share": Interval("real", 0, 1, closed="neither"),
@@ -287,6 +288,9 @@ class PrivBayes(Synthesizer):
                 raise ValueError(f"degree must be 1, 2, 3 or 'auto', got {degree}.")
         check_positive_int(self.n_jobs, "n_jobs")
         check_never_missing(self.never_missing, disc.names)
+        if self.never_missing and self.missing != "value":
+            raise ValueError(f"never_missing applies to missing='value' only: missing={self.missing!r} draws no gap, "
+                             "so no attribute needs to be kept from one.")
         return disc, degree, self._budget()
 
     # --- fitting ----------------------------------------------------------------------------------
