@@ -363,7 +363,7 @@ def test_releases_on_random_problems_with_labels_equal_in_memory(tmp_path, clien
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 40), st.booleans()), min_size=1, max_size=30), st.integers(1, 50))
 def test_needed_runs_cover_the_needed_classes_and_skip_large_unneeded_ones(classes, max_gap):
-    from dpknn.impute.distributed import _needed_runs
+    from dpknn.impute._donor_pass import needed_runs as _needed_runs
 
     sizes = [size for size, _ in classes]
     key = np.repeat(np.arange(len(classes)) * 3, sizes)   # sorted class keys, gaps between values
