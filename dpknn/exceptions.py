@@ -50,6 +50,12 @@ class WorkLimitError(RuntimeError):
     The message names the ordinal attribute the search had to split most often. ``splits``
     maps each known attribute to the number of times the search split it (empty when the
     raiser does not know); :func:`dpknn.impute.suggest_bin_widths` uses it to try coarser bins.
+
+    Parameters
+    ----------
+    message : str
+    splits : dict of str to int or None
+        Splits per known attribute (None: not known).
     """
 
     def __init__(self, message, *, splits=None):

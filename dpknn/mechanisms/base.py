@@ -86,6 +86,11 @@ class CuratorDiagnostics:
     L1(D), smooth bounds, noise scales calibrated to them, clamped counts and row counts are
     exact functions of the data: publishing any of them can tell neighbouring data sets apart
     with certainty. They are kept here and never appear in :meth:`Release.to_dict`.
+
+    Parameters
+    ----------
+    values : mapping of str to anything
+        The quantities by name (kept read-only).
     """
 
     values: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
