@@ -33,3 +33,9 @@ def test_an_upward_import_is_caught(tmp_path):
     against, cycles = _architecture(tree).layer_findings()
     assert any("schema/attributes.py" in line and "dpknn.releases.queries" in line for line in against)
     assert cycles == ["releases <-> schema"]
+
+
+def test_every_architecture_measure_is_within_its_limit(capsys):
+    """The whole of ``ci/architecture.py`` (layers, cycles, private reach-ins, long functions, noise outside a
+    Mechanism), so that the README's test command catches what CI's last step would."""
+    assert _architecture().main() == 0, capsys.readouterr().out

@@ -180,7 +180,10 @@ def test_perturb_parquet_out_of_core(tmp_path):
     df, src = _three_partitions(tmp_path)
     with distributed.Client(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as client:
         info = perturb_parquet(src, tmp_path / "out", RWN(k=3, rng=5), columns=["a", "b"], client=client)
-    assert info["partitions"] == 3
+        # The RWN's own columns parameter when the call names none: the same output.
+        same = perturb_parquet(src, tmp_path / "out2", RWN(k=3, rng=5, columns=["a", "b"]), client=client)
+    assert info["partitions"] == 3 and same["changed_share"] == info["changed_share"]
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out2"), pd.read_parquet(tmp_path / "out"))
     out = pd.read_parquet(tmp_path / "out").sort_index()
     assert out.shape == df.shape and out["id"].equals(df["id"]) and not out["a"].equals(df["a"])
     for p in range(3):

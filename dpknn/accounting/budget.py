@@ -31,7 +31,7 @@ from dpknn.accounting.mcar import mcar_cost
 from dpknn.exceptions import BudgetExceededError, DetachedAccountantError
 from dpknn.utils.validation import DELTA, EPSILON, NON_NEGATIVE
 
-__all__ = ["BudgetAccountant", "LedgerEntry", "float_down"]
+__all__ = ["BudgetAccountant", "LedgerEntry", "charge", "check_accountant", "float_down"]
 
 def float_down(x):
     """The largest float not above the rational ``x``: a budget share never rounds up."""
@@ -49,6 +49,21 @@ class LedgerEntry:
 
     ``raw_epsilon`` is the cost before MCAR amplification (None when not amplified). For an RDP
     spend (``kind == "rdp"``) ``epsilon`` is the increase of the converted ε of the RDP part.
+
+    Attributes
+    ----------
+    label : str
+        What the spend was for, as given to the spending method (``""`` when none was given).
+    epsilon : float
+        The ε charged: as given for a ``"pure"`` spend, the amplified ε for ``"mcar"``, the increase
+        of the RDP part's converted ε for ``"rdp"``.
+    delta : float
+        The δ charged; 0 for ``"mcar"`` and ``"rdp"`` spends (the RDP part's δ, ``rdp_delta`` of the
+        accountant, is counted in its totals once, not per entry).
+    raw_epsilon : float or None, default None
+        Σ ε_j of an ``"mcar"`` spend before amplification; None for the other kinds.
+    kind : {"pure", "mcar", "rdp"}, default "pure"
+        Which method recorded it: ``spend``, ``spend_mcar`` or ``spend_sgm``.
     """
 
     label: str
@@ -281,7 +296,13 @@ class BudgetAccountant:
 
 
 def check_accountant(accountant):
-    """``accountant`` if it is a :class:`BudgetAccountant`, else a TypeError naming what was given."""
+    """``accountant`` if it is a :class:`BudgetAccountant`, else a TypeError naming what was given.
+
+    Parameters
+    ----------
+    accountant : object
+        The value to check (None included: it is refused).
+    """
     if not isinstance(accountant, BudgetAccountant):
         raise TypeError(f"accountant must be a BudgetAccountant (BudgetAccountant(epsilon) for a total budget), "
                         f"got {accountant!r}.")

@@ -65,6 +65,15 @@ def amplify_mcar(epsilon, p, delta=0.0):
     Valid under add/remove one record (Balle et al. 2018, Theorem 8); with MCAR, p is the
     probability that a row is observed on the attributes the mechanism needs (Prop. 5.4 of the
     paper, whose p·ε is replaced by the valid bound).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of the mechanism on the sample, at least 0.
+    p : float
+        The sampling (observation) probability, in [0, 1]; 0 costs nothing.
+    delta : float, default 0
+        δ of the mechanism on the sample, in [0, 1].
     """
     epsilon = NON_NEGATIVE.check(epsilon, "epsilon")
     p = _check_rate(p, "p")
@@ -87,7 +96,15 @@ def _rates(missing_rates, attributes):
 
 
 def observed_probability(attributes, missing_rates):
-    """p_A = Π_{a ∈ A} (1 - φ_a): a row is observed on every attribute of A."""
+    """p_A = Π_{a ∈ A} (1 - φ_a): a row is observed on every attribute of A.
+
+    Parameters
+    ----------
+    attributes : iterable
+        The attribute set A (names that key ``missing_rates``); empty: p_A = 1.
+    missing_rates : dict
+        Attribute -> public MCAR missing rate φ_a in [0, 1]; every attribute of A needs one.
+    """
     rates = _rates(missing_rates, list(attributes))
     return math.prod(1.0 - rates[a] for a in attributes)
 
@@ -310,6 +327,15 @@ def child_bound(epsilons, children, missing_rates):
     disjoint amplification sets: a valid bound chosen before the data are seen. The structure
     search itself is not amplified and must be charged separately. A figure computed from a
     realised structure (exact or partition) is after the fact and must be labelled so.
+
+    Parameters
+    ----------
+    epsilons : sequence of float
+        ε_i of each marginal (pure DP), at least 0.
+    children : sequence
+        The child attribute X_i of each marginal, as many as ``epsilons`` and all distinct.
+    missing_rates : dict
+        Attribute -> public MCAR missing rate φ in [0, 1]; every child needs one.
     """
     eps = [NON_NEGATIVE.check(e, f"epsilons[{i}]") for i, e in enumerate(epsilons)]
     children = list(children)
@@ -335,6 +361,15 @@ def tree_bound(one_way, edge, rates):
     tree, so also for one chosen adaptively from earlier releases (``docs/amplification.md``); r
     is the attribute where the bound is smallest. Without amplification (all φ = 0) it is
     d·ε₁ + (d − 1)·ε₃.
+
+    Parameters
+    ----------
+    one_way : float
+        ε₁ of each one-way table, at least 0.
+    edge : float
+        ε₃ of each edge table, at least 0.
+    rates : sequence of float
+        The public MCAR missing rate φ_a of each of the d attributes, in [0, 1) (at least one).
     """
     one_way = NON_NEGATIVE.check(one_way, "one_way")
     edge = NON_NEGATIVE.check(edge, "edge")

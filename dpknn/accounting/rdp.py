@@ -141,7 +141,16 @@ def sgm_rdp(*, q, sigma, orders=None):
 
 
 class RdpResult(NamedTuple):
-    """ε at the given δ and the order α that attains it."""
+    """ε at the given δ and the order α that attains it.
+
+    Attributes
+    ----------
+    epsilon : float
+        The smallest converted ε over the orders of the grid, at least 0 (inf when no order gives a
+        finite bound).
+    order : float
+        The RDP order α at which that ε is attained.
+    """
 
     epsilon: float
     order: float
@@ -211,7 +220,19 @@ def rdp_rho(epsilon, delta, *, orders=None, conversion="improved"):
     """The largest ρ (to 1e-12 relative) whose RDP curve ρα converts, at these orders, to at most
     ``epsilon`` at ``delta``: the zCDP part that leaves exactly ``epsilon`` on this accountant's
     grid (:func:`~dpknn.accounting.zcdp_rho` is the same with the exact conversion, which the
-    grid can only approach from above)."""
+    grid can only approach from above).
+
+    Parameters
+    ----------
+    epsilon : float
+        The target ε, greater than 0.
+    delta : float
+        The target δ, in (0, 1).
+    orders : sequence or None
+        The RDP orders of the grid; None: :data:`DEFAULT_ORDERS`.
+    conversion : {"improved", "paper"}
+        The RDP-to-(ε, δ) conversion rule (:func:`convert`).
+    """
     epsilon = EPSILON.check(epsilon, "epsilon")
     delta = float(POSITIVE_DELTA.check(delta, "delta"))
     grid = _check_orders(orders)
@@ -236,6 +257,30 @@ def sgm_sigma(*, q, steps, epsilon, delta, rho=0.0, orders=None, conversion="imp
 
     Bisection: ε decreases as σ grows. The σ returned always meets the target. Refused when the
     ``rho``-zCDP part alone converts to more than ``epsilon`` (no σ leaves room for the steps).
+
+    Parameters
+    ----------
+    q : float
+        The Poisson sampling probability of each step.
+    steps : int
+        Number of compositions T >= 0.
+    epsilon : float
+        The target ε, greater than 0.
+    delta : float in (0, 1)
+        The target δ.
+    rho : float >= 0, default 0
+        ρ of the zCDP mechanisms run on the same data, composed beside the steps.
+    orders : sequence or None
+        None: :data:`DEFAULT_ORDERS`.
+    conversion : {"improved", "paper"}
+        The RDP-to-(ε, δ) conversion rule (:func:`convert`).
+    rtol : float, default 1e-6
+        Relative tolerance of the bisection on σ.
+
+    Raises
+    ------
+    ValueError
+        ``rho`` alone converts to at least ``epsilon``, or no σ below 1e8 reaches ``epsilon``.
     """
     epsilon = EPSILON.check(epsilon, "epsilon")
     rho = NON_NEGATIVE.check(rho, "rho")

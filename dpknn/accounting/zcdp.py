@@ -132,7 +132,15 @@ def _boundary(passes, hi):
 
 
 def zcdp_epsilon(rho, delta):
-    """The smallest ε (to 1e-12 relative, rounded up) such that ρ-zCDP implies (ε, δ)-DP."""
+    """The smallest ε (to 1e-12 relative, rounded up) such that ρ-zCDP implies (ε, δ)-DP.
+
+    Parameters
+    ----------
+    rho : float
+        ρ of the zCDP guarantee, at least 0 (0 gives ε = 0).
+    delta : float
+        The target δ, in (0, 1).
+    """
     rho = NON_NEGATIVE.check(rho, "rho")
     delta = POSITIVE_DELTA.check(delta, "delta")
     if rho == 0:
@@ -144,14 +152,28 @@ def zcdp_epsilon(rho, delta):
 
 
 def exponential_rho(epsilon):
-    """ρ = ε²/8 of the exponential mechanism with P(r) ∝ exp(ε s_r / (2Δ)) (ε-bounded range)."""
+    """ρ = ε²/8 of the exponential mechanism with P(r) ∝ exp(ε s_r / (2Δ)) (ε-bounded range).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of the exponential mechanism, at least 0.
+    """
     epsilon = NON_NEGATIVE.check(epsilon, "epsilon")
     return epsilon * epsilon / 8
 
 
 def exponential_epsilon(rho, steps):
     """The largest float ε with steps·ε²/8 ≤ ρ, checked in exact fractions: the ε of each of
-    ``steps`` exponential mechanisms that share the zCDP budget ``rho`` (a Fraction or float)."""
+    ``steps`` exponential mechanisms that share the zCDP budget ``rho`` (a Fraction or float).
+
+    Parameters
+    ----------
+    rho : Fraction or float
+        The zCDP budget the mechanisms share.
+    steps : int
+        The number of exponential mechanisms, at least 1.
+    """
     rho = Fraction(rho)
     eps = math.sqrt(8 * float(rho) / steps)
     while steps * Fraction(eps) ** 2 / 8 > rho:   # exact: the float ε²/8 may round down

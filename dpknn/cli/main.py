@@ -210,7 +210,21 @@ def _check_codebook_input(args):
 
 
 def main(argv=None):
-    """Run the ``dpknn`` command line on ``argv`` (None: ``sys.argv[1:]``); the exit status."""
+    """Run the ``dpknn`` command line on ``argv`` (None: ``sys.argv[1:]``); the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, default None
+        The arguments after the program name, e.g. ``["release", "--schema", "S.toml", ...]``;
+        None reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success; 2 for unrecognised arguments or an error about the user's input,
+        files or installation, reported in one line. argparse's own errors, ``--help`` and SIGTERM or SIGHUP
+        (:class:`Terminated`, status 128 + the signal number) exit by SystemExit instead.
+    """
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     message = _unrecognised(parser, argv)

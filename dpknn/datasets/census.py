@@ -228,6 +228,20 @@ def add_missingness(df, *, missing="mar", missing_rate=0.2, rng=None, copy=True)
     MNAR model depends on the log of the true wage of wage earners.
 
     Returns a DataFrame (a copy unless ``copy=False``); ``df`` is not modified when copying.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A census extract with the columns of :func:`make_census` (INCWAGE_TRUE, AGE, CLASSWKR, and for
+        ``"mar"``/``"mnar"`` URBAN, SEX, SCHOOL and RELATE).
+    missing : {"mar", "mnar", "mcar", "none"}, default "mar"
+        Missingness model of INCWAGE (see :func:`make_census`).
+    missing_rate : float, default 0.2
+        Expected fraction of all records whose INCWAGE is missing, in [0, 0.7) (ignored for "none").
+    rng : numpy.random.Generator, int or None
+        Source of randomness (see :func:`dpknn.check_rng`).
+    copy : bool, default True
+        Work on a copy of ``df``; False sets INCWAGE in ``df`` itself.
     """
     _check_missing(missing, missing_rate)
     rng = check_rng(rng)

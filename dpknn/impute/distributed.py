@@ -207,8 +207,12 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
         its records, one pass 2 and L1 search per universe after one staging pass; outside its
         universe an attribute is written missing). The known attributes' domain (within each
         universe) must pack into int64 keys (product of the numbers of codes at most 2^62).
-    k, aggregate, max_work
-        As for :class:`KNNImputer`.
+    k : int, default 1
+        Number of donors per incomplete record, as for :class:`KNNImputer`.
+    aggregate : {"auto", "mean", "median"}, default "auto"
+        How k > 1 donor values are combined for numeric attributes, as for :class:`KNNImputer`.
+    max_work : int, default DEFAULT_MAX_WORK
+        Work limit of the exact L1 search, as for :class:`KNNImputer`.
     client : dask.distributed.Client or None
         None: a LocalCluster with one single-threaded worker per core, closed afterwards. Its
         workers must see ``input_dir``, ``output_dir`` and the staging folder (a shared file

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import numbers
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -22,9 +23,10 @@ from dpknn.exceptions import WorkLimitError
 from dpknn.schema.attributes import Categorical, Continuous, Ordinal
 from dpknn.schema.geometry import diameter, embed, query_until_certified, squared_distance
 
-__all__ = ["EXACT_SEARCH", "SearchOptions", "aggregate_donors", "csr_positions", "decode_cell", "deepest_addition",
-           "deficient_classes", "donorless", "integer_ordinal", "kdtree_donor_classes", "l1_balls",
-           "most_split_ordinal", "no_complete_records", "ordered_donor_classes", "put_values", "raise_work_limit"]
+__all__ = ["EXACT_SEARCH", "Addition", "Balls", "DepthSearch", "SearchOptions", "aggregate_donors", "csr_positions",
+           "decode_cell", "deepest_addition", "deficient_classes", "donorless", "integer_ordinal",
+           "kdtree_donor_classes", "l1_balls", "most_split_ordinal", "no_complete_records",
+           "ordered_donor_classes", "put_values", "raise_work_limit"]
 
 logger = logging.getLogger(__name__)
 
@@ -87,11 +89,49 @@ def donorless(n_donors, n_inc):
     return int(none.sum()), int(n_inc[none].sum())
 
 
+class Balls(NamedTuple):
+    """The strict balls of the L1 search, one per deficient class (a class without k donors of its own): the
+    class, its cell, r_C (the squared distance to its k-th donor), the k-th donor's cell and the class's number
+    of incomplete records."""
+
+    cls: np.ndarray
+    center: np.ndarray
+    r: np.ndarray
+    ck: np.ndarray
+    m: np.ndarray
+
+
+class DepthSearch(NamedTuple):
+    """What the deepest-cell kernel (``_depth.max_depth``) found: the deepest cell above the floor (``cell``
+    None when none beat it), the deepest cell seen at all, the work spent, the boxes opened, whether
+    ``max_work`` was exceeded, and the splits per known attribute."""
+
+    value: int
+    cell: object
+    point: int
+    seen_value: int
+    seen_cell: object
+    seen_point: int
+    work: int
+    boxes: int
+    exceeded: bool
+    splits: np.ndarray
+
+
+class Addition(NamedTuple):
+    """The added complete record that changes the most donor sets (:func:`deepest_addition`): how many, its
+    cell, the index of the arc cell whose gap it takes (-1: none), and the ball-box tests spent."""
+
+    value: int
+    cell: np.ndarray
+    point: int
+    work: int
+
+
 def l1_balls(deficient, class_cells, radius, boundary, n_inc):
-    """The strict balls of the L1 search: per deficient class, its cell, r_C, the k-th donor's
-    cell and its number of incomplete records."""
-    return {"cls": deficient, "center": class_cells[deficient], "r": radius, "ck": class_cells[boundary],
-            "m": n_inc[deficient].astype(np.int64)}
+    """The :class:`Balls` of the L1 search."""
+    return Balls(cls=deficient, center=class_cells[deficient], r=radius, ck=class_cells[boundary],
+                 m=n_inc[deficient].astype(np.int64))
 
 
 def csr_positions(starts, lengths):
@@ -199,7 +239,7 @@ def kdtree_donor_classes(schema, deficient, class_cells, donor_cls, n_donors, k,
     return lengths, pieces, radius, boundary
 
 def deepest_addition(schema, balls, arc_cells, arc_stab, delete_value, max_work, *, options=EXACT_SEARCH):
-    """The added complete record that changes the most donor sets: ``(value, cell, point, work)``.
+    """The added complete record that changes the most donor sets: an :class:`Addition` ``(value, cell, point, work)``.
 
     Class-level, so both backends call it. ``arc_cells``/``arc_stab`` are the
     k-th-donor cells with label arcs and their best arc counts, in class order; ``point`` is
@@ -208,18 +248,18 @@ def deepest_addition(schema, balls, arc_cells, arc_stab, delete_value, max_work,
     # The deepest cell of the domain (strict balls plus label arcs), searched above the floor
     # that the deletions give: a cell that cannot beat it does not change L1(D).
     floor_value = max(delete_value, 1) if options.use_floor else -1
-    found = _depth.max_depth(
-        np.ascontiguousarray(balls["center"]), np.ascontiguousarray(balls["r"]),
-        np.ascontiguousarray(balls["ck"]), np.ascontiguousarray(balls["m"]),
+    found = DepthSearch(**_depth.max_depth(
+        np.ascontiguousarray(balls.center), np.ascontiguousarray(balls.r),
+        np.ascontiguousarray(balls.ck), np.ascontiguousarray(balls.m),
         np.ascontiguousarray(arc_cells), np.ascontiguousarray(arc_stab),
-        schema.weights, schema.is_categorical, schema.n_codes, floor_value, max_work, options.mode)
-    logger.debug("L1 search: %d balls, %d arc cells, %d boxes, work %d, floor %d", balls["cls"].size,
-                 len(arc_stab), found["boxes"], found["work"], floor_value)
-    if found["exceeded"]:
+        schema.weights, schema.is_categorical, schema.n_codes, floor_value, max_work, options.mode))
+    logger.debug("L1 search: %d balls, %d arc cells, %d boxes, work %d, floor %d", balls.cls.size,
+                 len(arc_stab), found.boxes, found.work, floor_value)
+    if found.exceeded:
         raise_work_limit(schema, found, balls, max_work)
-    if found["cell"] is not None:
-        return found["value"], found["cell"], found["point"], int(found["work"])
-    return found["seen_value"], found["seen_cell"], found["seen_point"], int(found["work"])
+    if found.cell is not None:
+        return Addition(found.value, found.cell, found.point, int(found.work))
+    return Addition(found.seen_value, found.seen_cell, found.seen_point, int(found.work))
 
 def decode_cell(schema, cell):
     """The known attributes of ``cell`` as a dict of Python scalars (an L1Case's ``cell``)."""
@@ -228,7 +268,7 @@ def decode_cell(schema, cell):
 
 def raise_work_limit(schema, found, balls, max_work):
     """WorkLimitError naming the ordinal attribute the search had to split most often."""
-    splits = {a.name: int(c) for a, c in zip(schema.known, np.asarray(found["splits"], dtype=np.int64))}
+    splits = {a.name: int(c) for a, c in zip(schema.known, np.asarray(found.splits, dtype=np.int64))}
     attr = most_split_ordinal(schema, splits)
     if attr is not None:
         # How much a coarser bin saves cannot be told without searching again: the message
@@ -247,8 +287,8 @@ def raise_work_limit(schema, found, balls, max_work):
         )
     raise WorkLimitError(
         f"certifying L1(D) exactly needs more than max_work={max_work} ball-box tests "
-        f"({balls['cls'].size} incomplete classes without k donors in their own cell, "
-        f"{found['boxes']} boxes opened). {advice}",
+        f"({balls.cls.size} incomplete classes without k donors in their own cell, "
+        f"{found.boxes} boxes opened). {advice}",
         splits=splits,
     )
 

@@ -65,7 +65,13 @@ _GRID_BITS = 20
 
 def jsonable(v):
     """``v`` as plain JSON-ready data: releases as their publishable dicts, numpy scalars as Python ones,
-    fractions as floats, mappings and sequences converted item by item."""
+    fractions as floats, mappings and sequences converted item by item.
+
+    Parameters
+    ----------
+    v : object
+        The value; mapping keys become strings, tuples become lists, anything else is returned as it is.
+    """
     if isinstance(v, Release):
         return v.to_dict()
     if isinstance(v, (dict, MappingProxyType)):
@@ -190,6 +196,13 @@ def public_grid(scale, *, bits=_GRID_BITS):
 
     ``scale`` must be computed from public parameters only (bounds, ε, a global sensitivity,
     released values), never from L1(D) or n: the grid is published with every release.
+
+    Parameters
+    ----------
+    scale : float
+        The public scale, a positive real (e.g. the noise scale of the release).
+    bits : int, default 20
+        How many binary orders of magnitude the grid lies below ``scale``.
     """
     scale = check_positive_real(scale, "scale")
     e = math.floor(math.log2(scale)) - bits

@@ -95,6 +95,11 @@ def as_source(rng):
 
     None is the OS CSPRNG; an int seeds a fresh numpy Generator; a Generator is used as it is
     (successive calls share its stream).
+
+    Parameters
+    ----------
+    rng : RandomSource, numpy.random.Generator, int or None
+        A RandomSource is returned as it is; the others as above (a RandomState is refused).
     """
     if rng is None:
         return RandomSource(None)

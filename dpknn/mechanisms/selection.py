@@ -52,7 +52,15 @@ __all__ = ["ExponentialMechanism", "PermuteAndFlip", "ScoreSelection"]
 
 class ScoreSelection(Mechanism):
     """Validation, acceptance probabilities and the release of a chosen index, shared by the two
-    selection mechanisms (their docstrings state the theorems)."""
+    selection mechanisms (their docstrings state the theorems).
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of one selection, > 0.
+    sensitivity : float
+        Δ > 0, a public bound on how much any score moves between neighbouring data sets.
+    """
 
     delta = 0.0
 

@@ -69,6 +69,21 @@ class CauchyCalibration:
     """Constants of a smooth-sensitivity release with generalized Cauchy noise (all public).
 
     The release is ``q(D) + S(D)/alpha · X`` with X generalized Cauchy(γ) (Theorem 3.6).
+
+    Attributes
+    ----------
+    epsilon : float
+        Budget of the release, finite and above 2β.
+    gamma : float
+        The exponent γ of the noise, a multiple of 1/4 above 1 that is admissible at ``epsilon``.
+    alpha : float
+        The sliding constant α = ε / (2 (γ-1)^(1-1/γ)) (:func:`cauchy_admissible`): the noise is scaled
+        by S(D)/α.
+    beta : float
+        The smoothness β of the sensitivity bound (ln 2 for the bounds 1 + L1).
+    rule : {"optimal", "paper", "fixed"}
+        How γ was chosen (:func:`choose_gamma`): the smallest spread, the paper's 1 + ε/(2β) rounded down,
+        or the γ that was given.
     """
 
     epsilon: float
@@ -89,6 +104,15 @@ def cauchy_admissible(epsilon, gamma, *, beta=LN2):
     bound, log f(x) - log f(x + Δ) <= ε/2 for |Δ| <= α, and dilation by e^λ, |λ| <= β, to cost
     at most ε/2. For f ∝ 1/(1+|x|^γ) the exact costs are α (γ-1)^(1-1/γ) and β max(γ-1, 1)
     (corrected Theorem 3.8; ``docs/privacy.md``). Returns α = ε / (2 (γ-1)^(1-1/γ)).
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of the release, finite and positive.
+    gamma : float
+        The exponent γ of the generalized Cauchy noise, above 1.
+    beta : float, default ln 2
+        The smoothness β of the sensitivity bound.
 
     Raises
     ------
@@ -131,6 +155,8 @@ def choose_gamma(epsilon, gamma="optimal", *, beta=LN2):
         variance, otherwise the half-width of its central 90% interval (found at any ε, up to
         ε = 1e308). A number: that γ, which must be a multiple of 1/4 and admissible. The exact
         sampler draws γ <= 4096 only, so ``"paper"`` needs ε <= 2 ln 2 · 4095 ≈ 5677.
+    beta : float, default ln 2
+        The smoothness β of the sensitivity bound the noise is scaled by.
 
     Returns
     -------
@@ -308,6 +334,20 @@ class PolyPlaceCalibration:
 
     The release is ``q(D) + c·S(D)·X`` with X of density (a − 1)/2 · (1 + |x|)^(−a) (Theorem P of
     ``docs/privacy.md``). ``a`` is a multiple of 1/16 and ``c`` a multiple of 2^-20, both exact.
+
+    Attributes
+    ----------
+    epsilon : float
+        Budget of the release, finite and above β.
+    a : fractions.Fraction
+        The exponent of the noise density, a multiple of 1/16 of at least 5/4 with (a − 1)β <= ε.
+    c : fractions.Fraction
+        The scale of the noise in units of S(D): the smallest multiple of 2^-20 whose ε(a, c) is
+        certified at most ``epsilon``.
+    beta : float
+        The smoothness β of the sensitivity bound (ln 2 for the bounds 1 + L1).
+    rule : {"optimal", "fixed"}
+        How ``a`` was chosen (:func:`choose_polyplace`): the smallest spread, or the ``a`` that was given.
     """
 
     epsilon: float
@@ -364,6 +404,8 @@ def choose_polyplace(epsilon, a="optimal", *, beta=LN2):
         minimises the standard deviation of the noise when some admissible a > 3 exists, otherwise the
         half-width of its central 90% interval (as :func:`choose_gamma` picks γ). A number: that a,
         which must be a multiple of 1/16 and admissible ((a − 1)β <= ε).
+    beta : float, default ln 2
+        The smoothness β of the sensitivity bound the noise is scaled by.
 
     Returns
     -------

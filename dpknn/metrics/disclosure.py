@@ -51,7 +51,17 @@ __all__ = [
 
 
 def max_cooks_distance(df, *, y, X):
-    """Largest Cook's distance of an OLS fit of ``y`` on ``X``, and the row label that has it."""
+    """Largest Cook's distance of an OLS fit of ``y`` on ``X``, and the row label that has it.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The data.
+    y : str
+        The response column.
+    X : sequence of str
+        The predictor columns (an intercept is added).
+    """
     Xm = np.column_stack([np.ones(len(df)), df[list(X)].to_numpy(dtype=float)])
     yv = df[y].to_numpy(dtype=float)
     coef, *_ = np.linalg.lstsq(Xm, yv, rcond=None)
@@ -66,7 +76,15 @@ def max_cooks_distance(df, *, y, X):
 
 
 def max_mahalanobis(df, *, columns=None):
-    """Largest Mahalanobis distance from the mean, and the row label that has it."""
+    """Largest Mahalanobis distance from the mean, and the row label that has it.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The data.
+    columns : sequence of str or None
+        The columns of the distance; None: every numeric column of ``df``.
+    """
     cols = list(df.select_dtypes("number").columns) if columns is None else list(columns)
     a = df[cols].to_numpy(dtype=float)
     d = a - a.mean(axis=0)
@@ -82,6 +100,15 @@ def closest_distances(original, perturbed, *, columns=None, standardize=True):
     Small distances mark inliers that are easy to single out. Returns a DataFrame with columns
     ``before`` and ``after``, indexed like the data; :func:`dpknn.utils.plotting.closest_distances_figure`
     draws it as box plots in the style of the paper's Figure 8.
+
+    Parameters
+    ----------
+    original, perturbed : pandas.DataFrame
+        The data before and after perturbation, row for row.
+    columns : sequence of str or None
+        The columns of the distance; None: every numeric column of ``original``.
+    standardize : bool, default True
+        Scale both tables by the original's mean and standard deviation of each column first.
     """
     cols = list(original.select_dtypes("number").columns) if columns is None else list(columns)
     a = original[cols].to_numpy(dtype=float)
@@ -103,6 +130,13 @@ def risk_space(original, released, *, columns=None):
     at the mean with a 0/1 missing indicator. Other columns are one-hot with missing as its own
     level, scaled by 1/√2 so that two records differing on one category are at distance 1, like
     two numeric values one SD apart.
+
+    Parameters
+    ----------
+    original, released : pandas.DataFrame
+        The original and the released table, each with at least one row.
+    columns : str, sequence of str or None
+        The columns to use, which both tables must hold; None: every column of ``original``.
 
     Returns
     -------

@@ -69,6 +69,13 @@ def ci_overlap(real_interval, synthetic_interval):
 def standardized_difference(real_estimate, released_estimate, real_standard_error):
     """|β̂_real − β̂_released| / SE(β̂_real), elementwise.
 
+    Parameters
+    ----------
+    real_estimate, released_estimate : float or array_like
+        The estimates on the real and on the released data, finite.
+    real_standard_error : float or array_like
+        The standard error of the real estimate, finite and > 0.
+
     Returns
     -------
     float or ndarray

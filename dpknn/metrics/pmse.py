@@ -92,6 +92,13 @@ def propensity_features(real, released, *, columns=None):
 
     See the module docstring for the coding. Columns default to those of ``real`` (all must be
     in ``released``).
+
+    Parameters
+    ----------
+    real, released : pandas.DataFrame
+        The real and the released table, each with at least one row.
+    columns : str, sequence of str or None
+        The columns to code, which both tables must hold; None: every column of ``real``.
     """
     check_tables(real=real, released=released)
     cols = shared_columns(real, released, columns)

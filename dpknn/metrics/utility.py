@@ -28,6 +28,13 @@ def correlation_change(original, perturbed, *, columns=None):
 
     Returns a dict of three DataFrames: ``before``, ``after`` and ``difference`` (after -
     before). :func:`dpknn.utils.plotting.correlation_figure` draws them.
+
+    Parameters
+    ----------
+    original, perturbed : pandas.DataFrame
+        The data before and after perturbation.
+    columns : sequence of str or None
+        The columns to correlate; None: every numeric column of ``original``.
     """
     a, columns = _numeric(original, columns)
     b, _ = _numeric(perturbed, columns)
@@ -47,7 +54,17 @@ def _ols(y, X):
 
 
 def ols_comparison(original, perturbed, *, y, X):
-    """OLS coefficients and standard errors of ``y`` on ``X`` before and after perturbation."""
+    """OLS coefficients and standard errors of ``y`` on ``X`` before and after perturbation.
+
+    Parameters
+    ----------
+    original, perturbed : pandas.DataFrame
+        The data before and after perturbation.
+    y : str
+        The response column.
+    X : sequence of str
+        The predictor columns (an intercept is added).
+    """
     rows = []
     for name, df in (("before", original), ("after", perturbed)):
         coef, se = _ols(df[y].to_numpy(dtype=float), df[list(X)].to_numpy(dtype=float))
@@ -56,7 +73,18 @@ def ols_comparison(original, perturbed, *, y, X):
 
 
 def pca_variance(original, perturbed, *, columns=None, standardize=True):
-    """Proportion and cumulative proportion of variance of each principal component."""
+    """Proportion and cumulative proportion of variance of each principal component.
+
+    Parameters
+    ----------
+    original, perturbed : pandas.DataFrame
+        The data before and after perturbation.
+    columns : sequence of str or None
+        The columns of the PCA; None: every numeric column of each table.
+    standardize : bool, default True
+        Centre and scale each table by its own column means and standard deviations first (a PCA of
+        the correlation matrix); False: of the covariance matrix.
+    """
     out = {}
     for name, df in (("before", original), ("after", perturbed)):
         a, _ = _numeric(df, columns)
@@ -73,7 +101,23 @@ def pca_variance(original, perturbed, *, columns=None, standardize=True):
 def random_forest_misclassification(perturbed_train, original_test, *, target, features, n_estimators=100,
                                     rng=None):
     """Misclassification rate of a random forest trained on perturbed data, tested on held-out
-    original records (Perry et al. 2022, §8.4). Returns a float."""
+    original records (Perry et al. 2022, §8.4). Returns a float.
+
+    Parameters
+    ----------
+    perturbed_train : pandas.DataFrame
+        The perturbed training data.
+    original_test : pandas.DataFrame
+        The held-out original records.
+    target : str
+        The class column.
+    features : sequence of str
+        The predictor columns (one-hot coded with ``pandas.get_dummies``).
+    n_estimators : int, default 100
+        Number of trees.
+    rng : numpy.random.Generator, int or None
+        Seeds the forest (see :func:`dpknn.check_rng`).
+    """
     from sklearn.ensemble import RandomForestClassifier
 
     from dpknn.utils.validation import check_rng

@@ -34,7 +34,17 @@ NOISES = ("polyplace", "cauchy")
 @dataclass(frozen=True)
 class SmoothNoise:
     """The noise of smooth-sensitivity releases: ``noise`` in :data:`NOISES` and, for the generalized
-    Cauchy only, its γ rule (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1)."""
+    Cauchy only, its γ rule (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1).
+
+    Attributes
+    ----------
+    noise : {"polyplace", "cauchy"}, default "polyplace"
+        ``"polyplace"``: :class:`~dpknn.mechanisms.SmoothPolyPlace` (any ε > ln 2); ``"cauchy"``: the paper's
+        generalized Cauchy, :class:`~dpknn.mechanisms.SmoothCauchy` (ε > 2 ln 2).
+    gamma : "optimal", "paper" or float, default "optimal"
+        The γ rule of the generalized Cauchy noise (:func:`~dpknn.mechanisms.choose_gamma`); a number needs
+        ``noise="cauchy"``.
+    """
 
     noise: str = "polyplace"
     gamma: object = "optimal"
@@ -144,7 +154,19 @@ def _check_method(method):
 @dataclass(frozen=True, kw_only=True)
 class Query:
     """Fields every query has: its ``method`` (``"smooth"`` or ``"ignore_missing"``) and the smooth noise
-    (None: the caller's default) and γ (Cauchy noise only)."""
+    (None: the caller's default) and γ (Cauchy noise only).
+
+    Attributes
+    ----------
+    method : {"smooth", "ignore_missing"}, default "smooth"
+        ``"smooth"``: on the imputed data, with noise calibrated to L1(D) when the query reads an imputed
+        attribute; ``"ignore_missing"``: on the query's available cases, with ordinary mechanisms.
+    noise : {"polyplace", "cauchy"} or None, default None
+        Noise of the smooth releases; None: the caller's default (a :class:`SmoothNoise`).
+    gamma : "optimal", "paper", float or None, default None
+        γ rule of the generalized Cauchy noise (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1);
+        it needs ``noise="cauchy"``, given here or by the caller. None: the caller's default.
+    """
 
     method: str = "smooth"
     noise: str | None = None
@@ -182,7 +204,24 @@ class Query:
 @dataclass(frozen=True, kw_only=True)
 class Count(Query):
     """Count of the records (after imputation) satisfying ``where``: Theorem 5.1 / Corollary 5.2 when it
-    reads an imputed attribute, the geometric mechanism otherwise."""
+    reads an imputed attribute, the geometric mechanism otherwise.
+
+    Attributes
+    ----------
+    where : dict or None, default None
+        Conditions on the records counted: column -> ``(low, high)`` range (None: an open end) or, for an
+        Ordinal or Categorical attribute, a list of values; combined with AND. None: all records.
+    epsilon : float
+        Budget of the count, > 0 (above ln 2, or 2 ln 2 with Cauchy noise, for a smooth release).
+    method : {"smooth", "ignore_missing"}, default "smooth"
+        ``"smooth"``: on the imputed data, with noise calibrated to L1(D) when the query reads an imputed
+        attribute; ``"ignore_missing"``: on the query's available cases, with ordinary mechanisms.
+    noise : {"polyplace", "cauchy"} or None, default None
+        Noise of the smooth releases; None: the caller's default (a :class:`SmoothNoise`).
+    gamma : "optimal", "paper", float or None, default None
+        γ rule of the generalized Cauchy noise (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1);
+        it needs ``noise="cauchy"``, given here or by the caller. None: the caller's default.
+    """
 
     where: dict | None = None
     epsilon: float
@@ -194,7 +233,28 @@ class Count(Query):
 @dataclass(frozen=True, kw_only=True)
 class Proportion(Query):
     """Share of the records of ``within`` that satisfy ``where``: two counts (numerator with ``epsilon``,
-    denominator with ``denominator_epsilon``, default ``epsilon``), their ratio clipped to [0, 1]."""
+    denominator with ``denominator_epsilon``, default ``epsilon``), their ratio clipped to [0, 1].
+
+    Attributes
+    ----------
+    where : dict or None, default None
+        Conditions of the numerator beside ``within`` (the numerator counts ``within`` AND ``where``; a
+        column in both is refused), in the form of a count's ``where``. None: no further condition.
+    within : dict or None, default None
+        Conditions of the denominator, in the same form. None: all records.
+    epsilon : float
+        Budget of the numerator, > 0.
+    denominator_epsilon : float or None, default None
+        Budget of the denominator; None: ``epsilon`` (the query then costs 2 ``epsilon``).
+    method : {"smooth", "ignore_missing"}, default "smooth"
+        ``"smooth"``: on the imputed data, with noise calibrated to L1(D) when the query reads an imputed
+        attribute; ``"ignore_missing"``: on the query's available cases, with ordinary mechanisms.
+    noise : {"polyplace", "cauchy"} or None, default None
+        Noise of the smooth releases; None: the caller's default (a :class:`SmoothNoise`).
+    gamma : "optimal", "paper", float or None, default None
+        γ rule of the generalized Cauchy noise (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1);
+        it needs ``noise="cauchy"``, given here or by the caller. None: the caller's default.
+    """
 
     where: dict | None = None
     within: dict | None = None
@@ -225,7 +285,30 @@ class Proportion(Query):
 @dataclass(frozen=True, kw_only=True)
 class Mean(Query):
     """Mean of ``column`` clamped to ``bounds`` over the records of ``where`` (in the column's universe):
-    a count with ``count_epsilon``, then Theorem 5.4 / Corollary 5.5 (variant a or b)."""
+    a count with ``count_epsilon``, then Theorem 5.4 / Corollary 5.5 (variant a or b).
+
+    Attributes
+    ----------
+    column : str
+        A numeric (Ordinal or Continuous) attribute of the schema.
+    where : dict or None, default None
+        Conditions on the records averaged: column -> ``(low, high)`` range (None: an open end) or, for an
+        Ordinal or Categorical attribute, a list of values; combined with AND. None: all records.
+    bounds : (low, high) or None, default None
+        Public bounds the values are clamped to, finite with low < high; None: the schema's declared range.
+    epsilon : float
+        Budget of the mean, > 0.
+    count_epsilon : float
+        Budget of the count of the subpopulation the sum is divided by, > 0.
+    method : {"smooth", "ignore_missing"}, default "smooth"
+        ``"smooth"``: on the imputed data, with noise calibrated to L1(D) when the query reads an imputed
+        attribute; ``"ignore_missing"``: on the query's available cases, with ordinary mechanisms.
+    noise : {"polyplace", "cauchy"} or None, default None
+        Noise of the smooth releases; None: the caller's default (a :class:`SmoothNoise`).
+    gamma : "optimal", "paper", float or None, default None
+        γ rule of the generalized Cauchy noise (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1);
+        it needs ``noise="cauchy"``, given here or by the caller. None: the caller's default.
+    """
 
     column: str
     where: dict | None = None
@@ -251,7 +334,32 @@ class Mean(Query):
 @dataclass(frozen=True, kw_only=True)
 class Variance(Mean):
     """Variance of ``column`` clamped to ``bounds``: a count (``count_epsilon``), a mean
-    (``mean_epsilon``), then Theorem 5.6 / Corollary 5.7 about the released mean."""
+    (``mean_epsilon``), then Theorem 5.6 / Corollary 5.7 about the released mean.
+
+    Attributes
+    ----------
+    column : str
+        A numeric (Ordinal or Continuous) attribute of the schema.
+    where : dict or None, default None
+        Conditions on the records whose values are taken: column -> ``(low, high)`` range (None: an open end) or, for an
+        Ordinal or Categorical attribute, a list of values; combined with AND. None: all records.
+    bounds : (low, high) or None, default None
+        Public bounds the values are clamped to, finite with low < high; None: the schema's declared range.
+    epsilon : float
+        Budget of the variance, > 0.
+    count_epsilon : float
+        Budget of the count of the subpopulation, > 0.
+    mean_epsilon : float
+        Budget of the mean the variance is taken about, > 0.
+    method : {"smooth", "ignore_missing"}, default "smooth"
+        ``"smooth"``: on the imputed data, with noise calibrated to L1(D) when the query reads an imputed
+        attribute; ``"ignore_missing"``: on the query's available cases, with ordinary mechanisms.
+    noise : {"polyplace", "cauchy"} or None, default None
+        Noise of the smooth releases; None: the caller's default (a :class:`SmoothNoise`).
+    gamma : "optimal", "paper", float or None, default None
+        γ rule of the generalized Cauchy noise (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1);
+        it needs ``noise="cauchy"``, given here or by the caller. None: the caller's default.
+    """
 
     mean_epsilon: float
 

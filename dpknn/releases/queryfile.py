@@ -187,6 +187,24 @@ def ask(private, query):
 
     ``private`` is a :class:`~dpknn.releases.PrivateImputation`; its accountant is charged. The
     non-DP ``method = "global"`` is not asked here (see :mod:`dpknn.releases.baseline`).
+
+    Parameters
+    ----------
+    private : PrivateImputation
+        What answers the query; its accountant is charged.
+    query : dict
+        One query of :func:`read_queries`: ``name``, ``type`` and the keyword arguments of the
+        :class:`~dpknn.releases.PrivateImputation` method named by ``type``.
+
+    Returns
+    -------
+    Release
+        The release of that method.
+
+    Raises
+    ------
+    ValueError
+        The query's method is ``"global"``.
     """
     kwargs = {k: v for k, v in query.items() if k not in ("name", "type")}
     if kwargs.get("method") == "global":
@@ -240,6 +258,15 @@ def release_queries(private, queries, *, progress=False):
     (:func:`dpknn.releases.baseline.global_baseline`), charged nothing and marked.
 
     A tqdm bar over the queries when ``progress`` (each one pass over a folder of partitions).
+
+    Parameters
+    ----------
+    private : PrivateImputation
+        What answers the queries; its accountant is charged.
+    queries : list of dict
+        The queries of :func:`read_queries`, asked in this order.
+    progress : bool, default False
+        Show the tqdm bar over the queries.
 
     Returns
     -------

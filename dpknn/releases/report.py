@@ -109,6 +109,25 @@ class AttributeDistribution:
     a numeric attribute was cut: equal bins of its public range, or, when 90% of the observed values sit in
     a fifth of those or fewer (an amount on a wide range, :func:`dpknn.utils.report.crowded`), bins at the
     observed values' 30-quantiles.
+
+    Attributes
+    ----------
+    attribute : str
+        Name of the imputed attribute.
+    kind : {"categorical", "ordinal", "continuous"}
+        The attribute's type in the schema.
+    bins : tuple of str
+        Labels of the bins: the categories, or the values or ranges (``"low-high"``) of a numeric attribute.
+    observed : tuple of int
+        Per bin, the records of the attribute's universe whose value is observed.
+    imputed : tuple of int
+        Per bin, the records of the attribute's universe whose value was missing and is imputed.
+    observed_mean, imputed_mean : float or None, default None
+        Mean of the observed and of the imputed values of a numeric attribute; None for a categorical
+        one or when there are no such values.
+    binning : {"public", "observed quantiles"}, default "public"
+        How a numeric attribute was cut: equal bins of its public range, or bins at the observed values'
+        quantiles.
     """
 
     attribute: str

@@ -51,7 +51,13 @@ def _check_l1(l1):
 
 
 def check_bounds(bounds):
-    """Public bounds ``(low, high)`` as floats, finite with low < high and (high - low)² finite; else a clear error."""
+    """Public bounds ``(low, high)`` as floats, finite with low < high and (high - low)² finite; else a clear error.
+
+    Parameters
+    ----------
+    bounds : (low, high)
+        The public bounds of an attribute, a pair of numbers.
+    """
     try:
         a, b = (float(v) for v in bounds)
     except (TypeError, ValueError):
@@ -86,6 +92,11 @@ def count_smooth(l1):
 
     A ``ln 2``-smooth upper bound on the local sensitivity of any counting query whose
     subpopulation may depend on imputed values. Neighbours: add/remove one record.
+
+    Parameters
+    ----------
+    l1 : int
+        L1(D), a non-negative integer.
     """
     return 1.0 + _check_l1(l1)
 
@@ -125,6 +136,17 @@ def variance_smooth(l1, bounds, s, mean):
     subpopulation depends on imputed attributes. ``mean`` is clamped to [a, b] (the theorem
     assumes a ≤ Ȳ ≤ b; clamping a released value is post-processing). Needs s ≥ 2.
     ``ln 2``-smooth; neighbours: add/remove one record.
+
+    Parameters
+    ----------
+    l1 : int
+        L1(D).
+    bounds : (a, b)
+        Public bounds of the attribute.
+    s : float
+        The released (noisy) estimate of the subpopulation size, at least 2.
+    mean : float
+        The released mean Ȳ (clamped to [a, b]).
     """
     l1 = _check_l1(l1)
     a, b = check_bounds(bounds)
@@ -142,6 +164,12 @@ def count_global(n_affected=0):
     imputation does not touch. The paper's comparison (§6.3) uses ``1 + number of missing
     records``, which is *not* a valid global sensitivity: it depends on the data, so the
     resulting release is not differentially private.
+
+    Parameters
+    ----------
+    n_affected : int, default 0
+        How many records besides the one added or removed can change the count (0: data that
+        imputation does not touch; the paper's comparison uses the number of missing records).
     """
     return 1.0 + float(n_affected)
 
@@ -151,10 +179,33 @@ def mean_global(bounds, s, n_affected=0, *, depends_on_imputed=False):
 
     ``n_affected = 0``: the available-case mean (ignore missing data), M / s with
     M = max(|a|, |b|). Otherwise the formulas of Theorem 5.4 with L1 replaced by n_affected.
+
+    Parameters
+    ----------
+    bounds : (a, b)
+        Public bounds of the attribute.
+    s : float
+        The estimate of the subpopulation size, at least 1.
+    n_affected : int, default 0
+        The number of donees that can move, in place of L1 (converted with ``int``).
+    depends_on_imputed : bool, default False
+        Whether membership of the subpopulation depends on imputed attributes (as for :func:`mean_smooth`).
     """
     return mean_smooth(int(n_affected), bounds, s, depends_on_imputed=depends_on_imputed)
 
 
 def variance_global(bounds, s, mean, n_affected=0):
-    """Sensitivity of a variance about a released mean, as in Theorem 5.6 with L1 = n_affected."""
+    """Sensitivity of a variance about a released mean, as in Theorem 5.6 with L1 = n_affected.
+
+    Parameters
+    ----------
+    bounds : (a, b)
+        Public bounds of the attribute.
+    s : float
+        The estimate of the subpopulation size, at least 2.
+    mean : float
+        The released mean Ȳ (clamped to [a, b]).
+    n_affected : int, default 0
+        The number of donees that can move, in place of L1 (converted with ``int``).
+    """
     return variance_smooth(int(n_affected), bounds, s, mean)

@@ -458,6 +458,13 @@ def observed_outside_universes(df, attributes):
     These values are not applicable by the universe's declaration and every part of dpknn reads them
     as missing (:class:`Universe`); the count is for the curator (diagnostics, logs), never for a
     published file. Many of them usually mean the universe was declared too narrow.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The data; attributes without a column in it are left out.
+    attributes : sequence of Ordinal, Categorical or Continuous
+        The attributes to count (those without a universe are left out).
     """
     out = {}
     for a in attributes:
@@ -470,7 +477,17 @@ def observed_outside_universes(df, attributes):
 
 def warn_outside_universes(df, attributes, log):
     """:func:`observed_outside_universes` of ``df``, each count logged as a warning on ``log`` for the curator
-    (stderr, never a published file); returns the counts."""
+    (stderr, never a published file); returns the counts.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The data.
+    attributes : sequence of Ordinal, Categorical or Continuous
+        The attributes to count, as for :func:`observed_outside_universes`.
+    log : logging.Logger
+        Where the warnings go.
+    """
     return log_outside_universes(observed_outside_universes(df, attributes), attributes, log)
 
 
@@ -489,7 +506,17 @@ def blank_outside_universes(df, attributes, *, copy=True):
     """``df`` with every attribute of ``attributes`` missing outside its universe ("not applicable":
     the one meaning of a universe, :class:`Universe`); a copy unless ``copy=False`` (rows built here,
     say synthetic ones). Rows, index, columns and the values inside every universe are kept; an
-    integer column becomes nullable (``Int64``) when a value is blanked."""
+    integer column becomes nullable (``Int64``) when a value is blanked.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The data; attributes without a column in it are skipped.
+    attributes : sequence of Ordinal, Categorical or Continuous
+        The attributes to blank (those without a universe are skipped).
+    copy : bool, default True
+        Work on a copy of ``df``; False modifies ``df`` itself.
+    """
     if copy:
         df = df.copy()
     for a in attributes:
@@ -1021,6 +1048,15 @@ def check_draft(spec, where, *, allow_draft=False):
     Its domains were read from the data, so a release with them leaks the data and voids the
     guarantee. ``allow_draft`` loads it anyway with a :class:`PrivacyLeakWarning` (tests, a first
     look at the data); ``draft = false`` or no key passes.
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed description (a TOML table), read for its ``draft`` key.
+    where : str
+        The description's name in messages (say its file).
+    allow_draft : bool, default False
+        Load a draft with a :class:`PrivacyLeakWarning` instead of refusing it.
     """
     draft = spec.get(DRAFT_KEY, False)
     if not isinstance(draft, bool):

@@ -18,7 +18,15 @@ __all__ = ["check_condition", "condition_mask", "conditions_mask", "describe_con
 
 
 def condition_mask(values, spec):
-    """Boolean mask of ``values`` (an array) that satisfy one condition; missing values never do."""
+    """Boolean mask of ``values`` (an array) that satisfy one condition; missing values never do.
+
+    Parameters
+    ----------
+    values : array_like
+        The values of one attribute.
+    spec : tuple or list
+        The condition: an inclusive ``(low, high)`` range (either end None: open), or the allowed values.
+    """
     values = np.asarray(values)
     if isinstance(spec, tuple):
         lo, hi = spec
@@ -36,7 +44,15 @@ def condition_mask(values, spec):
 
 def conditions_mask(columns, n, *conditions):
     """Rows (of ``n``) that satisfy every condition of every dict in ``conditions`` (AND);
-    ``columns`` maps a column name to its values (a DataFrame or a dict of arrays)."""
+    ``columns`` maps a column name to its values (a DataFrame or a dict of arrays).
+
+    Parameters
+    ----------
+    columns : DataFrame or dict of array_like
+        The values of each attribute a condition names, ``n`` of each.
+    n : int
+        The number of rows.
+    """
     mask = np.ones(n, dtype=bool)
     for where in conditions:
         for col, spec in where.items():
@@ -47,7 +63,13 @@ def conditions_mask(columns, n, *conditions):
 def public_conditions(where):
     """Conditions in the form of the query-file format (``docs/queries.md``): a range as
     ``{"low": .., "high": ..}`` (an open end left out), a set of values as a list. A range must not
-    be published as a two-element list, which that format reads as a set."""
+    be published as a two-element list, which that format reads as a set.
+
+    Parameters
+    ----------
+    where : dict
+        Attribute name -> condition: a ``(low, high)`` tuple or a collection of values.
+    """
     out = {}
     for col, spec in where.items():
         if isinstance(spec, tuple):
@@ -62,6 +84,12 @@ def describe_conditions(where):
 
     A range reads ``in [low, high]``, or ``≥ low`` / ``≤ high`` with an open end; a list of values
     ``in {a, b}``; conditions join with "and". No conditions: "all records".
+
+    Parameters
+    ----------
+    where : dict or None
+        Attribute name -> condition: a ``(low, high)`` tuple or a collection of values; None or
+        empty: no conditions.
     """
     parts = []
     for col, spec in (where or {}).items():
@@ -82,7 +110,22 @@ def describe_conditions(where):
 
 def check_condition(attr, spec, name):
     """One condition of a ``where``: a (low, high) range, or a list of values of an Ordinal or
-    Categorical attribute; type-checked against the attribute's public domain."""
+    Categorical attribute; type-checked against the attribute's public domain.
+
+    Parameters
+    ----------
+    attr : Ordinal, Categorical or Continuous
+        The attribute the condition is on.
+    spec : tuple, list, set or frozenset
+        The condition: a ``(low, high)`` tuple (ends finite numbers or None) or the allowed values.
+    name : str
+        The condition's name in error messages.
+
+    Returns
+    -------
+    tuple or list
+        The range as given, or the values as a list.
+    """
     if isinstance(spec, tuple):
         if len(spec) != 2:
             raise ValueError(f"{name} must be a (low, high) pair, got {spec!r}.")

@@ -50,7 +50,13 @@ MISSING = -1
 
 
 def check_attributes(attributes):
-    """``attributes`` as a tuple of distinct-named Ordinal, Categorical or Continuous; else a clear error."""
+    """``attributes`` as a tuple of distinct-named Ordinal, Categorical or Continuous; else a clear error.
+
+    Parameters
+    ----------
+    attributes : iterable of Ordinal, Categorical or Continuous
+        At least one attribute; universes are checked against the other attributes of the list.
+    """
     if isinstance(attributes, (str, bytes)) or not hasattr(attributes, "__iter__"):
         raise TypeError(f"attributes must be a list of Ordinal, Categorical or Continuous, got {attributes!r}.")
     attrs = tuple(attributes)
@@ -100,6 +106,15 @@ def geometric_edges(lower, upper, n_bins, *, first):
 
     Amounts are skewed: equal bins of a public range many times the median put most records in
     the lowest bin. Geometric bins keep the same relative width everywhere, and need no data.
+
+    Parameters
+    ----------
+    lower, upper : float
+        The public range of the amount.
+    n_bins : int
+        The number of bins, at least 2.
+    first : float
+        The top of the lowest bin, inside (lower, upper).
     """
     n_bins = check_positive_int(n_bins, "n_bins", minimum=2)
     if not lower < first < upper:
@@ -444,7 +459,15 @@ class Discretization:
 
 
 def read_attributes(path, *, allow_draft=False):
-    """The attributes listed in a TOML file (:func:`read_attributes_file`'s ``attributes``)."""
+    """The attributes listed in a TOML file (:func:`read_attributes_file`'s ``attributes``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The attributes or schema file (TOML).
+    allow_draft : bool, default False
+        Load a file marked ``draft = true`` anyway (:func:`dpknn.schema.check_draft`).
+    """
     return read_attributes_file(path, allow_draft=allow_draft).attributes
 
 

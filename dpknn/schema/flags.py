@@ -30,7 +30,13 @@ ATTRS_KEY = "dpknn_imputed"
 
 
 def flag_column(name):
-    """The name of the flag column of imputed attribute ``name``."""
+    """The name of the flag column of imputed attribute ``name``.
+
+    Parameters
+    ----------
+    name : str or object
+        The imputed attribute (converted with ``str``).
+    """
     return FLAG_PREFIX + str(name)
 
 
@@ -54,6 +60,11 @@ def flag_columns(columns_or_frame):
     names), in order.
 
     Anything without column names (a NumPy array) has none.
+
+    Parameters
+    ----------
+    columns_or_frame : DataFrame, pyarrow.Schema, pandas.Index or sequence of str
+        The names to search (a string or a Series has no column names, hence no flags).
     """
     return [c for c in _names(columns_or_frame) if isinstance(c, str) and c.lower().startswith(FLAG_PREFIX)]
 
@@ -62,6 +73,14 @@ def check_not_imputed(columns_or_frame, what):
     """Raise :class:`ImputedDataError` when ``columns_or_frame`` holds imputation flag columns.
 
     ``what`` names the data in the message ("input 'imp.csv'", "X", ...).
+
+    Parameters
+    ----------
+    columns_or_frame : DataFrame, pyarrow.Schema, pandas.Index or sequence of str
+        The data or their column names (:func:`flag_columns`); a DataFrame also fails when its ``attrs``
+        carry the imputed mark of :data:`ATTRS_KEY`.
+    what : str
+        The data's name in the error message.
     """
     found = flag_columns(columns_or_frame)
     marked = getattr(columns_or_frame, "attrs", None)
@@ -90,6 +109,11 @@ def drop_flags(df):
     A deliberate act: the values stay imputed, and any differentially private release on the
     result is calibrated to the wrong L1(D). Meant for tables that leave the DP tools (a report,
     a model that needs no guarantee), never as a way into ``release`` or ``synth``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The imputed data; not modified.
     """
     found = flag_columns(df)
     if found or attrs_marked(df.attrs):
@@ -103,7 +127,13 @@ def drop_flags(df):
 
 def path_flag_columns(path):
     """The flag columns of a CSV, Parquet, Stata, SPSS or SAS file, or of a folder of Parquet files (any
-    partition), read from the header, the Parquet schemas or the file's metadata only, not from the rows."""
+    partition), read from the header, the Parquet schemas or the file's metadata only, not from the rows.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file or folder; a path that does not exist, or a file of another kind, has no flag columns.
+    """
     from pathlib import Path
 
     path = Path(path)
@@ -136,7 +166,15 @@ def path_flag_columns(path):
 def check_path_not_imputed(path, what=None):
     """:func:`check_not_imputed` for a file or a folder of Parquet files (see :func:`path_flag_columns`),
     and the marker ``dpknn impute`` writes into Parquet metadata and JSON sidecars, which a copy loses
-    but a file of an earlier version may carry without flag columns."""
+    but a file of an earlier version may carry without flag columns.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file or folder of Parquet files.
+    what : str or None
+        The data's name in the error message; None: ``"input '<path>'"``.
+    """
     from dpknn.utils.io import is_marked_imputed
 
     what = what or f"input {str(path)!r}"

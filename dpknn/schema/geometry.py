@@ -54,7 +54,17 @@ def squared_distance(a, b, weights, is_categorical):
 
 
 def scaled_column(values, weight, out=None):
-    """A numeric coordinate times sqrt(weight), as a float column of shape (n, 1) (or into ``out``)."""
+    """A numeric coordinate times sqrt(weight), as a float column of shape (n, 1) (or into ``out``).
+
+    Parameters
+    ----------
+    values : array_like of float, shape (n,)
+        The coordinate (ordinal codes or standardised values).
+    weight : float
+        The attribute's weight.
+    out : ndarray of float, shape (n, 1), or None
+        Where to write; None: a new array.
+    """
     values = np.asarray(values, dtype=np.float64)
     if out is None:
         out = np.empty((values.size, 1))
@@ -66,6 +76,17 @@ def one_hot(codes, n_categories, weight, out=None):
     """One-hot columns times sqrt(weight): two different categories are at squared distance 2w.
 
     ``out``, when given, is a zeroed float array of shape (n, n_categories) to fill.
+
+    Parameters
+    ----------
+    codes : array_like of int, shape (n,)
+        Category codes in [0, n_categories).
+    n_categories : int
+        The number of categories (columns).
+    weight : float
+        The attribute's weight.
+    out : ndarray of float, shape (n, n_categories), or None
+        A zeroed array to fill; None: a new array.
     """
     codes = np.asarray(codes, dtype=np.int64)
     if out is None:
@@ -75,7 +96,18 @@ def one_hot(codes, n_categories, weight, out=None):
 
 
 def embed(cells, weights, is_categorical, n_codes):
-    """Float coordinates of cells whose squared Euclidean distance is :func:`squared_distance`."""
+    """Float coordinates of cells whose squared Euclidean distance is :func:`squared_distance`.
+
+    Parameters
+    ----------
+    cells : array_like of int, shape (m, p)
+        Cells (codes of the known attributes).
+    weights : array_like, shape (p,)
+        Positive weights.
+    is_categorical : array_like of bool, shape (p,)
+    n_codes : array_like of int, shape (p,)
+        Number of codes of each attribute (the one-hot width of a categorical one).
+    """
     cells = np.asarray(cells)
     m = cells.shape[0]
     widths = [int(n) if cat else 1 for n, cat in zip(n_codes, is_categorical)]
@@ -94,7 +126,16 @@ def embed(cells, weights, is_categorical, n_codes):
 
 
 def diameter(weights, is_categorical, n_codes):
-    """The largest d2 between two cells of the domain."""
+    """The largest d2 between two cells of the domain.
+
+    Parameters
+    ----------
+    weights : array_like of int, shape (p,)
+        Positive integer weights.
+    is_categorical : array_like of bool, shape (p,)
+    n_codes : array_like of int, shape (p,)
+        Number of codes of each attribute.
+    """
     weights = np.asarray(weights, dtype=np.int64)
     n_codes = np.asarray(n_codes, dtype=np.int64)
     cat = np.asarray(is_categorical, dtype=bool)

@@ -28,7 +28,15 @@ MAX_SET = 4  # the kernel's widest set (degree 3)
 
 
 def extended_codes(codes, sizes):
-    """Codes of shape (d, n) with −1 replaced by each attribute's ``size`` (C-contiguous int16)."""
+    """Codes of shape (d, n) with −1 replaced by each attribute's ``size`` (C-contiguous int16).
+
+    Parameters
+    ----------
+    codes : array_like of int, shape (d, n)
+        Codes of d attributes, −1 where missing; not modified.
+    sizes : array_like of int, shape (d,)
+        Domain size of each attribute (missing not counted).
+    """
     sizes = np.asarray(sizes, dtype=np.int16)
     out = np.array(codes, dtype=np.int16, order="C", copy=True)
     miss = out < 0
@@ -94,6 +102,13 @@ def observed_block(table, keep=None):
 
     The other axes are summed over (missing included), then each kept axis loses its last
     (missing) slot.
+
+    Parameters
+    ----------
+    table : ndarray
+        An extended count table (:func:`count_tables`).
+    keep : sequence of int or None
+        The axes to keep, in the order of the result; None: all.
     """
     r = table.ndim
     keep = tuple(range(r)) if keep is None else tuple(keep)

@@ -66,6 +66,18 @@ def pairs_from_indices(r, n):
     Pairs are ordered (0,1), (0,2), (1,2), (0,3), ...: the pair (i, j) has index
     j(j-1)/2 + i. Vectorised (Cython). This is the corrected mapping (docs/rwn.md); the
     version printed in Perry et al. (2022, §11.2) is garbled.
+
+    Parameters
+    ----------
+    r : array_like of int
+        Pair indices in [0, n(n-1)/2) (flattened).
+    n : int
+        The number of records, at least 2.
+
+    Returns
+    -------
+    (ndarray of int64, ndarray of int64)
+        The i and the j of each pair.
     """
     n = check_positive_int(n, "n", minimum=2)
     r = np.ascontiguousarray(r, dtype=np.int64)

@@ -124,6 +124,15 @@ def warn_unchanged(shares, q, *, stacklevel=2):
     value, which is what happens to a categorical column whose one-hot mismatch costs more
     than the distance to the k-th neighbour: the column was asked to be perturbed and is
     released as it was, so the curator must hear about it.
+
+    Parameters
+    ----------
+    shares : dict
+        Column -> share of its values that changed, in [0, 1].
+    q : float
+        The probability that each value is replaced (``RWN.q``); 0 or None: no warning.
+    stacklevel : int, default 2
+        The ``stacklevel`` of :func:`warnings.warn` counted from the caller (2: the caller's caller).
     """
     if not q:
         return []
@@ -500,15 +509,12 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
     - ``"partitioned"``: the folder's partitions are the paper's Method-3 partitions, each
       perturbed by the exact method; ``rwn.partitions`` and ``rwn.partition_key`` are ignored.
 
-    Each Parquet file is one partition (row groups are never split). With an int seed, a
-    partition ``number`` of more than k records is perturbed exactly as an ``RWN`` with the same k,
-    radius, q, m, fresh, weights and scales, ``method=rwn.method`` (``"exact"`` for
-    ``"partitioned"``) and
-    ``rng=numpy.random.default_rng(numpy.random.SeedSequence(rwn.rng, spawn_key=(number,)))``
-    perturbs it in memory (``fit_transform``). ``rwn.n_jobs``,
-    ``rwn.progress`` and ``rwn.client`` are not used: each worker runs one partition at a
-    time, single-threaded. Without ``client`` a LocalCluster with one single-threaded worker
-    per core is started and closed afterwards.
+    Each Parquet file is one partition (row groups are never split). With an int seed, a partition ``number``
+    of more than k records is perturbed exactly as an ``RWN`` with the same k, radius, q, m, fresh, weights and
+    scales, ``method=rwn.method`` (``"exact"`` for ``"partitioned"``) and
+    ``rng=numpy.random.default_rng(numpy.random.SeedSequence(rwn.rng, spawn_key=(number,)))`` perturbs it in
+    memory (``fit_transform``). ``rwn.n_jobs``, ``rwn.progress`` and ``rwn.client`` are not used: each worker
+    runs one partition at a time, single-threaded.
 
     The output is written under a hidden name beside ``output_dir`` (``.NAME.partial-*``) and
     renamed when complete; a failure removes it. Imputation flag columns (:mod:`dpknn.schema.flags`)
@@ -523,7 +529,11 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
         partition ("exact", "sampled_points" or "sampled_pairs" on the partition's records;
         "partitioned": exact within each partition, the folder's partitions being the
         partitions). Its rng must be an int seed or None (a seed sequence is derived).
+    columns : list of str or None
+        Columns used for the distance and perturbed; None: ``rwn.columns`` (all columns of the data when
+        that is None too). Imputation flag columns are left out either way.
     client : dask.distributed.Client or None
+        None: a LocalCluster with one single-threaded worker per core, closed afterwards.
 
     Returns
     -------
@@ -543,7 +553,7 @@ def perturb_parquet(input_dir, output_dir, rwn, *, columns=None, client=None):
                   m=rwn.m, fresh=rwn.fresh, weights=rwn.weights, scales=rwn.scales)
     RWN(**params)._check_settings()   # here rather than once per partition on the workers
     ddf = dd.read_parquet(str(input_dir), split_row_groups=False)
-    cols = _columns_to_perturb(ddf.columns, columns, rwn.keep_flags)
+    cols = _columns_to_perturb(ddf.columns, rwn.columns if columns is None else columns, rwn.keep_flags)
 
     # Flags of changed values ride along with each perturbed partition so that one pass over the
     # data both writes it and counts the changes; the NUL prefix keeps them apart from data columns.

@@ -30,7 +30,13 @@ def dask_client(client=None):
 
 def parquet_partitions(input_dir):
     """The Parquet files of a folder in the order that defines row positions (natural sort of
-    their paths, as Dask reads them), skipping names that start with '.' or '_'."""
+    their paths, as Dask reads them), skipping names that start with '.' or '_'.
+
+    Parameters
+    ----------
+    input_dir : str or Path
+        The folder; it must exist and hold at least one ``.parquet`` file (subfolders are searched).
+    """
     from dask.utils import natural_sort_key
 
     root = Path(input_dir)
