@@ -561,10 +561,11 @@ def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
     assert adv["noise_multiplier"] < side["noise_multiplier"]   # the critics got the whole budget
     res = run("synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "1", "--rows", "5",
               "--output", "o.csv", "--epochs", "3", cwd=tmp_path)
-    assert res.returncode == 2 and "--epochs applies to --method dpmisgan only" in res.stderr
+    assert res.returncode == 2 and "--epochs does not apply to --method auto" in res.stderr
+    assert "it applies to --method dpmisgan." in res.stderr
     res = run("synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "1", "--rows", "5",
-              "--output", "o.csv", "--epochs", "3", "--marginal-share", "0.5", cwd=tmp_path)
-    assert res.returncode == 2 and "--epochs, --marginal-share apply to --method dpmisgan only" in res.stderr
+              "--output", "o.csv", "--method", "mst", "--marginal-share", "0.5", cwd=tmp_path)
+    assert res.returncode == 2 and "--marginal-share does not apply to --method mst" in res.stderr
 
 
 def test_impute_and_release_on_a_folder_of_parquet_partitions(tmp_path):

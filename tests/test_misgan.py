@@ -378,8 +378,11 @@ def test_warnings_paper_mode_and_unfitted():
     assert gan.sampling_rate_ == 32 / 600
     # What was computed from the data's 600 rows stays with the curator.
     record = gan.public_params()
-    assert [record[k] for k in ("sampling_rate", "critic_steps", "noise_multiplier", "marginal_rho")] == [None] * 4
-    assert record["epsilon"] == 3.0 and record["delta"] == 1e-5 and "withheld" in record
+    derived = ("sampling_rate", "critic_steps", "noise_multiplier", "marginal_rho")
+    # Not withheld from a full record but never put in it: the curator's diagnostics hold them.
+    assert not set(derived) & set(record) and set(derived) <= set(gan.curator_.values)
+    assert gan.curator_.values["critic_steps"] == gan.steps_ and "from_row_count" in record
+    assert record["epsilon"] == 3.0 and record["delta"] == 1e-5
     assert "600" not in json.dumps(record, default=str) and str(gan.steps_) not in json.dumps(record, default=str)
     assert _small_gan().fit(df).public_params()["critic_steps"] == 2 * (600 // 32)
     with pytest.warns(PrivacyLeakWarning, match="NOT"):

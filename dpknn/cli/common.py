@@ -34,12 +34,15 @@ def file_content(path):
         raise CLIError(f"{str(path)!r}: {exc}") from exc
 
 
-def to_json(obj):
-    """Strict JSON (no NaN or Infinity) of ``obj``, numpy scalars and tuples converted."""
+def to_json(obj, *, ascii_only=False):
+    """Strict JSON (no NaN or Infinity, nothing turned into a string behind the caller's back) of ``obj``, numpy
+    scalars, fractions and tuples converted: the one serialiser of what the commands publish.
+
+    Not ASCII-escaped by default: ledger labels such as "AGE ≥ 16" must read as written (files are UTF-8);
+    ``ascii_only`` escapes, as the synthesis sidecar always has (its bytes are pinned by golden digests)."""
     from dpknn.mechanisms.base import jsonable
 
-    # Not ASCII-escaped: ledger labels such as "AGE ≥ 16" must read as written (files are UTF-8).
-    return json.dumps(jsonable(obj), indent=2, allow_nan=False, ensure_ascii=False)
+    return json.dumps(jsonable(obj), indent=2, allow_nan=False, ensure_ascii=ascii_only)
 
 
 def scheduler_client(args):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from dpknn.cli.common import (
     output_writer,
     read_input,
     scheduler_client,
+    to_json,
     warn_seeded,
 )
 from dpknn.schema.flags import check_path_not_imputed
@@ -167,10 +167,10 @@ def _publish(args, model, what, written, out, coded):
         public["accounting"] = public.pop("accounting")   # the record has always ended with it
     if folder:
         public["partitions"] = written.partitions
-    sidecar = [(_sidecar(args.output), text_writer(json.dumps(public, indent=2, default=str) + "\n"))]
+    sidecar = [(_sidecar(args.output), text_writer(to_json(public, ascii_only=True) + "\n"))]
     if folder and args.diagnostics:
-        sidecar.append((args.diagnostics, text_writer(json.dumps({"input": str(args.input),
-                                                                  **written.curator_dict()}, indent=2) + "\n")))
+        sidecar.append((args.diagnostics, text_writer(to_json({"input": str(args.input), **written.curator_dict()},
+                                                              ascii_only=True) + "\n")))
     write_files(sidecar if folder else [(args.output, output_writer(out, args.output, coded)), *sidecar])
     chosen = f" (chose {model.method_})" if args.method == "auto" else ""
     where = (f"{written.partitions} Parquet partition{'s' if written.partitions != 1 else ''} in {args.output}"

@@ -64,8 +64,14 @@ class Synthesizer(BaseEstimator, abc.ABC):
             Before ``fit``.
         """
         check_is_fitted(self, "epsilon_")
-        return {"epsilon": self.epsilon_, "delta": self.delta_, "neighbours": NEIGHBOURS,
+        epsilon, delta = self.published_budget()
+        return {"epsilon": epsilon, "delta": delta, "neighbours": NEIGHBOURS,
                 "attributes": [a.to_dict() for a in check_attributes(self.attributes)], **self.released_params()}
+
+    def published_budget(self):
+        """(ε, δ) of the public record: those the fit spent (a method whose spent ε derives from the data
+        publishes its public target instead)."""
+        return self.epsilon_, self.delta_
 
     def released_params(self):
         """The method's own public parameters and released structure (none here)."""

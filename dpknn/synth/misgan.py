@@ -451,8 +451,8 @@ class DPMisGAN(Synthesizer):
             n = len(X)
             warnings.warn("DPMisGAN: n_rows is None, so the sampling rate q = batch_size/n, the step count, the "
                           "'auto' batch size and the default delta are computed from the data's row count; they "
-                          "reveal n (as do sigma and the tables' rho) and stay with the curator: public_params() "
-                          "withholds them. Pass a public n_rows to make them public.",
+                          "reveal n (as do sigma and the tables' rho) and stay with the curator: they are in "
+                          "curator_, not in public_params(). Pass a public n_rows to make them public.",
                           PrivacyLeakWarning, stacklevel=2)
         else:
             n = int(self.n_rows)
@@ -503,35 +503,55 @@ class DPMisGAN(Synthesizer):
         self.epsilon_ = float(run_eps)
         self.delta_ = float(delta)
         self.generator_losses_ = list(diag["generator_losses"])
-        self.curator_ = CuratorDiagnostics({"rows": int(x.shape[0]), "batch_sizes": diag["batch_sizes"],
-                                            "clipped_share": diag["clipped_share"]})
+        self.curator_ = self._curator_diagnostics(int(x.shape[0]), diag)
         self.n_features_in_ = len(enc.attributes)
         return self
 
-    def public_params(self):
-        """The public record (:meth:`Synthesizer.public_params`). With ``n_rows=None`` the
-        parameters computed from the data's row count (q, T, σ, ρ_m, an "auto" batch and the
-        default δ; the run's ε, which σ's search sets to within 10⁻⁶ of the target) are withheld:
-        None, and ε is the target."""
-        record = super().public_params()
-        if self.n_rows is None:
-            withheld = ["sampling_rate", "critic_steps", "noise_multiplier", "marginal_rho"]
-            withheld += ["batch_size"] if self.batch_size == "auto" else []
-            withheld += ["delta"] if self.delta is None else []
-            record.update({k: None for k in withheld}, epsilon=float(self.epsilon),
-                          withheld=f"{withheld}: computed from the data's row count (n_rows is None)")
-        return record
+    def _curator_diagnostics(self, rows, diag):
+        """Data-derived numbers: here, never in the public record. With ``n_rows=None`` they include the
+        parameters the row count set, and the run's ε and δ."""
+        derived = {} if self.n_rows is not None else {**self._row_count_params(), "epsilon": self.epsilon_,
+                                                      "delta": self.delta_}
+        return CuratorDiagnostics({"rows": rows, "batch_sizes": diag["batch_sizes"],
+                                   "clipped_share": diag["clipped_share"], **derived})
+
+    def published_budget(self):
+        """(ε, δ) of the public record: the run's, with a public ``n_rows``. With ``n_rows=None`` the run's ε
+        (σ's search sets it to within 10⁻⁶ of the target from the data's row count) and a default δ (computed from
+        that count) are data-derived: the target ε and the given δ (None when it was the default) instead; the
+        run's values are in ``curator_``."""
+        if self.n_rows is not None:
+            return super().published_budget()
+        return float(self.epsilon), None if self.delta is None else float(self.delta)
 
     def released_params(self):
-        """The public number of input rows, the DP-SGD parameters and the accounting used."""
-        return {"input_rows": self.n_rows, "input_rows_is": "public input", "bins": self.bins,
-                "bin_edges": self.bin_edges, "marginal_share": self.marginal_share,
-                "marginal_tables": [[self.encoding_.names[v] for v in t.attributes] for t in self.marginals_],
-                "marginal_rho": self.marginal_rho_, "marginal_weight": self.marginal_weight,
-                "pretrain_steps": self.pretrain_steps, "epochs": self.epochs,
-                "batch_size": self.batch_size_, "clip": self.clip, "sampling_rate": self.sampling_rate_,
-                "critic_steps": self.steps_, "noise_multiplier": self.noise_multiplier_,
-                "accounting": "RDP of the sampled Gaussian mechanism and of the zCDP tables, improved conversion"}
+        """The public number of input rows, the DP-SGD parameters and the accounting used: only values that come
+        from public inputs. With ``n_rows=None`` the sampling rate, step count, noise multiplier, the tables' ρ
+        and an "auto" batch size are computed from the data's row count, so they are not in the record but in
+        the curator's diagnostics (``curator_``), and ``from_row_count`` names them."""
+        check_is_fitted(self, "epsilon_")
+        record = {"input_rows": self.n_rows, "input_rows_is": "public input", "bins": self.bins,
+                  "bin_edges": self.bin_edges, "marginal_share": self.marginal_share,
+                  "marginal_tables": [[self.encoding_.names[v] for v in t.attributes] for t in self.marginals_],
+                  "marginal_weight": self.marginal_weight, "pretrain_steps": self.pretrain_steps,
+                  "epochs": self.epochs, "clip": self.clip}
+        derived = self._row_count_params()
+        if self.n_rows is None:
+            record["from_row_count"] = (f"{sorted(derived)}: computed from the data's row count (n_rows is None), "
+                                        "kept for the curator")
+        else:
+            record.update(derived)
+        record["accounting"] = "RDP of the sampled Gaussian mechanism and of the zCDP tables, improved conversion"
+        return record
+
+    def _row_count_params(self):
+        """The fitted parameters that the row count sets (public when ``n_rows`` is; a given batch size is
+        public either way)."""
+        out = {"marginal_rho": self.marginal_rho_, "sampling_rate": self.sampling_rate_, "critic_steps": self.steps_,
+               "noise_multiplier": self.noise_multiplier_}
+        if self.batch_size == "auto" or self.n_rows is not None:
+            out["batch_size"] = self.batch_size_
+        return out
 
     def sample(self, n, *, rng=None, missing=False, never_missing=()):
         """``n`` synthetic rows (a DataFrame with the attribute columns in declared order).
