@@ -190,3 +190,31 @@ def test_the_folder_command_imputes_and_releases_with_universes(tmp_path):
                    "--output", str(tmp_path / out)], run)
     folder, memory = (json.loads((tmp_path / f).read_text()) for f in ("r_folder.json", "r_whole.json"))
     assert folder["releases"] == memory["releases"]
+
+
+def test_statistics_from_a_placement_equal_those_that_place_their_own_donors(tmp_path, client):
+    """``ParquetStatistics.from_placement`` (issue 49): statistics over donors placed by the caller, nothing run
+    at construction, equal to those that run the placement themselves."""
+    from dpknn.impute.distributed import folder_imputer, place_donors
+    from dpknn.releases.parquet import ParquetStatistics
+    from dpknn.releases.query import check_where
+    from dpknn.releases.statistics import universe_of
+
+    schema, df, k, rng = universe_problem(4)
+    write_partitions(df, tmp_path / "in", random_sizes(rng, len(df)))
+    imp, files = folder_imputer(tmp_path / "in", schema, k=k)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    placement = place_donors(client, imp, files, staging)
+    with pytest.raises(ValueError, match="partitions"):
+        ParquetStatistics.from_placement(placement, files[:-1] + files, client=client)
+    mine = ParquetStatistics.from_placement(placement, files, client=client)
+    with ParquetStatistics(tmp_path / "in", schema, k=k, client=client) as own:
+        assert mine.l1_for(["y"]) == own.l1_for(["y"]) and mine.n_incomplete == own.n_incomplete
+        where = check_where(schema, {"o0": (0, 3)})
+        universe = universe_of(schema, "y")
+        for observed_only in (False, True):
+            assert mine.moments("y", where, (0.0, 100.0), observed_only=observed_only, universe=universe) == \
+                own.moments("y", where, (0.0, 100.0), observed_only=observed_only, universe=universe)
+    mine.close()
+    assert staging.exists()        # the caller's folder: closing the statistics leaves it to the caller

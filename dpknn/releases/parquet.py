@@ -116,7 +116,7 @@ class ParquetStatistics(Statistics):
             self.client = self._stack.enter_context(dask_client(client))
             if imputed_dir is None:
                 placed = place_donors(self.client, imp, files, tmp, progress=progress)
-                self.fit, self._donors = placed.fit, list(placed.donors)
+                self.fit, self._donors = placed.fit, list(placed.donors)   # as from_placement, owning tmp
             else:
                 self.fit = impute_parquet(input_dir, imputed_dir, schema, k=k, max_work=max_work, client=self.client,
                                           progress=progress)
@@ -126,6 +126,35 @@ class ParquetStatistics(Statistics):
             self._stack.close()
             raise
         self.input_files = [str(f) for f in files]
+
+    @classmethod
+    def from_placement(cls, placement, input_files, *, client):
+        """The statistics of ``input_files`` (the partitions, in order) whose donors ``placement`` placed
+        (:func:`~dpknn.impute.distributed.place_donors`), computed on ``client``. Nothing runs here.
+
+        The caller keeps the client and the placement's staging folder (the donors' values: confidential
+        microdata), and removes that folder after closing these statistics, which own nothing.
+
+        Parameters
+        ----------
+        placement : DonorPlacement
+        input_files : sequence of str or Path
+            The partitions ``placement`` was found on, in the same order.
+        client : dask.distributed.Client
+
+        Returns
+        -------
+        ParquetStatistics
+        """
+        if len(input_files) != len(placement.donors):
+            raise ValueError(f"placement holds the donors of {len(placement.donors)} partitions, got "
+                             f"{len(input_files)} input files.")
+        self = cls.__new__(cls)
+        self.schema, self.fit, self.client = placement.fit.schema, placement.fit, client
+        self._stack = contextlib.ExitStack()
+        self.imputed_files, self._donors = None, list(placement.donors)
+        self.input_files = [str(f) for f in input_files]
+        return self
 
     def close(self):
         """Remove the donors' values (or temporary imputed partitions) and close a cluster started here."""
