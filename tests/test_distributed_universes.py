@@ -76,7 +76,8 @@ def check_universes_as_in_memory(fit, schema, df, k, out_dir, donors_dir):
     return imp
 
 
-@pytest.mark.parametrize("seed", range(10))
+# Six seeds in the README's test command; four more in CI's slow step (it must stay within minutes).
+@pytest.mark.parametrize("seed", [*range(6), *(pytest.param(s, marks=pytest.mark.slow) for s in range(6, 10))])
 def test_random_universe_problems_match_the_in_memory_imputer(seed, tmp_path, client):
     schema, df, k, rng = universe_problem(seed)
     assert schema.has_universes
@@ -121,7 +122,7 @@ def test_a_universe_without_complete_records_is_refused_as_in_memory(tmp_path, c
     assert sorted(os.listdir(tmp_path)) == ["in"]
 
 
-@pytest.mark.parametrize("seed", [1, 7])
+@pytest.mark.parametrize("seed", [1, pytest.param(7, marks=pytest.mark.slow)])
 def test_releases_with_universes_read_the_same_counts_and_sums_as_in_memory(tmp_path, client, seed):
     from dpknn.accounting import BudgetAccountant
     from dpknn.releases import InMemoryStatistics, PrivateImputation
