@@ -73,7 +73,7 @@ def _bins(text):
 
 def _cmd_synth(args):
     from dpknn.schema.discretization import read_attributes_file
-    from dpknn.synth import AIMSynthesizer, AutoSynthesizer, ColumnwiseSynthesizer, DPMisGAN, MSTSynthesizer, PrivBayes
+    from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, PrivBayes
 
     check_outputs([args.output, _sidecar(args.output), args.diagnostics], [args.input, args.attributes])
     folder = Path(args.input).is_dir()
@@ -118,7 +118,7 @@ def _cmd_synth(args):
             what = MST_MCAR_DESCRIPTION
         if args.input_rows is not None:
             extra["n_rows"] = args.input_rows
-        model = {"auto": AutoSynthesizer, "aim": AIMSynthesizer, "mst": MSTSynthesizer}[args.method](
+        model = _method_class(args.method)(
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
             bin_edges=edges, noise=args.noise or "auto", never_missing=never, analyses=tuple(args.analysis or ()),
             progress=args.progress, rng=args.seed,

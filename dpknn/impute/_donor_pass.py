@@ -35,6 +35,8 @@ __all__ = ["DonorSearch", "needed_runs", "solve_donors"]
 
 
 # Pass 2: donors, one bucket of consecutive classes at a time.
+
+
 @dataclass(frozen=True)
 class DonorPlan:
     """One row per (deficient class, donor class) pair, in the scheme's order: the classes
@@ -52,6 +54,8 @@ class DonorPlan:
         """The rows in ``mine``, with their classes given as keys."""
         return DonorPlan(keys[self.owner[mine]], keys[self.donor[mine]], self.take[mine], self.slot[mine],
                          self.last[mine])
+
+
 def _donor_plan(imp, keys, n_donors, n_inc, k):
     """The :class:`DonorPlan` of every class with incomplete records and fewer than k donors
     of its own; also the balls of the L1 search and the class cells."""
@@ -70,6 +74,8 @@ def _donor_plan(imp, keys, n_donors, n_inc, k):
     last[np.cumsum(lengths) - 1] = True
     plan = DonorPlan(owner, flat, take, slot, last)
     return plan, l1_balls(deficient, class_cells, radius, boundary, n_inc), class_cells
+
+
 def needed_runs(key, needed, max_gap=1 << 16):
     """Row ranges of a sorted key column that cover the classes ``needed`` (sorted keys), runs
     closer than ``max_gap`` rows merged: a few reads per file, and no read of a large class that
@@ -81,6 +87,8 @@ def needed_runs(key, needed, max_gap=1 << 16):
         return []
     cut = np.flatnonzero(s[1:] - e[:-1] >= max_gap) + 1
     return list(zip(s[np.r_[0, cut]].tolist(), e[np.r_[cut - 1, s.size - 1]].tolist()))
+
+
 @dataclass(frozen=True)
 class BucketTask:
     """What one bucket task of pass 2 needs besides its classes: where the staged records lie,
@@ -94,6 +102,8 @@ class BucketTask:
     n_values: int
     keep_labels: bool
     labelled: bool
+
+
 @dataclass(frozen=True)
 class SolvedBucket:
     """What a bucket task returns to the client: donors sent per partition, the worst deletion
@@ -106,6 +116,8 @@ class SolvedBucket:
     arc_keys: np.ndarray
     stab: np.ndarray
     gap_label: np.ndarray
+
+
 def _read_bucket(task, needed_keys, foreign):
     """The staged records of the bucket's needed classes (``own``) and the incomplete records
     of the foreign deficient classes (``far``), as column dicts."""
@@ -131,6 +143,8 @@ def _read_bucket(task, needed_keys, foreign):
     far = concat_columns(far_parts, names) if far_parts else {n: own[n][:0] for n in names}
     own["inc"] = own["inc"].view(bool)
     return own, far
+
+
 @dataclass(frozen=True)
 class DonorQueries:
     """One row per (incomplete record, donor class): the record's label and global row, the
@@ -142,6 +156,8 @@ class DonorQueries:
     take: np.ndarray
     slot: np.ndarray
     last: np.ndarray
+
+
 def _bucket_queries(own, far, cls, class_keys, class_donors, plan, k):
     """The :class:`DonorQueries` of a bucket: its own incomplete records with k donors in their
     class, then every incomplete record of a deficient class once per donor class in the bucket."""
@@ -163,6 +179,8 @@ def _bucket_queries(own, far, cls, class_keys, class_donors, plan, k):
                           np.searchsorted(class_keys, plan.donor[entry]), plan.take[entry], plan.slot[entry],
                           plan.last[entry]))
     return DonorQueries(*(np.concatenate(column) for column in zip(*parts)))
+
+
 def _worst_deletion(pos, donor_rows, own):
     """Deleting a complete record changes as many donor sets as it has donees: the largest
     count, with the smallest global row among the tied, and its label."""
@@ -173,6 +191,8 @@ def _worst_deletion(pos, donor_rows, own):
         return None
     at = int(np.argmin(own["gid"][tied]))
     return best, int(own["gid"][tied[at]]), int(own["label"][tied[at]])
+
+
 def _label_arcs(q, pos, out_ptr, donor_labels, min_label):
     """Label arcs at the k-th donor's class, from each record to its k-th donor: per class, its
     index, the largest stabbing count and the lower label of the deepest gap. Ranks among these
@@ -187,6 +207,8 @@ def _label_arcs(q, pos, out_ptr, donor_labels, min_label):
                                      np.searchsorted(grid, q.label[last][grp]).astype(np.int64),
                                      np.searchsorted(grid, kth[grp]).astype(np.int64))
     return bounds, stab, grid[gap]
+
+
 def _send_donors(number, task, q, pos, out_ptr, rows, own):
     """Write every donor to its donee's partition's inbox, in slot order, the donee by its row
     there; return how many went to each partition."""
@@ -205,6 +227,8 @@ def _send_donors(number, task, q, pos, out_ptr, rows, own):
         inbox[f"v{j}"] = own[f"v{j}"][rows[srt]]
     write_columns(Path(task.staging) / INBOX.format(number), inbox)
     return np.bincount(dest, minlength=offsets.size - 1)
+
+
 def _solve_bucket(number, task, class_keys, class_donors, class_incomplete, plan, foreign):
     """Donors of every (incomplete record, donor class in ``class_keys``) pair; see the module doc.
 
@@ -239,6 +263,8 @@ def _solve_bucket(number, task, class_keys, class_donors, class_incomplete, plan
     per_partition = _send_donors(number, task, q, pos, out_ptr, rows, own)
     return SolvedBucket(number, per_partition, _worst_deletion(pos, donor_rows, own), class_keys[bounds], stab,
                         gap_label)
+
+
 def _bucket_ranges(sizes, n_buckets):
     """Consecutive runs of classes holding about equal numbers of records: (first, stop) pairs."""
     total = int(sizes.sum())
@@ -246,6 +272,8 @@ def _bucket_ranges(sizes, n_buckets):
     bucket = np.minimum(before * n_buckets // max(total, 1), n_buckets - 1)
     starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
     return list(zip(starts.tolist(), np.r_[starts[1:], sizes.size].tolist()))
+
+
 @dataclass
 class DonorSearch:
     """CONFIDENTIAL: what pass 2 and the L1 search give :func:`place_donors`: the L1 cases,
@@ -264,6 +292,8 @@ class DonorSearch:
     max_donee: int
     l1_work: int
     n_buckets: int
+
+
 def solve_donors(client, imp, table, stats, offsets, staging, buckets, progress, seconds, labels, n_rows):
     """Pass 2 and the L1 search of ``n_rows`` records: the class table in, a :class:`DonorSearch` out."""
     t0 = time.perf_counter()
@@ -300,6 +330,8 @@ def solve_donors(client, imp, table, stats, offsets, staging, buckets, progress,
                        n_classes=int(table.keys.size), n_incomplete=n_incomplete,
                        n_donorless_classes=n_donorless_classes, n_donorless_records=n_donorless_records,
                        max_donee=int(max_donee), l1_work=int(l1_work), n_buckets=len(ranges))
+
+
 def _solve_buckets(client, task, table, plan, ranges, progress):
     """One task per bucket of consecutive classes; its :class:`SolvedBucket` results in order."""
     where = np.zeros(table.keys.size, dtype=np.int64)
@@ -314,6 +346,8 @@ def _solve_buckets(client, task, table, plan, ranges, progress):
         futures.append(client.submit(_solve_bucket, b, task, table.keys[lo:hi], table.n_donors[lo:hi],
                                      table.n_inc[lo:hi], plan.for_bucket(mine, table.keys), foreign, pure=False))
     return sorted(completed_results(futures, progress, "donors"), key=operator.attrgetter("number"))
+
+
 def _l1_search(imp, table, stats, solved, balls, class_cells, short_incomplete):
     """The L1 cases from the buckets' deletions and label arcs and the exact search over the
     balls; ``short_incomplete`` is the number of incomplete records when there are fewer than k

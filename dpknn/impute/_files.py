@@ -18,6 +18,8 @@ __all__ = ["INBOX", "LABELS", "STAGED", "NpyColumn", "compact", "concat_columns"
 INBOX = "donors-{:05d}"
 STAGED = "staged-{:05d}"
 LABELS = "labels-{:05d}.npy"
+
+
 def write_columns(folder, columns):
     """Numeric columns as one .npy file each in ``folder``, so that readers can map them."""
     folder = Path(folder)
@@ -26,6 +28,8 @@ def write_columns(folder, columns):
         np.save(folder / f"{name}.npy", np.ascontiguousarray(col))
 # The header of a 1-d array written by numpy.save (format 1.0, 2.0 or 3.0).
 _NPY_HEADER = re.compile(rb"'descr':\s*'([^']+)',\s*'fortran_order':\s*False,\s*'shape':\s*\((\d+),?\)")
+
+
 @dataclass(frozen=True)
 class NpyColumn:
     """A one-dimensional ``.npy`` file: its path, dtype, length and the byte offset of its data.
@@ -67,6 +71,8 @@ class NpyColumn:
     def mapped(self):
         """The whole column memory-mapped: a binary search or a gather reads only what it touches."""
         return np.memmap(self.path, dtype=self.dtype, mode="r", offset=self.offset, shape=(self.size,))
+
+
 def read_columns(folder, names):
     """The :class:`NpyColumn` of each of ``names`` in a folder written by :func:`write_columns`."""
     return {name: NpyColumn.open(Path(folder) / f"{name}.npy") for name in names}
@@ -74,15 +80,23 @@ def read_columns(folder, names):
 # (the AST constructor's recursion counter, CPython gh-106905: "SystemError: AST constructor recursion
 # depth mismatch"); Dask workers with several threads, or in-process clients, load concurrently.
 _NPY_LOCK = threading.Lock()
+
+
 def map_npy(path):
     """``numpy.load(path, mmap_mode="r")``, one header at a time (see ``_NPY_LOCK``)."""
     with _NPY_LOCK:
         return np.load(path, mmap_mode="r")
+
+
 def concat_columns(parts, names):
     return {name: np.concatenate([p[name] for p in parts]) for name in names}
+
+
 def index_dtype(n):
     """The narrowest signed integer dtype that holds 0 .. n - 1."""
     return compact(np.array([0, max(int(n) - 1, 0)])).dtype
+
+
 def compact(values):
     """``values`` in the narrowest dtype that holds every one of them exactly: float32 for floats
     that survive the round trip (NaN included), the narrowest integer type for codes. Readers
@@ -101,6 +115,8 @@ def compact(values):
                        if np.iinfo(t).min <= low and high <= np.iinfo(t).max), None)
         return values if narrow is None else values.astype(narrow)
     return values
+
+
 def staged_rows(cols, rows, offset):
     """Rows of one staging file (a (lo, hi) range, or positions), with their global row numbers
     ``gid`` and their labels (the row numbers when the data have no label column)."""

@@ -22,6 +22,8 @@ __all__ = ["GroupDonors", "PartitionDonors", "filled_partition", "pq_columns", "
 
 # Pass 3: fill every partition from its donors, then write it (impute_parquet) or take its
 # statistics (ParquetStatistics).
+
+
 @dataclass(frozen=True)
 class GroupDonors:
     """Where one partition's donors for one universe's attributes lie in that universe's inbox files.
@@ -36,6 +38,8 @@ class GroupDonors:
     k: int
     attributes: tuple
     universe: object
+
+
 @dataclass(frozen=True)
 class PartitionDonors:
     """Where one partition's donors lie in the inbox files of pass 2 (one :class:`GroupDonors` per
@@ -50,6 +54,8 @@ class PartitionDonors:
         universes read) with its missing values filled from these donors exactly as
         :meth:`KNNImputer.transform` fills them, and each imputed attribute missing outside its universe."""
         return filled_partition(path, schema, self, columns)[0]
+
+
 def _donors_of(group, labels):
     """The inbox rows of one partition for one universe, sorted by donee row and slot, values widened again."""
     names = ["row", "slot", *(["label"] if labels else []), *[f"v{j}" for j in range(len(group.attributes))]]
@@ -58,6 +64,8 @@ def _donors_of(group, labels):
     got = concat_columns(parts, names) if parts else {n: np.zeros(0, dtype=np.int64) for n in names}
     srt = np.lexsort((got["slot"], got["row"]))
     return {n: c[srt] for n, c in got.items()}
+
+
 def filled_partition(path, schema, donors, columns=None):
     """One partition (``columns`` of it, the imputed attributes and the columns of their universes)
     with A filled exactly as :meth:`KNNImputer.transform` fills it; also, per universe, the donors
@@ -95,11 +103,15 @@ def filled_partition(path, schema, donors, columns=None):
             filled[name] = x_rows[missing]
         used.append((group, got, x_rows))
     return out, filled, used
+
+
 def pq_columns(path):
     """The column names of a Parquet file, from its schema only."""
     import pyarrow.parquet as pq
 
     return pq.read_schema(path).names
+
+
 def write_partition(path, rel, offset, schema, donors, out_dir, donors_dir):
     """Fill A in one partition from its donors and write it; return its numbers of rows and of
     imputed records."""
@@ -130,6 +142,8 @@ def write_partition(path, rel, offset, schema, donors, out_dir, donors_dir):
     for _, _, x_rows in used:
         imputed[x_rows] = True
     return {"rows": len(out), "imputed": int(imputed.sum())}
+
+
 def _donor_table(out, offset, schema, used):
     """The donors file of one partition: each incomplete record's label and its donors' labels in
     order; with universes, one row per record and universe, named by the universe's attributes

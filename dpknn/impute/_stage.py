@@ -1,6 +1,8 @@
 """Pass 1 of the out-of-core imputation (:mod:`dpknn.impute.distributed`): stage every partition.
 
 Each partition is encoded and checked against the whole schema, then each universe's records are written sorted by
+
+
 class key (:func:`stage_partition`); the client merges the partitions' class counts and checks that labels do not
 repeat across partitions (:func:`check_unique_labels`).
 """
@@ -27,6 +29,8 @@ __all__ = ["ClassCounts", "StageGroup", "StagedFile", "StagedPartition", "check_
 # Labels sampled per partition to cut the label range for the duplicate check.
 _LABEL_SAMPLE = 64
 # Pass 1: stage every partition.
+
+
 def _observed_values(attr, df):
     """The values of imputed attribute ``attr`` as numbers: category codes (-1 missing) for a
     categorical attribute, float64 (NaN missing) otherwise."""
@@ -36,6 +40,8 @@ def _observed_values(attr, df):
     out = np.asarray(values, dtype=np.float64).copy()
     out[missing] = np.nan
     return out
+
+
 @dataclass(frozen=True)
 class StageGroup:
     """One universe's imputation (``docs/imputation.md``, "Universes"), as every pass handles it.
@@ -50,6 +56,8 @@ class StageGroup:
     universe: object
     schema: Schema
     folder: str
+
+
 def stage_groups(schema):
     """The :class:`StageGroup` of each universe of ``schema``'s imputed attributes, in the order of
     :meth:`Schema.universe_groups` (one group, the schema itself, without universes)."""
@@ -57,6 +65,8 @@ def stage_groups(schema):
         return (StageGroup(schema.imputed_names, None, schema, "g0"),)
     return tuple(StageGroup(names, universe, schema.restricted(universe, names, label=schema.label), f"g{i}")
                  for i, (universe, names) in enumerate(schema.universe_groups()))
+
+
 @dataclass(frozen=True)
 class StagedPartition:
     """What pass 1 learns of one partition for one universe besides its class counts: its records
@@ -66,6 +76,8 @@ class StagedPartition:
     rows: int
     first_incomplete: tuple | None
     label_range: tuple | None = None
+
+
 @dataclass(frozen=True)
 class StagedFile:
     """CONFIDENTIAL: what pass 1 returns of one partition: its records, those with a value to impute
@@ -80,6 +92,8 @@ class StagedFile:
     label_range: tuple | None
     label_sample: np.ndarray | None
     groups: tuple
+
+
 @dataclass(frozen=True)
 class ClassCounts:
     """The class table of pass 1: sorted class keys with their donors and incomplete records."""
@@ -98,6 +112,8 @@ class ClassCounts:
         n_donors = np.bincount(inverse, np.concatenate([self.n_donors, other.n_donors]), minlength=keys.size)
         n_inc = np.bincount(inverse, np.concatenate([self.n_inc, other.n_inc]), minlength=keys.size)
         return ClassCounts(keys, n_donors.astype(np.int64), n_inc.astype(np.int64))
+
+
 def stage_partition(path, number, offset, schema, groups, staging):
     """Encode one partition, check it against the whole schema, and write each universe's records
     sorted by class key to that universe's folder; return its :class:`StagedFile`."""
@@ -110,7 +126,7 @@ def stage_partition(path, number, offset, schema, groups, staging):
     except DomainError as err:
         raise DomainError(f"partition {str(path)!r}: {err}") from None
     n = len(df)
-    labels = offset + np.arange(n, dtype=np.int64) if schema.label is None else enc.labels
+    labels = None if schema.label is None else enc.labels   # None: the rows' global positions
     staged = []
     for g in groups:
         if g.schema is schema:   # no universes: the encoding above is the group's
@@ -133,13 +149,16 @@ def stage_partition(path, number, offset, schema, groups, staging):
         sample = sorted_labels[np.linspace(0, n - 1, min(n, _LABEL_SAMPLE)).astype(np.int64)]
     return StagedFile(number, n, int(enc.incomplete.sum()), observed_outside_universes(df, schema.imputed),
                       label_range, sample, tuple(staged))
+
+
 def _stage_group(df, rows, enc, offset, labels, group, folder, number, schema):
     """Write the records ``rows`` of one partition (encoded by the group's schema as ``enc``) sorted
     by class key; return their class counts and :class:`StagedPartition`. Rows stay positions in
     the whole partition, so a donor reaches its donee whatever the universe."""
     n = rows.size
     gid = offset + rows
-    glabels = labels[rows]
+    # Without a label column the labels are the rows' global positions: no second gather.
+    glabels = gid if schema.label is None else labels[rows]
     keys = _grouping.pack_cells(np.ascontiguousarray(enc.cells), group.schema.n_codes)
     order = np.argsort(keys, kind="stable")
     sk = keys[order]
@@ -166,6 +185,8 @@ def _stage_group(df, rows, enc, offset, labels, group, folder, number, schema):
         np.save(folder / LABELS.format(number), sorted_labels)
         return counts, StagedPartition(number, n, first_incomplete, (int(sorted_labels[0]), int(sorted_labels[-1])))
     return counts, StagedPartition(number, n, first_incomplete, (int(glabels.min()), int(glabels.max())))
+
+
 def _duplicate_labels(staging, numbers, low, high):
     """Labels in [low, high) held by more than one record, from the sorted label files."""
     pieces = []
@@ -175,6 +196,8 @@ def _duplicate_labels(staging, numbers, low, high):
         pieces.append(np.asarray(labels[a:b]))
     merged = np.sort(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.int64)
     return merged[1:][merged[1:] == merged[:-1]][:5].tolist()
+
+
 def check_unique_labels(client, schema, stats, staging, progress):
     """Refuse labels that repeat across partitions (each partition was checked when encoded).
 
@@ -193,6 +216,8 @@ def check_unique_labels(client, schema, stats, staging, progress):
     dup = [d for found in completed_results(futures, progress, "label check") for d in found]
     if dup:
         raise DomainError(f"label column {schema.label!r} has duplicate labels across partitions: {sorted(dup)[:5]}.")
+
+
 def label_after(folder, stats, gap, min_label):
     """The smallest label above ``gap`` (the smallest label if none is): from the sorted label
     files in ``folder``, or, with ``folder`` None, of labels that are the rows 0 .. n - 1."""

@@ -102,6 +102,8 @@ class FolderUniverse:
     l1_cases: dict
     n_records: int
     n_incomplete: int
+
+
 @dataclass(frozen=True)
 class DistributedImputation:
     """CONFIDENTIAL: what :func:`impute_parquet` found (the attributes of a fitted
@@ -186,6 +188,8 @@ class DistributedImputation:
                                  "l1": g.l1, "n_records": g.n_records, "n_incomplete": g.n_incomplete}
                                 for g in self.groups_]
         return out
+
+
 def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_work=DEFAULT_MAX_WORK,
                    client=None, buckets=None, donors_dir=None, staging_dir=None, progress=False):
     """Impute a folder of Parquet partitions exactly as :class:`~dpknn.impute.KNNImputer`
@@ -297,6 +301,8 @@ def impute_parquet(input_dir, output_dir, schema, *, k=1, aggregate="auto", max_
     logger.info("impute_parquet: %d rows in %d partitions, %d classes, L1=%d; %s", fit.n_records_, len(files),
                 fit.n_classes_, fit.l1_, {s: round(v, 2) for s, v in seconds.items()})
     return fit
+
+
 def folder_imputer(input_dir, schema, *, k=1, aggregate="auto", max_work=DEFAULT_MAX_WORK):
     """The :class:`KNNImputer` of the parameters and the input folder's partitions, checked before any
     cluster starts (each universe's keys within int64, not an imputed folder), or a clear error.
@@ -315,6 +321,8 @@ def folder_imputer(input_dir, schema, *, k=1, aggregate="auto", max_work=DEFAULT
     files = parquet_partitions(input_dir)
     check_path_not_imputed(input_dir, f"input_dir {str(input_dir)!r}")
     return imp, files
+
+
 @dataclass(frozen=True)
 class DonorPlacement:
     """CONFIDENTIAL: the result of passes 1 and 2 (:func:`place_donors`).
@@ -327,6 +335,8 @@ class DonorPlacement:
     fit: DistributedImputation
     offsets: tuple
     donors: tuple
+
+
 def place_donors(client, imp, files, staging, *, buckets=None, labels=False, progress=False):
     """Passes 1 and 2 of :func:`impute_parquet` and the L1 search: every incomplete record's
     donors, in order, in inbox files of ``staging`` grouped by the donee's partition.
@@ -395,6 +405,8 @@ def place_donors(client, imp, files, staging, *, buckets=None, labels=False, pro
                                    aggregate=imp.aggregate, labels=labels)
                    for i in range(len(files)))
     return DonorPlacement(fit=fit, offsets=tuple(int(o) for o in offsets[:-1]), donors=donors)
+
+
 def _place_group(client, imp, group, table, stats, offsets, staging, buckets, progress, seconds, labels):
     """Pass 2 and the L1 search of one universe's records (of the whole data without universes):
     its :class:`FolderUniverse` and :class:`DonorSearch`, with its error named as in memory."""

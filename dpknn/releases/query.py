@@ -213,14 +213,8 @@ class Count(Query):
         Ordinal or Categorical attribute, a list of values; combined with AND. None: all records.
     epsilon : float
         Budget of the count, > 0 (above ln 2, or 2 ln 2 with Cauchy noise, for a smooth release).
-    method : {"smooth", "ignore_missing"}, default "smooth"
-        ``"smooth"``: on the imputed data, with noise calibrated to L1(D) when the query reads an imputed
-        attribute; ``"ignore_missing"``: on the query's available cases, with ordinary mechanisms.
-    noise : {"polyplace", "cauchy"} or None, default None
-        Noise of the smooth releases; None: the caller's default (a :class:`SmoothNoise`).
-    gamma : "optimal", "paper", float or None, default None
-        γ rule of the generalized Cauchy noise (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1);
-        it needs ``noise="cauchy"``, given here or by the caller. None: the caller's default.
+    method, noise, gamma
+        As for every :class:`Query`.
     """
 
     where: dict | None = None
@@ -246,14 +240,8 @@ class Proportion(Query):
         Budget of the numerator, > 0.
     denominator_epsilon : float or None, default None
         Budget of the denominator; None: ``epsilon`` (the query then costs 2 ``epsilon``).
-    method : {"smooth", "ignore_missing"}, default "smooth"
-        ``"smooth"``: on the imputed data, with noise calibrated to L1(D) when the query reads an imputed
-        attribute; ``"ignore_missing"``: on the query's available cases, with ordinary mechanisms.
-    noise : {"polyplace", "cauchy"} or None, default None
-        Noise of the smooth releases; None: the caller's default (a :class:`SmoothNoise`).
-    gamma : "optimal", "paper", float or None, default None
-        γ rule of the generalized Cauchy noise (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1);
-        it needs ``noise="cauchy"``, given here or by the caller. None: the caller's default.
+    method, noise, gamma
+        As for every :class:`Query`.
     """
 
     where: dict | None = None
@@ -300,14 +288,8 @@ class Mean(Query):
         Budget of the mean, > 0.
     count_epsilon : float
         Budget of the count of the subpopulation the sum is divided by, > 0.
-    method : {"smooth", "ignore_missing"}, default "smooth"
-        ``"smooth"``: on the imputed data, with noise calibrated to L1(D) when the query reads an imputed
-        attribute; ``"ignore_missing"``: on the query's available cases, with ordinary mechanisms.
-    noise : {"polyplace", "cauchy"} or None, default None
-        Noise of the smooth releases; None: the caller's default (a :class:`SmoothNoise`).
-    gamma : "optimal", "paper", float or None, default None
-        γ rule of the generalized Cauchy noise (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1);
-        it needs ``noise="cauchy"``, given here or by the caller. None: the caller's default.
+    method, noise, gamma
+        As for every :class:`Query`.
     """
 
     column: str
@@ -351,14 +333,8 @@ class Variance(Mean):
         Budget of the count of the subpopulation, > 0.
     mean_epsilon : float
         Budget of the mean the variance is taken about, > 0.
-    method : {"smooth", "ignore_missing"}, default "smooth"
-        ``"smooth"``: on the imputed data, with noise calibrated to L1(D) when the query reads an imputed
-        attribute; ``"ignore_missing"``: on the query's available cases, with ordinary mechanisms.
-    noise : {"polyplace", "cauchy"} or None, default None
-        Noise of the smooth releases; None: the caller's default (a :class:`SmoothNoise`).
-    gamma : "optimal", "paper", float or None, default None
-        γ rule of the generalized Cauchy noise (``"optimal"``, ``"paper"`` or a multiple of 1/4 above 1);
-        it needs ``noise="cauchy"``, given here or by the caller. None: the caller's default.
+    method, noise, gamma
+        As for every :class:`Query`.
     """
 
     mean_epsilon: float
