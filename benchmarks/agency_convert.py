@@ -27,7 +27,7 @@ import json, resource, sys, time, warnings
 warnings.simplefilter("ignore")
 t = time.perf_counter()
 if {reader!r} == "dpknn":
-    from dpknn.schema.fixed_width import fixed_width_to_parquet
+    from dpknn.schema import fixed_width_to_parquet
     out = fixed_width_to_parquet({data!r}, {ddi!r}, {out!r}, rows_per_partition=1_000_000)
     rows = out.rows
 else:

@@ -38,7 +38,8 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 from dpknn.datasets import census_schema, make_census
-from dpknn.impute import KNNImputer, parquet_partitions
+from dpknn.impute import KNNImputer
+from dpknn.impute._distributed import parquet_partitions
 
 logger = logging.getLogger("billion")
 

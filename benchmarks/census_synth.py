@@ -4,7 +4,7 @@ Writes ``--n`` census records (``dpknn.datasets.make_census``, INCWAGE missing f
 partitions of ``--rows`` records with ``benchmarks/billion.py``'s writer (resumable; ``--keep-input`` keeps them),
 then runs the steps asked for:
 
-- ``prefix``: :func:`dpknn.synth.distributed.synthesize_parquet` on the first 10^7 rows (a folder of hard links)
+- ``prefix``: :func:`dpknn.synth._distributed.synthesize_parquet` on the first 10^7 rows (a folder of hard links)
   and ``AutoSynthesizer.fit`` of the same rows in memory, same seed: the released tables, quantiles, point masses,
   the fitted model and the published record must be equal (the run stops otherwise). Prints both fits' times
   and the in-memory sample of 10^7 rows, and what an analyst sees on the real and the synthetic prefix (the OLS
@@ -42,9 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from billion import build, census_parser, dpknn, folder_size, gib, peak_rss, run_command
 
 from dpknn.datasets import census_schema
-from dpknn.schema.discretization import Discretization
+from dpknn.schema import Discretization
 from dpknn.synth import AutoSynthesizer
-from dpknn.utils.cluster import parquet_partitions
+from dpknn.utils._cluster import parquet_partitions
 
 logger = logging.getLogger("census_synth")
 
@@ -90,7 +90,7 @@ def check_prefix(args, work):
     """The folder fit of the first 10^7 rows against the in-memory fit of the same rows, same seed."""
     from dask.distributed import Client, LocalCluster
 
-    from dpknn.synth.distributed import synthesize_parquet
+    from dpknn.synth import synthesize_parquet
 
     files = parquet_partitions(args.dir / "input")
     take = max(1, min(len(files), PREFIX_ROWS // args.rows))

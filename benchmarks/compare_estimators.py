@@ -1,4 +1,4 @@
-"""Side by side: dpknn's estimator (``dpknn.synth.graphical_model.fit_model``) against private-pgm's
+"""Side by side: dpknn's estimator (``dpknn.synth._graphical_model.fit_model``) against private-pgm's
 (PyPI ``mbi`` 2.x, on JAX) on the same released tables.
 
 For each public table (see ``compare_synthesis.py``) and ε, dpknn's AIM is fitted once; its
@@ -29,7 +29,7 @@ import numpy as np
 from compare_synthesis import table
 
 from dpknn.synth import AIMSynthesizer
-from dpknn.synth.graphical_model import estimate_total, fit_model
+from dpknn.synth._graphical_model import estimate_total, fit_model
 
 PEER = Path(__file__).resolve().parent / "peers" / "mbi_peer.py"
 

@@ -36,10 +36,10 @@ def nonprivate_misgan(attrs, train, gan, seed):
     """The GAN of ``gan`` (a DPMisGAN, for its settings) trained without clipping or noise."""
     import torch
 
-    from dpknn.schema.marginals import count_tables, extended_codes
-    from dpknn.synth import misgan_torch as mt
-    from dpknn.synth.misgan import table_sets
-    from dpknn.synth.tabular import TabularEncoding
+    from dpknn.schema._marginals import count_tables, extended_codes
+    from dpknn.synth import _misgan_torch as mt
+    from dpknn.synth._misgan import table_sets
+    from dpknn.synth._tabular import TabularEncoding
 
     enc = TabularEncoding(attrs, bins=gan.bins, edges=gan.bin_edges)
     x, m = enc.encode(train)

@@ -23,7 +23,7 @@ from scipy.spatial import cKDTree
 
 from dpknn.datasets import census_schema, make_census
 from dpknn.impute import KNNImputer
-from dpknn.schema import embed
+from dpknn.schema._geometry import embed
 
 
 def timed(fn):

@@ -15,7 +15,7 @@ import time
 
 from scipy.spatial import cKDTree
 
-from dpknn.sdc.rwn import RWN, _design
+from dpknn.sdc._rwn import RWN, _design
 
 KNOWN = ["AGE", "SCHOOL", "SEX", "RACE", "RELATE", "MARST", "EMPSTAT", "CLASSWKR", "URBAN"]
 CATEGORICAL = ["SEX", "RACE", "RELATE", "MARST", "EMPSTAT", "CLASSWKR", "URBAN"]

@@ -13,7 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpknn.mechanisms import as_source, noise
+from dpknn.mechanisms import _noise as noise
+from dpknn.mechanisms._randomness import as_source
 
 
 def per_draw(fn, draws):

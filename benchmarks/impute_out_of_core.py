@@ -28,7 +28,8 @@ import pandas as pd
 
 from dpknn import Schema
 from dpknn.datasets import census_schema, make_census
-from dpknn.impute import KNNImputer, impute_parquet, parquet_partitions
+from dpknn.impute import KNNImputer, impute_parquet
+from dpknn.impute._distributed import parquet_partitions
 
 
 def schema_of(universe):

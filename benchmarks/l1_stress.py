@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dpknn import Categorical, Continuous, Ordinal, Schema, WorkLimitError
-from dpknn.impute.knn import DEFAULT_MAX_WORK, KNNImputer
+from dpknn.impute._knn import DEFAULT_MAX_WORK, KNNImputer
 
 
 def draw_case(rng, n):

@@ -14,8 +14,7 @@ import warnings
 import numpy as np
 
 from dpknn import Categorical, Ordinal
-from dpknn.datasets import make_missing
-from dpknn.datasets.census import make_census
+from dpknn.datasets import make_census, make_missing
 from dpknn.metrics import tvd
 from dpknn.synth import MSTSynthesizer
 

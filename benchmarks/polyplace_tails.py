@@ -13,8 +13,8 @@ of ``docs/privacy.md`` ("How wide the noise is") and need no data:
 import math
 from fractions import Fraction
 
-from dpknn.mechanisms import LN2, choose_gamma, choose_polyplace, noise
-from dpknn.mechanisms.smooth import certify_polyplace
+from dpknn.mechanisms import _noise as noise
+from dpknn.mechanisms._smooth import LN2, certify_polyplace, choose_gamma, choose_polyplace
 
 EPSILONS = [("0.75", 0.75), ("1", 1.0), ("1.25", 1.25), ("2 ln 2", 2 * LN2), ("2", 2.0), ("3", 3.0), ("4", 4.0),
             ("6 ln 2", 6 * LN2), ("8", 8.0), ("10", 10.0)]

@@ -12,7 +12,7 @@ import argparse
 import numpy as np
 
 from dpknn import Categorical, Ordinal
-from dpknn.datasets.census import make_census
+from dpknn.datasets import make_census
 from dpknn.metrics import tvd
 from dpknn.synth import PrivBayes
 

@@ -1,6 +1,6 @@
 """CPU seconds of ``python -m dpknn --help`` (the cost every command pays before it reads an argument), and
 the heavy libraries that loading the parser imports (none should: the package's names load lazily,
-``dpknn.utils.lazy``). Median of ``--runs`` fresh processes, with the date and the machine's load.
+``dpknn.utils._lazy``). Median of ``--runs`` fresh processes, with the date and the machine's load.
 
     python benchmarks/startup.py
 """
@@ -30,7 +30,7 @@ def main():
     print(f"{datetime.date.today()}, {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     help_cpu = statistics.median(cpu_of([sys.executable, "-m", "dpknn", "--help"]) for _ in range(args.runs))
     bare = statistics.median(cpu_of([sys.executable, "-c", "pass"]) for _ in range(args.runs))
-    probe = ("import sys; from dpknn.cli.main import build_parser; build_parser(); "
+    probe = ("import sys; from dpknn.cli._main import build_parser; build_parser(); "
              "heavy = ('sklearn', 'scipy', 'pandas', 'pyarrow', 'dask', 'torch'); "
              "print(','.join(x for x in heavy if x in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True,

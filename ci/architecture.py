@@ -6,8 +6,8 @@ Counts, over the library code under ``dpknn/`` (tests and benchmarks excluded):
 - ``obj._private`` attribute reads on objects other than ``self``/``cls`` of a private name that the
   module does not define itself;
 - ``metrics/`` files importing ``synth/``, and library code importing ``cli`` or ``experiments``;
-- functions longer than 80 lines;
-- calls of the noise samplers outside ``dpknn/mechanisms/noise.py`` and ``dpknn/mechanisms/base.py``;
+- functions longer than 80 lines, not counting their docstring (a complete numpydoc section is not code);
+- calls of the noise samplers outside ``dpknn/mechanisms/_noise.py`` and ``dpknn/mechanisms/_base.py``;
 - imports against the declared layer order (``LAYERS``, issue 49): a package imports only from its own
   layer's packages or from lower layers, at module level or inside a function, and the package-level
   import graph has no cycle. Deprecated import paths (modules whose docstring starts "Deprecated path")
@@ -36,7 +36,7 @@ LAYERS = (
 )
 LIMITS = {"imports against the layers": 0, "package import cycles": 0,
           "top-level entries": 16, "private imports across packages": 0, "private attribute reach-ins": 3,
-          "metrics importing synth": 0, "library importing cli/experiments": 0, "functions over 80 lines": 3,
+          "metrics importing synth": 0, "library importing cli/experiments": 0, "functions over 80 lines": 2,
           "noise drawn outside a Mechanism": 0}
 
 
@@ -146,6 +146,10 @@ def main(report=False):
                 findings["private attribute reach-ins"].append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}")
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = node.end_lineno - node.lineno + 1
+                first = node.body[0]
+                if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                        and isinstance(first.value.value, str)):
+                    length -= first.end_lineno - first.lineno + 1
                 if length > 80:
                     findings["functions over 80 lines"].append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.name} "
                                                                f"({length} lines)")

@@ -9,7 +9,7 @@ for the set-up commands and a quickstart.
 import logging
 
 from dpknn import _core  # noqa: F401  (fails early with build instructions when not compiled)
-from dpknn.utils.lazy import lazy_exports
+from dpknn.utils._lazy import install_moved_modules, lazy_exports
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
@@ -50,7 +50,7 @@ __all__ = [
     "estimate_size",
 ]
 
-# Each public name loads its module on first use (dpknn.utils.lazy): `import dpknn` and `dpknn --help` stay
+# Each public name loads its module on first use (dpknn.utils._lazy): `import dpknn` and `dpknn --help` stay
 # cheap (no scikit-learn, SciPy or pandas until a name needs them).
 __getattr__, __dir__ = lazy_exports(__name__, {
     "BudgetAccountant": "dpknn.accounting",
@@ -60,28 +60,52 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "ImputedDataError": "dpknn.exceptions",
     "PrivacyLeakWarning": "dpknn.exceptions",
     "WorkLimitError": "dpknn.exceptions",
-    "KNNImputer": "dpknn.impute.knn",
-    "L1Case": "dpknn.impute.knn",
-    "CuratorReport": "dpknn.releases.report",
-    "curator_report": "dpknn.releases.report",
-    "Gaussian": "dpknn.mechanisms.additive",
-    "Geometric": "dpknn.mechanisms.additive",
-    "Laplace": "dpknn.mechanisms.additive",
-    "CuratorDiagnostics": "dpknn.mechanisms.base",
-    "Release": "dpknn.mechanisms.base",
-    "RandomizedResponse": "dpknn.mechanisms.randomized_response",
-    "RandomSource": "dpknn.mechanisms.randomness",
-    "ExponentialMechanism": "dpknn.mechanisms.selection",
-    "PermuteAndFlip": "dpknn.mechanisms.selection",
-    "SmoothCauchy": "dpknn.mechanisms.smooth",
-    "DPKMeans": "dpknn.models.kmeans",
-    "PrivateImputation": "dpknn.releases.queries",
-    "estimate_size": "dpknn.releases.queries",
-    "Categorical": "dpknn.schema.attributes",
-    "Continuous": "dpknn.schema.attributes",
-    "EncodedData": "dpknn.schema.attributes",
-    "Ordinal": "dpknn.schema.attributes",
-    "Schema": "dpknn.schema.attributes",
-    "RWN": "dpknn.sdc.rwn",
-    "check_rng": "dpknn.utils.validation",
+    "KNNImputer": "dpknn.impute._knn",
+    "L1Case": "dpknn.impute._knn",
+    "CuratorReport": "dpknn.releases._report",
+    "curator_report": "dpknn.releases._report",
+    "Gaussian": "dpknn.mechanisms._additive",
+    "Geometric": "dpknn.mechanisms._additive",
+    "Laplace": "dpknn.mechanisms._additive",
+    "CuratorDiagnostics": "dpknn.mechanisms._base",
+    "Release": "dpknn.mechanisms._base",
+    "RandomizedResponse": "dpknn.mechanisms._randomized_response",
+    "RandomSource": "dpknn.mechanisms._randomness",
+    "ExponentialMechanism": "dpknn.mechanisms._selection",
+    "PermuteAndFlip": "dpknn.mechanisms._selection",
+    "SmoothCauchy": "dpknn.mechanisms._smooth",
+    "DPKMeans": "dpknn.models._kmeans",
+    "PrivateImputation": "dpknn.releases._queries",
+    "estimate_size": "dpknn.releases._queries",
+    "Categorical": "dpknn.schema._attributes",
+    "Continuous": "dpknn.schema._attributes",
+    "EncodedData": "dpknn.schema._attributes",
+    "Ordinal": "dpknn.schema._attributes",
+    "Schema": "dpknn.schema._attributes",
+    "RWN": "dpknn.sdc._rwn",
+    "check_rng": "dpknn.utils._validation",
 })
+
+# The implementation modules took a leading underscore (issue 49: the public surface is each subpackage's
+# __all__). Their old paths still import, with a DeprecationWarning naming the package to import from.
+# `dpknn.metrics.pmse`, `dpknn.releases.release` and `dpknn.cli.main` are left out: they are functions, and
+# importing a module under the same name would rebind the package's attribute to it.
+install_moved_modules(__name__, {
+    "accounting": ("budget", "mcar", "rdp", "zcdp"),
+    "cli": ("common", "data", "experiments", "impute", "sdc", "synth"),
+    "datasets": ("census", "missingness"),
+    "experiments": ("amplification", "census", "demo", "synthesis"),
+    "impute": ("binning", "distributed", "knn", "scheme"),
+    "mechanisms": ("additive", "base", "noise", "randomized_response", "randomness", "selection", "smooth"),
+    "metrics": ("analysis", "combining", "disclosure", "evaluation", "fidelity", "inference", "utility"),
+    "models": ("kmeans",),
+    "processing": ("pipeline", "transforms"),
+    "releases": ("baseline", "parquet", "queries", "query", "queryfile", "report", "sensitivity", "statistics",
+                 "summation"),
+    "schema": ("attributes", "codebook", "coded_files", "conditions", "discretization", "draft", "fixed_width",
+               "flags", "geometry", "marginals"),
+    "sdc": ("neighbourhoods", "rwn"),
+    "synth": ("aim", "auto", "base", "bins", "columnwise", "data", "distributed", "graphical_model", "marginal",
+              "misgan", "mst", "privbayes", "ranks", "scores", "tabular"),
+    "utils": ("cluster", "extras", "io", "lazy", "plotting", "progress", "report", "validation"),
+}, elsewhere={"dpknn.impute.flags": "dpknn.schema._flags"})

@@ -1,5 +1,5 @@
 import sys
 
-from dpknn.cli.main import main
+from dpknn.cli._main import main
 
 sys.exit(main())

@@ -32,7 +32,7 @@ class DomainError(ValueError):
 
 
 class ImputedDataError(ValueError):
-    """Data carrying imputation flag columns (:mod:`dpknn.schema.flags`) reached a DP entry point.
+    """Data carrying imputation flag columns (:mod:`dpknn.schema._flags`) reached a DP entry point.
 
     Imputed values would be taken as observed, and the noise calibrated to the wrong L1(D).
     """

@@ -20,11 +20,11 @@ def _inside(folder):
 
 
 def run(*args, cwd=None):
-    """Run ``dpknn ARGS`` in this process: ``dpknn.cli.main.main`` from ``cwd``, with its stdout, stderr
+    """Run ``dpknn ARGS`` in this process: ``dpknn.cli._main.main`` from ``cwd``, with its stdout, stderr
     (warnings and log records included) and exit status, as ``python -m dpknn`` would give them. A fresh
     interpreter per command cost 1-2 CPU-s each (issue 47, finding 13); ``tests/test_cli.py`` keeps one real
     ``python -m dpknn`` run."""
-    from dpknn.cli.main import main
+    from dpknn.cli._main import main
 
     out, err = io.StringIO(), io.StringIO()
     handler = logging.StreamHandler(err)

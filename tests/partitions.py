@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from dpknn.utils.cluster import parquet_partitions
+from dpknn.utils._cluster import parquet_partitions
 
 
 def write_partitions(df, folder, sizes):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dpknn.sdc.neighbourhoods import _design
+from dpknn.sdc._neighbourhoods import _design
 
 
 def neighbourhoods(df, columns, k, radius=None, weights=None):

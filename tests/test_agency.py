@@ -17,8 +17,8 @@ from cli_run import run
 pyreadstat = pytest.importorskip("pyreadstat")
 
 from dpknn import Schema  # noqa: E402
-from dpknn.schema.codebook import code_role, read_codebook, schema_from_codebook  # noqa: E402
-from dpknn.schema.coded_files import apply_codebook, read_coded, write_coded  # noqa: E402
+from dpknn.schema._codebook import code_role, read_codebook, schema_from_codebook  # noqa: E402
+from dpknn.schema._coded_files import apply_codebook, read_coded, write_coded  # noqa: E402
 
 IPUMS = Path(os.environ.get("DPKNN_IPUMS_DATA", Path(__file__).resolve().parents[2] / "shared" / "data" / "ipums"))
 needs_ipums = pytest.mark.skipif(not (IPUMS / "cps_00006.xml").exists(),
@@ -271,7 +271,7 @@ def test_bad_outputs_and_inputs_are_refused(tmp_path):
 @needs_ipums
 @pytest.mark.parametrize("extract, partitions", [("cps_00006", 1), ("usa_00172", 4), ("cps_00421", 21)])
 def test_streamed_partitions_equal_the_in_memory_read(tmp_path, extract, partitions):
-    from dpknn.schema.fixed_width import fixed_width_to_parquet
+    from dpknn.schema._fixed_width import fixed_width_to_parquet
 
     # Small blocks (64 KB) so that lines, households and partitions straddle block boundaries.
     done = fixed_width_to_parquet(IPUMS / f"{extract}.dat.gz", IPUMS / f"{extract}.xml", tmp_path / "out",
@@ -402,7 +402,7 @@ def test_consecutive_nominal_codes_stay_categories(tmp_path):
 
 @needs_ipums
 def test_malformed_fixed_width_fields_are_errors_not_numbers(tmp_path):
-    from dpknn.schema.fixed_width import fixed_width_to_parquet
+    from dpknn.schema._fixed_width import fixed_width_to_parquet
 
     lines = gzip_lines(IPUMS / "cps_00006.dat.gz")[:50]
     good = lines[3]
@@ -428,7 +428,7 @@ def gzip_lines(path):
 
 @needs_ipums
 def test_household_records_alone_and_codebook_with_a_folder(tmp_path):
-    from dpknn.schema.fixed_width import fixed_width_to_parquet
+    from dpknn.schema._fixed_width import fixed_width_to_parquet
 
     done = fixed_width_to_parquet(IPUMS / "cps_00421.dat.gz", IPUMS / "cps_00421.xml", tmp_path / "h",
                                   record_type="H")

@@ -12,14 +12,14 @@ from people import ATTRS, people
 
 from dpknn.accounting import BudgetAccountant, zcdp_rho
 from dpknn.exceptions import BudgetExceededError
-from dpknn.metrics.fidelity import tvd
-from dpknn.schema.discretization import Discretization
-from dpknn.schema.marginals import extended_codes
+from dpknn.metrics._fidelity import tvd
+from dpknn.schema._discretization import Discretization
+from dpknn.schema._marginals import extended_codes
 from dpknn.synth import AIMSynthesizer
-from dpknn.synth import aim as aim_module
-from dpknn.synth.aim import affordable, auto_model_size, candidate_scores, workload_candidates
-from dpknn.synth.data import Counts
-from dpknn.synth.graphical_model import Measurement, fit_model, junction_tree
+from dpknn.synth import _aim as aim_module
+from dpknn.synth._aim import affordable, auto_model_size, candidate_scores, workload_candidates
+from dpknn.synth._data import Counts
+from dpknn.synth._graphical_model import Measurement, fit_model, junction_tree
 
 
 def test_candidates_are_the_downward_closure_weighted_by_overlap():

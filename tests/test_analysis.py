@@ -1,12 +1,12 @@
-"""dpknn.metrics.analysis: what analysts estimate, measured the way they estimate it (issue 48, item 1)."""
+"""dpknn.metrics._analysis: what analysts estimate, measured the way they estimate it (issue 48, item 1)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from dpknn import Categorical, Continuous, Ordinal
-from dpknn.metrics.analysis import AMOUNT_VALUES, analysis_measures, default_regressions, parse_regression
-from dpknn.metrics.evaluation import evaluate
+from dpknn.metrics._analysis import AMOUNT_VALUES, analysis_measures, default_regressions, parse_regression
+from dpknn.metrics._evaluation import evaluate
 
 ATTRS = [Continuous("income", 0, 500_000), Ordinal("age", 18, 89), Categorical("sex", ["F", "M"]),
          Ordinal("days", 0, 7)]

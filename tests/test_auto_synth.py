@@ -12,8 +12,8 @@ from people import ATTRS, people
 from dpknn.accounting import BudgetAccountant, zcdp_rho
 from dpknn.exceptions import BudgetExceededError
 from dpknn.synth import AIMSynthesizer, AutoSynthesizer, MSTSynthesizer
-from dpknn.synth.aim import auto_model_size
-from dpknn.synth.auto import aim_usefulness
+from dpknn.synth._aim import auto_model_size
+from dpknn.synth._auto import aim_usefulness
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 4.0])

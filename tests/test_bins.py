@@ -13,13 +13,14 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from dpknn import Categorical, Continuous, Ordinal
-from dpknn.accounting import exponential_epsilon, exponential_rho, zcdp_rho
+from dpknn.accounting import zcdp_rho
+from dpknn.accounting._zcdp import exponential_epsilon, exponential_rho
 from dpknn.mechanisms import ExponentialMechanism
-from dpknn.mechanisms.randomness import as_source
+from dpknn.mechanisms._randomness import as_source
 from dpknn.schema import geometric_edges
-from dpknn.schema.discretization import Discretization, tail_rate, within_bin, within_tail
+from dpknn.schema._discretization import Discretization, tail_rate, within_bin, within_tail
 from dpknn.synth import MSTSynthesizer
-from dpknn.synth.bins import (
+from dpknn.synth._bins import (
     candidate_grid,
     mass_candidates,
     median_scores,
@@ -27,7 +28,7 @@ from dpknn.synth.bins import (
     quantile_edges,
     value_histogram,
 )
-from dpknn.synth.marginal import (
+from dpknn.synth._marginal import (
     MODEL_LEVELS,
     QUANTILE_THETA,
     SHAPED_WIDTH,
@@ -274,7 +275,7 @@ def test_quantile_bins_respect_public_edges_and_refusals():
 
 
 def test_value_shape_draws_inside_the_interval_with_the_restricted_law():
-    from dpknn.schema.discretization import ValueShape
+    from dpknn.schema._discretization import ValueShape
 
     shape = ValueShape(np.array([0.0, 10.0, 20.0]), np.array([10.0, 20.0, 100.0]), np.array([0.5, 0.3, 0.2]))
     u = np.random.default_rng(5).random(50_000)
@@ -294,7 +295,7 @@ def test_value_shape_puts_each_bins_mass_inside_it(widths, data):
     # Every bin of the shape, the end bins' exponential tails included (a lowest bin sparser than
     # its neighbour once drew nothing below its upper edge), holds its mass: exactly in the
     # tabulated CDF and in draws over the whole range.
-    from dpknn.schema.discretization import ValueShape
+    from dpknn.schema._discretization import ValueShape
 
     masses = np.array(data.draw(st.lists(st.floats(0.01, 1.0), min_size=len(widths), max_size=len(widths))))
     ends = np.r_[0.0, np.cumsum(widths)]

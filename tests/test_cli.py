@@ -90,7 +90,7 @@ method = "ignore_missing"
 
 
 def census_files(tmp_path, n=4000):
-    from dpknn.datasets.census import make_census
+    from dpknn.datasets._census import make_census
 
     df = make_census(n, rng=3)[["AGE", "SEX", "INCWAGE"]]
     (tmp_path / "schema.toml").write_text(SCHEMA_TOML)
@@ -136,7 +136,7 @@ def test_experiment_census(tmp_path):
 
 def test_census_report_says_why_its_mses_differ_from_the_papers(tmp_path, capsys):
     # Issue 28, finding 12: MSEs many times the paper's were printed beside them without a word.
-    from dpknn.experiments.demo import run_census_experiment
+    from dpknn.experiments._demo import run_census_experiment
 
     run_census_experiment(runs=3, n=3000, population=10_000, seed=1, queries=["mean_20_59", "prop_40_49"],
                           out=tmp_path / "exp", progress=False)
@@ -151,7 +151,7 @@ def test_census_report_says_why_its_mses_differ_from_the_papers(tmp_path, capsys
 def test_paper_gap_notes_compare_the_cauchy_constants():
     import math
 
-    from dpknn.experiments.demo import paper_gap_notes
+    from dpknn.experiments._demo import paper_gap_notes
 
     rows = [{"query": "mean_20_59", "method": m, "mechanism": mech, "value": v, "truth": 100.0, "run": r,
              "l1": 15 + r, "n_missing": 200}
@@ -288,7 +288,7 @@ def test_rwn_command_runs_the_method_within_each_partition_of_a_folder(tmp_path)
     # --method sampled_pairs on a folder ran the exact method; now it runs within each partition.
     pytest.importorskip("dask")
     pytest.importorskip("pyarrow")
-    from dpknn.sdc.rwn import RWN
+    from dpknn.sdc._rwn import RWN
 
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"a": rng.normal(size=600), "b": rng.normal(size=600), "id": np.arange(600)})
@@ -392,7 +392,7 @@ upper = 5001
 @pytest.mark.parametrize("method", ["auto", "aim", "mst", "privbayes", "privbayese", "privbayes-value", "columnwise",
                                     "aim --noise laplace", "mst --noise laplace"])
 def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
-    from dpknn.datasets.census import make_census
+    from dpknn.datasets._census import make_census
 
     method, *options = method.split()
     make_census(3000, rng=0).to_csv(tmp_path / "in.csv", index=False)
@@ -481,7 +481,7 @@ def test_synth_refuses_bad_input(tmp_path):
 def test_synth_reads_public_bin_edges_from_the_attributes_file(tmp_path):
     """``bin_edges`` in an [[attribute]] table become the method's public edges (no quantiles are
     released for that attribute); bad edges and methods without edges are refused up front."""
-    from dpknn.datasets.census import make_census
+    from dpknn.datasets._census import make_census
 
     make_census(3000, rng=0).to_csv(tmp_path / "in.csv", index=False)
     edged = ATTRIBUTES.replace('upper = 5001\n', 'upper = 5001\nbin_edges = [100, 500, 1000, 2000]\n')
@@ -527,7 +527,7 @@ def test_synth_mst_with_public_mcar_rates(tmp_path):
 @pytest.mark.slow   # trains DP-MisGAN: one of the suite's longest tests
 def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
     pytest.importorskip("torch", reason="DPMisGAN needs torch: pip install torch==2.13.0")
-    from dpknn.datasets.census import make_census
+    from dpknn.datasets._census import make_census
 
     make_census(1200, rng=0).to_csv(tmp_path / "in.csv", index=False)
     (tmp_path / "a.toml").write_text(ATTRIBUTES)
@@ -571,9 +571,9 @@ def test_synth_dpmisgan_writes_rows_and_public_sidecar(tmp_path):
 def test_impute_and_release_on_a_folder_of_parquet_partitions(tmp_path):
     """The folder path (Dask, a local cluster) gives the in-memory imputation and the same
     seeded releases; a folder written by impute is refused by release."""
-    from dpknn.datasets.census import census_schema, make_census
-    from dpknn.impute.distributed import parquet_partitions
-    from dpknn.impute.knn import KNNImputer
+    from dpknn.datasets._census import census_schema, make_census
+    from dpknn.impute._distributed import parquet_partitions
+    from dpknn.impute._knn import KNNImputer
 
     df = make_census(20_000, rng=4)
     (tmp_path / "in").mkdir()
@@ -723,7 +723,7 @@ def test_rwn_warns_on_imputed_data_and_keeps_the_flags_only_on_purpose(tmp_path)
 
 # Issue 28, finding 7: an output inside an input folder becomes input of the next run.
 def test_outputs_inside_an_input_folder_are_refused(tmp_path):
-    from dpknn.datasets.census import census_schema, make_census
+    from dpknn.datasets._census import census_schema, make_census
 
     (tmp_path / "in").mkdir()
     make_census(400, rng=1).to_parquet(tmp_path / "in" / "part.0.parquet")
@@ -750,7 +750,7 @@ def test_sigterm_removes_the_temporary_microdata(tmp_path, command):
     import signal
     import time
 
-    from dpknn.datasets.census import census_schema, make_census
+    from dpknn.datasets._census import census_schema, make_census
 
     df = make_census(300_000, rng=2)
     (tmp_path / "in").mkdir()
@@ -784,7 +784,7 @@ def test_sigterm_removes_the_temporary_microdata(tmp_path, command):
 def test_main_restores_the_signal_handlers_it_installs(tmp_path):
     import signal
 
-    from dpknn.cli.main import main
+    from dpknn.cli._main import main
 
     def mine(signum, frame):  # pragma: no cover - never delivered
         pass

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from test_cli import census_files
 
-import dpknn.datasets.census
-from dpknn.cli.main import build_parser, main
+import dpknn.datasets._census
+from dpknn.cli._main import build_parser, main
 from dpknn.exceptions import WorkLimitError
 
 
@@ -76,7 +76,7 @@ def test_experiment_census_validates_its_counts_up_front(tmp_path, capsys):
         rc = main(["experiment", "census", flag, "0", "--out", str(tmp_path / "x"), "--quiet"])
         assert rc == 2 and f"{flag} must be" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
-    from dpknn.experiments.census import run_experiment
+    from dpknn.experiments._census import run_experiment
 
     with pytest.raises(ValueError, match="runs must be an integer >= 1, got 0"):
         run_experiment(runs=0, n=10, population=100)
@@ -113,7 +113,7 @@ def _raising(exc):
                                  ImportError("plots need matplotlib: pip install 'dpknn[plot]'"),
                                  ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")])
 def test_user_errors_are_one_line_and_their_traceback_shows_with_verbose(monkeypatch, capsys, exc):
-    monkeypatch.setattr(dpknn.datasets.census, "make_census", _raising(exc))
+    monkeypatch.setattr(dpknn.datasets._census, "make_census", _raising(exc))
     assert main(["census", "--n", "10"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("dpknn census: error: ") and str(exc) in err
@@ -128,7 +128,7 @@ def test_user_errors_are_one_line_and_their_traceback_shows_with_verbose(monkeyp
 @pytest.mark.parametrize("exc", [TypeError("unsupported operand"), KeyError("query"), RuntimeError("bug"),
                                  ImportError("cannot import name 'x' from 'dpknn.y'")])
 def test_library_bugs_keep_their_traceback(monkeypatch, exc):
-    monkeypatch.setattr(dpknn.datasets.census, "make_census", _raising(exc))
+    monkeypatch.setattr(dpknn.datasets._census, "make_census", _raising(exc))
     with pytest.raises(type(exc)):
         main(["census", "--n", "10"])
 
@@ -176,8 +176,8 @@ def test_a_signal_during_cleanup_waits_for_it(tmp_path):
     import os
     import signal
 
-    from dpknn.cli.main import Terminated, _cleanup_on_termination
-    from dpknn.utils.io import remove_tree
+    from dpknn.cli._main import Terminated, _cleanup_on_termination
+    from dpknn.utils._io import remove_tree
 
     folder = tmp_path / "staging"
     for i in range(200):
@@ -259,7 +259,7 @@ def test_synth_from_a_schema_never_gives_known_attributes_gaps_and_notes_come_fi
     synthetic gap is drawn in them (default method and PrivBayes with missingness as a value); the note about
     gaps comes before the work, not after a long run; and --seed is warned about and marked in the sidecar
     (finding 10)."""
-    from dpknn.datasets.census import census_schema, make_census
+    from dpknn.datasets._census import census_schema, make_census
 
     df = make_census(3000, rng=3)[["AGE", "SEX", "SCHOOL", "INCWAGE"]]
     schema = census_schema()
@@ -299,7 +299,7 @@ def test_synth_from_a_schema_never_gives_known_attributes_gaps_and_notes_come_fi
 def test_synth_at_extreme_budgets_ends_with_a_result_or_a_named_refusal(tmp_path, capsys, epsilon, ok):
     """Issue 47, finding 10: --epsilon 1e-8 hung in the zCDP conversion and 1e308 ended in a bare
     OverflowError."""
-    from dpknn.datasets.census import make_census
+    from dpknn.datasets._census import make_census
 
     make_census(500, rng=2)[["AGE", "SEX"]].to_csv(tmp_path / "d.csv", index=False)
     (tmp_path / "a.toml").write_text('[[attribute]]\nname = "AGE"\ntype = "ordinal"\nlower = 0\nupper = 99\n'
@@ -349,7 +349,7 @@ def test_progress_is_on_on_a_terminal_and_counts_are_whole(monkeypatch, capsys):
     import io
     import sys
 
-    from dpknn.utils.progress import progress_bar
+    from dpknn.utils._progress import progress_bar
 
     buf = io.StringIO()
     monkeypatch.setattr(sys, "stderr", buf)
@@ -367,7 +367,7 @@ def test_progress_is_on_on_a_terminal_and_counts_are_whole(monkeypatch, capsys):
     for command in ("synth", "evaluate", "impute", "release", "rwn"):
         sub = next(a for a in parser._actions if hasattr(a, "choices") and a.choices)
         assert "--no-progress" in {o for a in sub.choices[command]._actions for o in a.option_strings}, command
-    cli_main = sys.modules["dpknn.cli.main"]
+    cli_main = sys.modules["dpknn.cli._main"]
     argv = ["evaluate", "--real", "r.csv", "--released", "s.csv", "--attributes", "a.toml", "--out", "o"]
     for tty, extra, expected in ((True, [], True), (False, [], False), (True, ["--no-progress"], False),
                                  (False, ["--progress"], True)):
@@ -391,7 +391,7 @@ def test_each_synth_option_sets_a_parameter_an_estimator_declares():
     import inspect
 
     from dpknn import synth
-    from dpknn.cli.synth import OPTION_PARAMETERS
+    from dpknn.cli._synth import OPTION_PARAMETERS
 
     estimators = (synth.AutoSynthesizer, synth.AIMSynthesizer, synth.MSTSynthesizer, synth.PrivBayes,
                   synth.ColumnwiseSynthesizer, synth.DPMisGAN)

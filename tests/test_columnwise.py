@@ -8,11 +8,11 @@ import pytest
 from privacy_check import discrete_worst_log_ratio
 from sklearn.exceptions import NotFittedError
 
-import dpknn.synth.columnwise as cwmod
+import dpknn.synth._columnwise as cwmod
 from dpknn import BudgetAccountant, BudgetExceededError, Categorical, Continuous, Ordinal
-from dpknn.datasets.census import make_census
-from dpknn.datasets.missingness import make_missing
-from dpknn.mechanisms.additive import Geometric
+from dpknn.datasets._census import make_census
+from dpknn.datasets._missingness import make_missing
+from dpknn.mechanisms._additive import Geometric
 from dpknn.metrics import tvd
 from dpknn.synth import ColumnwiseSynthesizer
 

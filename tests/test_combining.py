@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpknn.metrics.combining import (
+from dpknn.metrics._combining import (
     CombinedEstimate,
     combine_fully_synthetic,
     combine_imputations,

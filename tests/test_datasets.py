@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpknn.datasets.census import CENSUS_CODEBOOK, census_schema, make_census
+from dpknn.datasets._census import CENSUS_CODEBOOK, census_schema, make_census
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_bad_parameters():
 
 
 def test_add_missingness_redraws_on_a_sample_without_touching_it():
-    from dpknn.datasets.census import add_missingness
+    from dpknn.datasets._census import add_missingness
 
     population = make_census(50_000, missing="none", rng=8)
     before = population.copy()

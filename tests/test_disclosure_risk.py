@@ -15,7 +15,7 @@ from dpknn.metrics import (
     risk_space,
     sample_uniques,
 )
-from dpknn.schema.attributes import Categorical, Continuous
+from dpknn.schema._attributes import Categorical, Continuous
 
 
 def _random_pair(seed, n, m, perturb):

@@ -13,10 +13,10 @@ from partitions import read_folder, write_partitions
 
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
-from dpknn.datasets.census import census_schema, make_census
-from dpknn.impute.distributed import impute_parquet, parquet_partitions
-from dpknn.impute.knn import KNNImputer
-from dpknn.schema.flags import flag_column
+from dpknn.datasets._census import census_schema, make_census
+from dpknn.impute._distributed import impute_parquet, parquet_partitions
+from dpknn.impute._knn import KNNImputer
+from dpknn.schema._flags import flag_column
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -166,7 +166,7 @@ def test_overlapping_label_ranges_are_checked_and_accepted(tmp_path, client):
 
 
 def test_outputs_are_marked_imputed_and_diagnostics_are_confidential(tmp_path, client):
-    from dpknn.utils.io import is_marked_imputed
+    from dpknn.utils._io import is_marked_imputed
 
     schema, df = census_schema(), make_census(2000, rng=1)
     write_partitions(df, tmp_path / "in", [1000, 1000])
@@ -182,8 +182,8 @@ def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, c
     from dpknn.accounting import BudgetAccountant
     from dpknn.exceptions import BudgetExceededError
     from dpknn.releases import InMemoryStatistics, PrivateImputation
-    from dpknn.releases.parquet import ParquetStatistics
-    from dpknn.releases.query import check_where
+    from dpknn.releases._parquet import ParquetStatistics
+    from dpknn.releases._query import check_where
 
     schema, df = census_schema(), make_census(30_000, rng=6)
     write_partitions(df, tmp_path / "in", [10_000, 0, 20_000])
@@ -214,9 +214,9 @@ def test_parquet_releases_read_the_same_counts_and_sums_as_in_memory(tmp_path, c
 
 def test_parquet_releases_from_kept_imputed_partitions_equal_those_filled_on_the_fly(tmp_path, client, monkeypatch):
     from dpknn.releases import CachedStatistics, PrivateImputation
-    from dpknn.releases.parquet import ParquetStatistics
-    from dpknn.releases.query import check_where
-    from dpknn.releases.statistics import universe_of
+    from dpknn.releases._parquet import ParquetStatistics
+    from dpknn.releases._query import check_where
+    from dpknn.releases._statistics import universe_of
 
     schema, df = census_schema(), make_census(20_000, rng=16)
     write_partitions(df, tmp_path / "in", [7_000, 13_000])
@@ -277,7 +277,7 @@ def test_float_coded_integer_categories_impute_as_in_memory(tmp_path, client):
 
 def test_flags_in_every_partition_and_flagged_folders_are_refused(tmp_path, client):
     from dpknn import ImputedDataError
-    from dpknn.releases.parquet import ParquetStatistics
+    from dpknn.releases._parquet import ParquetStatistics
 
     schema, df = census_schema(), make_census(900, rng=2)
     write_partitions(df, tmp_path / "in", [300, 0, 600])
@@ -300,7 +300,7 @@ def test_flags_in_every_partition_and_flagged_folders_are_refused(tmp_path, clie
 
 
 def test_outputs_inside_the_input_folder_are_refused(tmp_path, client):
-    from dpknn.sdc.rwn import RWN, perturb_parquet
+    from dpknn.sdc._rwn import RWN, perturb_parquet
 
     schema, df = census_schema(), make_census(300, rng=4)
     write_partitions(df, tmp_path / "in", [300])
@@ -319,7 +319,7 @@ def test_outputs_inside_the_input_folder_are_refused(tmp_path, client):
                           st.integers(-2**24, 2**24).map(float)), max_size=30),
        st.lists(st.integers(-2**40, 2**40), max_size=30))
 def test_compact_staging_dtypes_hold_every_value_exactly(floats, ints):
-    from dpknn.impute.distributed import compact
+    from dpknn.impute._distributed import compact
 
     x = np.array(floats, dtype=np.float64)
     c = compact(x)
@@ -338,8 +338,8 @@ def test_compact_staging_dtypes_hold_every_value_exactly(floats, ints):
 @pytest.mark.parametrize("seed", [3, 8, 21])
 def test_releases_on_random_problems_with_labels_equal_in_memory(tmp_path, client, seed):
     from dpknn.releases import InMemoryStatistics
-    from dpknn.releases.parquet import ParquetStatistics
-    from dpknn.releases.query import check_where
+    from dpknn.releases._parquet import ParquetStatistics
+    from dpknn.releases._query import check_where
 
     schema, df, k, rng = random_problem(seed)
     if schema.label is None:   # a label column: its staged files must go too

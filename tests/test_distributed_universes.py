@@ -11,9 +11,9 @@ from partitions import read_folder, write_partitions
 from test_distributed import random_problem, random_sizes
 
 from dpknn import Categorical, Continuous, Ordinal, Schema
-from dpknn.impute.distributed import impute_parquet
-from dpknn.impute.knn import KNNImputer
-from dpknn.schema.flags import flag_column
+from dpknn.impute._distributed import impute_parquet
+from dpknn.impute._knn import KNNImputer
+from dpknn.schema._flags import flag_column
 
 pytest.importorskip("dask.distributed")
 
@@ -126,9 +126,9 @@ def test_a_universe_without_complete_records_is_refused_as_in_memory(tmp_path, c
 def test_releases_with_universes_read_the_same_counts_and_sums_as_in_memory(tmp_path, client, seed):
     from dpknn.accounting import BudgetAccountant
     from dpknn.releases import InMemoryStatistics, PrivateImputation
-    from dpknn.releases.parquet import ParquetStatistics
-    from dpknn.releases.query import check_where
-    from dpknn.releases.statistics import universe_of
+    from dpknn.releases._parquet import ParquetStatistics
+    from dpknn.releases._query import check_where
+    from dpknn.releases._statistics import universe_of
 
     schema, df, k, rng = universe_problem(seed)
     write_partitions(df, tmp_path / "in", random_sizes(rng, len(df)))
@@ -196,10 +196,10 @@ def test_the_folder_command_imputes_and_releases_with_universes(tmp_path):
 def test_statistics_from_a_placement_equal_those_that_place_their_own_donors(tmp_path, client):
     """``ParquetStatistics.from_placement`` (issue 49): statistics over donors placed by the caller, nothing run
     at construction, equal to those that run the placement themselves."""
-    from dpknn.impute.distributed import folder_imputer, place_donors
-    from dpknn.releases.parquet import ParquetStatistics
-    from dpknn.releases.query import check_where
-    from dpknn.releases.statistics import universe_of
+    from dpknn.impute._distributed import folder_imputer, place_donors
+    from dpknn.releases._parquet import ParquetStatistics
+    from dpknn.releases._query import check_where
+    from dpknn.releases._statistics import universe_of
 
     schema, df, k, rng = universe_problem(4)
     write_partitions(df, tmp_path / "in", random_sizes(rng, len(df)))

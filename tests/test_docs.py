@@ -13,10 +13,10 @@ import pytest
 from cli_run import run
 
 from dpknn import Schema
-from dpknn.cli.main import build_parser
-from dpknn.processing.pipeline import ProcessingPlan
-from dpknn.releases.queryfile import read_queries
-from dpknn.schema.discretization import read_attributes
+from dpknn.cli._main import build_parser
+from dpknn.processing._pipeline import ProcessingPlan
+from dpknn.releases._queryfile import read_queries
+from dpknn.schema._discretization import read_attributes
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 IPUMS = Path(os.environ.get("DPKNN_IPUMS_DATA", Path(__file__).resolve().parents[2] / "shared" / "data" / "ipums"))

@@ -5,15 +5,15 @@ import doctest
 import io
 
 import pytest
-from package_modules import public_modules
+from package_modules import package_modules
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
 def docstring_tests():
-    """The doctests of every public module, with at least one example each."""
+    """The doctests of every module, with at least one example each."""
     finder = doctest.DocTestFinder(exclude_empty=True)
-    return [t for module in public_modules() for t in finder.find(module, module.__name__) if t.examples]
+    return [t for module in package_modules() for t in finder.find(module, module.__name__) if t.examples]
 
 
 def _param(test):

@@ -4,7 +4,7 @@ import pytest
 from cli_run import run
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, PrivacyLeakWarning, Schema
-from dpknn.schema.draft import draft_schema
+from dpknn.schema._draft import draft_schema
 
 
 def sample(n=120, seed=0):
@@ -68,7 +68,7 @@ def test_integer_row_identifier_left_out_with_label_advice():
 
 
 def test_a_drafted_schema_is_refused_everywhere_until_the_line_is_deleted(tmp_path):
-    from dpknn.schema.discretization import read_attributes
+    from dpknn.schema._discretization import read_attributes
 
     df = sample()
     df.to_csv(tmp_path / "d.csv", index=False)

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from dpknn.metrics import linkage, pmse, tvd
-from dpknn.metrics.evaluation import evaluate, parse_regression
-from dpknn.schema.attributes import Categorical, Continuous, Ordinal
+from dpknn.metrics._evaluation import evaluate, parse_regression
+from dpknn.schema._attributes import Categorical, Continuous, Ordinal
 
 ATTRS = [Ordinal("age", 18, 90), Categorical("sex", categories=["f", "m"]), Continuous("income", lower=0, upper=200),
          Categorical("smoker", categories=[0, 1])]
@@ -182,7 +182,7 @@ def test_skewed_amounts_are_drawn_on_quantiles_and_every_axis_is_labelled():
     pytest.importorskip("matplotlib")
     from dpknn import KNNImputer, Ordinal, Schema
     from dpknn.releases import curator_report
-    from dpknn.utils.plotting import evaluation_risk_figure, marginals_figure
+    from dpknn.utils._plotting import evaluation_risk_figure, marginals_figure
 
     rng = np.random.default_rng(3)
     n = 2000

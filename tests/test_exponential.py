@@ -6,7 +6,7 @@ import pytest
 from privacy_check import discrete_worst_log_ratio
 from scipy import stats
 
-from dpknn.mechanisms.selection import ExponentialMechanism
+from dpknn.mechanisms._selection import ExponentialMechanism
 
 
 def exact_law(scores, epsilon, sensitivity):

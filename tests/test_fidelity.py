@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from dpknn import Categorical, Continuous, Ordinal
-from dpknn.datasets.census import make_census
-from dpknn.metrics.fidelity import MODELS, MlEfficacy, ml_efficacy, tvd
+from dpknn.datasets._census import make_census
+from dpknn.metrics._fidelity import MODELS, MlEfficacy, ml_efficacy, tvd
 
 
 def _ref_tvd(p_df, q_df, cols, way):

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from reference_knn import squared_distance as reference_d2
 
 from dpknn import Categorical, Continuous, Ordinal, Schema
-from dpknn.schema.geometry import diameter, embed, one_hot, query_until_certified, scaled_column, squared_distance
-from dpknn.sdc.neighbourhoods import _design
+from dpknn.schema._geometry import diameter, embed, one_hot, query_until_certified, scaled_column, squared_distance
+from dpknn.sdc._neighbourhoods import _design
 
 
 @settings(max_examples=300, deadline=None)

@@ -17,8 +17,8 @@ import pytest
 
 from dpknn import Categorical, PrivateImputation
 from dpknn.accounting import BudgetAccountant
-from dpknn.datasets.census import census_schema, make_census
-from dpknn.models.kmeans import DPKMeans
+from dpknn.datasets._census import census_schema, make_census
+from dpknn.models._kmeans import DPKMeans
 from dpknn.synth import ColumnwiseSynthesizer, PrivBayes
 
 ATTRS = [Categorical("a", [0, 1, 2]), Categorical("b", [0, 1]), Categorical("c", [0, 1, 2, 3]),
@@ -110,7 +110,7 @@ upper = 100
 def test_synth_sidecar_is_unchanged(tmp_path, method, expected):
     # The sidecar of `dpknn synth` (now built from Synthesizer.public_params()), byte for byte
     # against the digest of the file the command wrote before the library built it.
-    from dpknn.cli.main import main
+    from dpknn.cli._main import main
 
     rng = np.random.default_rng(0)
     n = 2000

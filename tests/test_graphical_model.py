@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dpknn.synth.graphical_model import (
+from dpknn.synth._graphical_model import (
     GraphicalModel,
     Measurement,
     fit_model,
@@ -83,7 +83,7 @@ def test_marginals_equal_brute_force(seed, d):
 
 def _random_tree(seed, d):
     """(rng, sizes, junction tree, conditional shapes) of a random small model."""
-    from dpknn.synth.graphical_model import _shapes  # the private piece under test
+    from dpknn.synth._graphical_model import _shapes  # the private piece under test
 
     rng = np.random.default_rng(seed)
     sizes = tuple(int(s) for s in rng.integers(1, 4, d))
@@ -94,7 +94,7 @@ def _random_tree(seed, d):
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 5))
 def test_gradient_is_exact(seed, d):
-    from dpknn.synth.graphical_model import _objective  # the private piece under test
+    from dpknn.synth._graphical_model import _objective  # the private piece under test
 
     rng, sizes, tree, shapes = _random_tree(seed, d)
     ms = [Measurement(c, rng.normal(10, 3, [sizes[v] for v in c]), 1.0) for c in tree.cliques]
@@ -212,7 +212,7 @@ def test_controlled_rounding_is_unbiased():
 def test_potentials_give_the_brute_force_distribution(seed, d):
     # Mirror descent's map from log-potentials to the model: its joint must be ∝ exp Σ_C ψ_C,
     # checked by enumerating every cell.
-    from dpknn.synth.graphical_model import _conditionals, _forward  # the private pieces under test
+    from dpknn.synth._graphical_model import _conditionals, _forward  # the private pieces under test
 
     rng, sizes, tree, shapes = _random_tree(seed, d)
     psi = [rng.normal(0, 2, sh) for sh in shapes]

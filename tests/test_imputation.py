@@ -10,8 +10,8 @@ from reference_knn import donor_sets, l1_bruteforce
 
 from dpknn import Categorical, Continuous, DomainError, Ordinal, Schema, WorkLimitError
 from dpknn.accounting import BudgetAccountant
-from dpknn.impute.knn import KNNImputer
-from dpknn.impute.scheme import put_values
+from dpknn.impute._knn import KNNImputer
+from dpknn.impute._scheme import put_values
 
 
 @st.composite
@@ -141,7 +141,7 @@ def test_matches_sklearn_nearest_neighbors_without_ties():
 
 
 def census_like(n, seed):
-    from dpknn.datasets.census import census_schema, make_census
+    from dpknn.datasets._census import census_schema, make_census
     return census_schema(), make_census(n, rng=seed)
 
 
@@ -295,7 +295,7 @@ def test_every_search_mode_without_floor_matches_brute_force(problem, mode):
     # The L1 search without the deletions' floor and with each of its test modes (balls that
     # hold a whole box kept partial; lower child opened first) must give the same exact L1 and
     # the exact worst addition.
-    import dpknn.impute.scheme as module
+    import dpknn.impute._scheme as module
 
     schema, df, k = problem
     (l1, _, cases), _ = reference(schema, df, k)
@@ -310,7 +310,7 @@ def test_every_search_mode_without_floor_matches_brute_force(problem, mode):
 def test_kdtree_nearest_path_matches_brute_force(problem):
     # Classes whose lattice search passes its cell budget are finished by a KD-tree; with a
     # budget of zero every class takes that path, which must give the same donors and L1.
-    import dpknn.impute.scheme as module
+    import dpknn.impute._scheme as module
 
     schema, df, k = problem
     (l1, base, _), enc = reference(schema, df, k)
@@ -340,7 +340,7 @@ def test_scikit_learn_manners():
 
 def test_progress_shows_the_fit_stages(capsys):
     """KNNImputer(progress=True) was validated and never used; now a bar runs over the stages."""
-    from dpknn.datasets.census import census_schema, make_census
+    from dpknn.datasets._census import census_schema, make_census
 
     df = make_census(2000, rng=1)
     KNNImputer(census_schema(), progress=True).fit(df)
@@ -365,7 +365,7 @@ def flagged_problem():
 
 @pytest.mark.parametrize("k", [1, 3])
 def test_transform_appends_one_flag_column_per_imputed_attribute(k):
-    from dpknn.schema.flags import flag_column, flag_columns
+    from dpknn.schema._flags import flag_column, flag_columns
 
     schema, df = flagged_problem()
     before = df.copy()
@@ -385,7 +385,7 @@ def test_transform_appends_one_flag_column_per_imputed_attribute(k):
 
 def test_flagged_data_are_refused_in_memory():
     from dpknn import BudgetAccountant, DPKMeans, ImputedDataError, PrivacyLeakWarning, PrivateImputation
-    from dpknn.schema.flags import check_not_imputed, drop_flags
+    from dpknn.schema._flags import check_not_imputed, drop_flags
     from dpknn.synth import ColumnwiseSynthesizer, DPMisGAN, PrivBayes
 
     schema, df = flagged_problem()
@@ -416,7 +416,7 @@ def test_flagged_data_are_refused_in_memory():
 def test_flag_columns_reads_names_from_every_container():
     import pyarrow as pa
 
-    from dpknn.schema.flags import flag_column, flag_columns
+    from dpknn.schema._flags import flag_column, flag_columns
 
     names = ["a", flag_column("y"), "b", flag_column("g")]
     expected = ["dpknn_imputed_y", "dpknn_imputed_g"]
@@ -432,9 +432,9 @@ def test_selected_columns_of_imputed_data_and_upper_case_flags_are_still_refused
     import pyarrow.parquet as pq
 
     from dpknn import PrivateImputation
-    from dpknn.datasets.census import census_schema, make_census
+    from dpknn.datasets._census import census_schema, make_census
     from dpknn.exceptions import ImputedDataError
-    from dpknn.schema.flags import check_path_not_imputed, flag_columns
+    from dpknn.schema._flags import check_path_not_imputed, flag_columns
 
     schema = census_schema()
     df = make_census(3000, rng=4)

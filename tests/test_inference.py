@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpknn.metrics.inference import ci_overlap, regression_comparison, standardized_difference
+from dpknn.metrics._inference import ci_overlap, regression_comparison, standardized_difference
 
 
 def test_ci_overlap_hand_cases():

@@ -9,8 +9,8 @@ from sklearn.base import clone
 
 from dpknn.accounting import BudgetAccountant
 from dpknn.exceptions import BudgetExceededError
-from dpknn.mechanisms.noise import discrete_laplace_pmf
-from dpknn.models.kmeans import DPKMeans
+from dpknn.mechanisms._noise import discrete_laplace_pmf
+from dpknn.models._kmeans import DPKMeans
 
 BOUNDS = ([0.0, 0.0], [10.0, 10.0])
 

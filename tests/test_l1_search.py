@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_knn import l1_bruteforce, l1_by_definition
 
-import dpknn.impute.scheme as imputation
+import dpknn.impute._scheme as imputation
 from dpknn import Categorical, Continuous, Ordinal, PrivacyLeakWarning, Schema, WorkLimitError
 from dpknn._core import _depth
-from dpknn.impute.binning import suggest_bin_widths
-from dpknn.impute.knn import KNNImputer
-from dpknn.schema.geometry import squared_distance
+from dpknn.impute._binning import suggest_bin_widths
+from dpknn.impute._knn import KNNImputer
+from dpknn.schema._geometry import squared_distance
 
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
 

@@ -25,13 +25,13 @@ def test_no_import_against_the_layers_and_no_cycle():
 def test_an_upward_import_is_caught(tmp_path):
     tree = tmp_path / "dpknn"
     shutil.copytree(ROOT / "dpknn", tree, ignore=shutil.ignore_patterns("*.so", "*.c", "__pycache__", "*.html"))
-    schema = tree / "schema" / "attributes.py"
-    late = "\n\ndef _late():\n    from dpknn.releases.queries import PrivateImputation\n    return PrivateImputation\n"
+    schema = tree / "schema" / "_attributes.py"
+    late = "\n\ndef _late():\n    from dpknn.releases._queries import PrivateImputation\n    return PrivateImputation\n"
     schema.write_text(schema.read_text() + late)
-    (tree / "releases" / "extra.py").write_text("from dpknn.schema.attributes import Schema\n")
+    (tree / "releases" / "extra.py").write_text("from dpknn.schema._attributes import Schema\n")
     (tree / "schema" / "loop.py").write_text("from dpknn.releases.extra import Schema\n")
     against, cycles = _architecture(tree).layer_findings()
-    assert any("schema/attributes.py" in line and "dpknn.releases.queries" in line for line in against)
+    assert any("schema/_attributes.py" in line and "dpknn.releases._queries" in line for line in against)
     assert cycles == ["releases <-> schema"]
 
 

@@ -11,8 +11,9 @@ from sklearn.exceptions import NotFittedError
 from dpknn import Categorical, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
 from dpknn.impute import KNNImputer
-from dpknn.releases import PrivateImputation, ReleaseSet, release_queries
-from dpknn.releases.baseline import NOT_DP
+from dpknn.releases import PrivateImputation, release_queries
+from dpknn.releases._baseline import NOT_DP
+from dpknn.releases._queryfile import ReleaseSet
 from dpknn.synth import ColumnwiseSynthesizer, PrivBayes, Synthesizer
 
 ATTRS = [Categorical("a", [0, 1, 2]), Categorical("b", [0, 1]), Ordinal("c", 0, 9)]

@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 from reference_mcar import best_partition_by_enumeration, exact_by_masks
 
 from dpknn import BudgetAccountant, BudgetExceededError
-from dpknn.accounting import amplify_mcar, child_bound, mcar_cost, rdp_epsilon
-from dpknn.experiments.amplification import EXAMPLE_RATES, examples, table
+from dpknn.accounting import amplify_mcar, mcar_cost, rdp_epsilon
+from dpknn.accounting._mcar import child_bound
+from dpknn.experiments._amplification import EXAMPLE_RATES, examples, table
 
 ALL = {"State", "Occupation", "Gender", "Income"}
 EX58 = ([0.25] * 4, [{"State"}, {"Occupation"}, {"Gender"}, {"Gender", "Income"}])

@@ -9,13 +9,13 @@ import pytest
 from privacy_check import discrete_worst_log_ratio, worst_log_ratio
 
 from dpknn.accounting import zcdp_rho
-from dpknn.mechanisms import base as mechanisms
-from dpknn.mechanisms.additive import DiscreteGaussian, Gaussian, Geometric, Laplace
-from dpknn.mechanisms.base import Mechanism
-from dpknn.mechanisms.randomized_response import RandomizedResponse
-from dpknn.mechanisms.randomness import as_source
-from dpknn.mechanisms.selection import ExponentialMechanism, PermuteAndFlip, ScoreSelection
-from dpknn.mechanisms.smooth import LN2, SmoothCauchy, SmoothPolyPlace
+from dpknn.mechanisms import _base as mechanisms
+from dpknn.mechanisms._additive import DiscreteGaussian, Gaussian, Geometric, Laplace
+from dpknn.mechanisms._base import Mechanism
+from dpknn.mechanisms._randomized_response import RandomizedResponse
+from dpknn.mechanisms._randomness import as_source
+from dpknn.mechanisms._selection import ExponentialMechanism, PermuteAndFlip, ScoreSelection
+from dpknn.mechanisms._smooth import LN2, SmoothCauchy, SmoothPolyPlace
 
 N = 20_000
 
@@ -142,9 +142,9 @@ def test_every_estimator_says_not_fitted_the_same_way():
     from sklearn.exceptions import NotFittedError
 
     from dpknn import Categorical, KNNImputer
-    from dpknn.datasets.census import census_schema
-    from dpknn.models.kmeans import DPKMeans
-    from dpknn.sdc.rwn import RWN
+    from dpknn.datasets._census import census_schema
+    from dpknn.models._kmeans import DPKMeans
+    from dpknn.sdc._rwn import RWN
     from dpknn.synth import AIMSynthesizer, AutoSynthesizer, ColumnwiseSynthesizer, MSTSynthesizer, PrivBayes
 
     attrs = [Categorical("a", [0, 1])]
@@ -172,7 +172,7 @@ def test_noise_survival_is_the_law_the_sampler_draws(make):
     """Issue 47, finding 2: the curator's tails come from each mechanism's noise_survival; it must be the law of
     the noise the mechanism draws (20,000 draws, every point within 4.5 binomial s.d.), and the check must fail
     for the same law at twice the scale (negative control)."""
-    from dpknn.mechanisms.base import noise_survival
+    from dpknn.mechanisms._base import noise_survival
 
     mech = make()
     rel = mech.release(0, rng=1) if mech.name != "laplace" else mech.release(0.0, rng=1)

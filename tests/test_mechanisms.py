@@ -12,10 +12,10 @@ from privacy_check import (
     worst_log_ratio,
 )
 
-from dpknn.mechanisms.additive import Gaussian, Geometric, Laplace
-from dpknn.mechanisms.base import Release, public_grid
-from dpknn.mechanisms.randomness import as_source
-from dpknn.mechanisms.smooth import LN2, SmoothCauchy, cauchy_admissible, choose_gamma
+from dpknn.mechanisms._additive import Gaussian, Geometric, Laplace
+from dpknn.mechanisms._base import Release, public_grid
+from dpknn.mechanisms._randomness import as_source
+from dpknn.mechanisms._smooth import LN2, SmoothCauchy, cauchy_admissible, choose_gamma
 
 N = 50_000
 

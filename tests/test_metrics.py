@@ -3,6 +3,9 @@ import pandas as pd
 import pytest
 
 from dpknn.metrics import (
+    _utility as utility,
+)
+from dpknn.metrics import (
     closest_distances,
     correlation_change,
     max_cooks_distance,
@@ -10,9 +13,8 @@ from dpknn.metrics import (
     ols_comparison,
     pca_variance,
     random_forest_misclassification,
-    utility,
 )
-from dpknn.sdc.rwn import RWN
+from dpknn.sdc._rwn import RWN
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +48,7 @@ def test_disclosure_measures_drop_for_the_outlier(data):
     table = closest_distances(df, out, columns=["x1", "x2", "x3", "y"])
     assert isinstance(table, pd.DataFrame) and table.index.equals(df.index) and (table["before"] > 0).all()
     with pytest.raises(TypeError, match="plot"):
-        closest_distances(df, out, plot=True)  # one return type: figures come from dpknn.utils.plotting
+        closest_distances(df, out, plot=True)  # one return type: figures come from dpknn.utils._plotting
 
 
 def test_pca_and_random_forest(data):

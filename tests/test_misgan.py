@@ -1,4 +1,4 @@
-"""dpknn.synth.misgan: DP-MisGAN with DP-SGD on both critics (skipped without torch)."""
+"""dpknn.synth._misgan: DP-MisGAN with DP-SGD on both critics (skipped without torch)."""
 
 import json
 import math
@@ -15,7 +15,7 @@ from sklearn.exceptions import NotFittedError
 from dpknn import BudgetAccountant, Categorical, Continuous, Ordinal
 from dpknn.accounting import rdp_epsilon, sgm_sigma
 from dpknn.exceptions import BudgetExceededError, PrivacyLeakWarning
-from dpknn.synth.misgan import DPMisGAN, default_delta, paper_sigma
+from dpknn.synth._misgan import DPMisGAN, default_delta, paper_sigma
 
 ATTRS = [Ordinal("AGE", 0, 99), Categorical("SEX", [1, 2]), Categorical("RACE", ["a", "b", "c"]),
          Continuous("WAGE", 0.0, 5000.0)]
@@ -79,7 +79,7 @@ def test_default_delta_and_validation():
 def test_tables_take_their_share_of_rho_and_the_critics_the_rest():
     """ρ_m converts alone to share·ε; σ is the smallest whose steps fit beside the tables; the run's
     ε is the RDP conversion of both together, at most the target."""
-    from dpknn.accounting import rdp_rho
+    from dpknn.accounting._rdp import rdp_rho
 
     n = 5_924
     for eps in (1.0, 4.0, 1000.0):
@@ -101,9 +101,9 @@ def test_tables_take_their_share_of_rho_and_the_critics_the_rest():
 
 
 def test_tables_are_every_pair_with_a_gap_code_and_discrete_gaussian_noise():
-    from dpknn.mechanisms.randomness import as_source
-    from dpknn.schema.marginals import count_tables, extended_codes
-    from dpknn.synth.misgan import measure_tables, table_sets
+    from dpknn.mechanisms._randomness import as_source
+    from dpknn.schema._marginals import count_tables, extended_codes
+    from dpknn.synth._misgan import measure_tables, table_sets
 
     assert table_sets(1) == [(0,)] and table_sets(3) == [(0, 1), (0, 2), (1, 2)]
     enc = TabularEncoding(ATTRS, bins=10)
@@ -163,8 +163,8 @@ def test_importing_dpknn_synth_never_needs_torch(tmp_path):
 # --- with torch ---------------------------------------------------------------------------------
 # Marked slow: with the docs' GAN example they were a third of the suite's CPU time (`-m "not slow"`).
 torch = pytest.importorskip("torch", reason="DPMisGAN needs torch: pip install torch==2.13.0 (the 'gan' extra)")
-from dpknn.synth import misgan_torch as mt  # noqa: E402
-from dpknn.synth.tabular import TabularEncoding  # noqa: E402
+from dpknn.synth import _misgan_torch as mt  # noqa: E402
+from dpknn.synth._tabular import TabularEncoding  # noqa: E402
 
 
 def _trainer(seed=0, hidden=16):
@@ -442,7 +442,7 @@ def test_the_marginal_loss_is_the_distance_of_the_tables_that_sample_draws():
     with its gaps (codes and gap drawn independently given the latent, ``missing=True``) to the
     whole target, and without them (``missing=False``) to the target's observed block; equal
     within sampling error on 200,000 rows."""
-    from dpknn.schema.marginals import count_tables, extended_codes
+    from dpknn.schema._marginals import count_tables, extended_codes
 
     attrs = [Categorical("A", [0, 1, 2]), Ordinal("B", 0, 9)]
     gan = DPMisGAN(attrs, epsilon=10.0, delta=1e-5, epochs=1, batch_size=32, n_rows=300, hidden=16, latent_dim=8,

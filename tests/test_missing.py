@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpknn.datasets.missingness import make_missing
+from dpknn.datasets._missingness import make_missing
 
 
 def table(n=20_000, seed=0):

@@ -11,14 +11,15 @@ import pytest
 from people import ATTRS, people
 
 from dpknn import Categorical
-from dpknn.accounting import BudgetAccountant, exponential_epsilon, exponential_rho, zcdp_rho
+from dpknn.accounting import BudgetAccountant, zcdp_rho
+from dpknn.accounting._zcdp import exponential_epsilon, exponential_rho
 from dpknn.exceptions import BudgetExceededError
-from dpknn.metrics.fidelity import tvd
-from dpknn.schema.discretization import Discretization
-from dpknn.schema.marginals import count_tables, extended_codes
+from dpknn.metrics._fidelity import tvd
+from dpknn.schema._discretization import Discretization
+from dpknn.schema._marginals import count_tables, extended_codes
 from dpknn.synth import MSTSynthesizer
-from dpknn.synth.graphical_model import Measurement
-from dpknn.synth.mst import edge_scores
+from dpknn.synth._graphical_model import Measurement
+from dpknn.synth._mst import edge_scores
 
 # --- the synthesiser -----------------------------------------------------------------------------
 
@@ -197,7 +198,7 @@ def test_pure_dp_spends_epsilon_with_no_delta_and_says_so():
 
 
 def test_auto_noise_takes_the_smaller_planned_error_of_mst():
-    from dpknn.synth.marginal import PureBudget, ZCDPBudget, planned_error
+    from dpknn.synth._marginal import PureBudget, ZCDPBudget, planned_error
 
     for eps, delta, d in itertools.product([0.2, 1.0, 8.0], [1e-9, 1e-3], [2, 4]):
         attrs = ATTRS[:d] if d == 4 else [Categorical("SEX", [1, 2]), Categorical("WORK", ["yes", "no"])]

@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 from people import ATTRS, people
 
 from dpknn import Categorical, Ordinal
-from dpknn.accounting import amplify_mcar, mcar_cost, tree_bound
-from dpknn.schema.discretization import Discretization
+from dpknn.accounting import amplify_mcar, mcar_cost
+from dpknn.accounting._mcar import tree_bound
+from dpknn.schema._discretization import Discretization
 from dpknn.synth import MSTSynthesizer
-from dpknn.synth.graphical_model import Measurement
-from dpknn.synth.marginal import blank_at_rates, rescaled
-from dpknn.synth.mst import amplified_costs, edge_scores, mst_budget
+from dpknn.synth._graphical_model import Measurement
+from dpknn.synth._marginal import blank_at_rates, rescaled
+from dpknn.synth._mst import amplified_costs, edge_scores, mst_budget
 
 
 def spanning_trees(d):

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpknn.mechanisms import noise
-from dpknn.mechanisms.randomness import RandomSource, as_source
+from dpknn.mechanisms import _noise as noise
+from dpknn.mechanisms._randomness import RandomSource, as_source
 
 
 def chi_square_pvalue(draws, pmf, support):

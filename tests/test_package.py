@@ -1,4 +1,5 @@
 import logging
+import re
 import subprocess
 import sys
 import warnings
@@ -7,9 +8,9 @@ import pandas as pd
 import pytest
 
 import dpknn
-import dpknn.datasets.census
+import dpknn.datasets._census
 from dpknn.exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning, WorkLimitError
-from dpknn.utils.progress import progress_bar
+from dpknn.utils._progress import progress_bar
 
 
 def test_public_names():
@@ -22,8 +23,8 @@ def test_exception_hierarchy(monkeypatch, capsys):
     turns ValueError and the named WorkLimitError into exit 2), and the leak warning is a real
     RuntimeWarning that the library emits."""
     from dpknn import exceptions
-    from dpknn.cli.main import main
-    from dpknn.schema.draft import draft_schema
+    from dpknn.cli._main import main
+    from dpknn.schema._draft import draft_schema
 
     classes = [getattr(exceptions, n) for n in exceptions.__all__ if isinstance(getattr(exceptions, n), type)]
     errors = [c for c in classes if not issubclass(c, Warning)]
@@ -33,7 +34,7 @@ def test_exception_hierarchy(monkeypatch, capsys):
 
         def boom(*args, cls=cls, **kwargs):
             raise cls(f"a {cls.__name__}")
-        monkeypatch.setattr(dpknn.datasets.census, "make_census", boom)
+        monkeypatch.setattr(dpknn.datasets._census, "make_census", boom)
         assert main(["census", "--n", "10"]) == 2
         assert capsys.readouterr().err == f"dpknn census: error: a {cls.__name__}\n"
     assert issubclass(PrivacyLeakWarning, RuntimeWarning)
@@ -84,11 +85,11 @@ def test_gan_tests_carry_the_declared_slow_marker():
 
 def test_the_command_line_parser_loads_no_heavy_library(tmp_path):
     """Issue 49, finding 8: every command paid 1.9 CPU-s of imports before reading an argument. The package's
-    names load lazily (dpknn.utils.lazy); building the parser must not import scikit-learn, SciPy or pandas."""
+    names load lazily (dpknn.utils._lazy); building the parser must not import scikit-learn, SciPy or pandas."""
     import subprocess
     import sys
 
-    probe = ("import sys; import dpknn; from dpknn.cli.main import build_parser; build_parser(); "
+    probe = ("import sys; import dpknn; from dpknn.cli._main import build_parser; build_parser(); "
              "print(','.join(x for x in ('sklearn', 'scipy', 'pandas', 'dask', 'torch') if x in sys.modules))")
     # From an empty folder: the installed package, not a source tree without its compiled kernels.
     out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True,
@@ -114,16 +115,71 @@ def test_lazy_names_resolve_and_list():
 
 
 def test_names_that_are_also_submodules_stay_functions():
-    """``dpknn.metrics.pmse`` and ``dpknn.releases.release`` name a submodule and its function: importing the
-    submodule must not turn the package's name into the module (as a lazy name would let it)."""
+    """``dpknn.metrics.pmse`` and ``dpknn.releases.release`` are functions defined in ``_pmse`` and ``_release``:
+    importing those modules must not turn the package's name into the module (as a lazy name would let it)."""
     import types
 
-    import dpknn.metrics.pmse
-    import dpknn.releases.release  # noqa: F401
+    import dpknn.metrics._pmse
+    import dpknn.releases._release  # noqa: F401
     from dpknn.metrics import pmse
     from dpknn.releases import release
 
     assert not isinstance(pmse, types.ModuleType) and not isinstance(release, types.ModuleType)
+
+
+def test_old_module_paths_load_the_private_module_with_a_warning():
+    """The implementation modules took a leading underscore (issue 49); every old public path still imports, as
+    the same module object (so its classes are the same classes), with a DeprecationWarning that names the
+    package to import from."""
+    import importlib
+    import types
+
+    from dpknn.utils._lazy import MovedModules
+
+    finder = next(f for f in sys.meta_path if isinstance(f, MovedModules))
+    # 86 modules renamed, less three whose old names are functions of their package (dpknn.metrics.pmse,
+    # dpknn.releases.release, dpknn.cli.main) and the torch module
+    assert len(finder.moved) == 82
+    for old in finder.moved:   # no old path may rebind a public name of its package when imported
+        parent, _, name = old.rpartition(".")
+        assert name not in importlib.import_module(parent).__all__, old
+    for old, new in finder.moved.items():
+        sys.modules.pop(old, None)
+        with pytest.warns(DeprecationWarning, match=rf"{re.escape(old)} is a private module now"):
+            module = importlib.import_module(old)
+        assert module is importlib.import_module(new)
+    sys.modules.pop("dpknn.impute.knn", None)
+    sys.modules.pop("dpknn.impute.flags", None)
+    with pytest.warns(DeprecationWarning, match="import its public names from dpknn.impute"):
+        from dpknn.impute.knn import KNNImputer
+    assert KNNImputer is dpknn.KNNImputer
+    with pytest.warns(DeprecationWarning, match="dpknn.schema"):
+        from dpknn.impute.flags import flag_column
+    assert flag_column is dpknn.impute.flag_column
+    # Negative control: a path that never existed is not invented.
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("dpknn.impute.no_such_module")
+    for old in finder.moved:   # leave the other tests the namespace they would have had
+        sys.modules.pop(old, None)
+        parent, _, name = old.rpartition(".")
+        if isinstance(vars(sys.modules[parent]).get(name), types.ModuleType):
+            del vars(sys.modules[parent])[name]
+
+
+def test_names_that_left_a_public_list_load_with_a_warning():
+    """A name dropped from a subpackage's ``__all__`` (an implementation detail now) still loads from the
+    package, with a DeprecationWarning, and is not listed by ``dir()``; a public name loads silently."""
+    import warnings
+
+    import dpknn.mechanisms
+    from dpknn.mechanisms._base import jsonable
+
+    with pytest.warns(DeprecationWarning, match="dpknn.mechanisms.jsonable is internal now"):
+        assert dpknn.mechanisms.jsonable is jsonable
+    assert "jsonable" not in dir(dpknn.mechanisms) and "jsonable" not in dpknn.mechanisms.__all__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert dpknn.mechanisms.Laplace is dpknn.Laplace
 
 
 def test_python_dash_m_dpknn_is_the_command_line(tmp_path):

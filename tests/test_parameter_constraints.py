@@ -6,12 +6,12 @@ mechanism refuses each value its constraint names as invalid, with an error nami
 import inspect
 
 import pytest
-from package_modules import public_modules
+from package_modules import package_modules
 
 import dpknn
 from dpknn import Continuous, Ordinal, Schema, synth
 from dpknn import mechanisms as mech
-from dpknn.utils.validation import Interval, Options, check_params, validate_params
+from dpknn.utils._validation import Interval, Options, check_params, validate_params
 
 SCHEMA = Schema(known=[Ordinal("a", 0, 9)], imputed=[Continuous("y", 0, 1)])
 ATTRS = [Ordinal("a", 0, 9), Continuous("y", 0, 1)]
@@ -46,7 +46,7 @@ def _build_and_check(cls, kwargs):
 
 def _declaring_classes():
     seen = set()
-    for module in public_modules():
+    for module in package_modules():
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if (getattr(cls, "parameter_constraints", None) and cls.__module__.startswith("dpknn")
                     and not inspect.isabstract(cls)):

@@ -1,4 +1,4 @@
-"""dpknn process / dpknn.processing.pipeline: known attributes with gaps filled from public parameters."""
+"""dpknn process / dpknn.processing._pipeline: known attributes with gaps filled from public parameters."""
 
 import json
 
@@ -8,8 +8,8 @@ import pytest
 from cli_run import run
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, Schema
-from dpknn.processing.pipeline import ProcessingPlan, run_plan
-from dpknn.processing.transforms import clamp, impute
+from dpknn.processing._pipeline import ProcessingPlan, run_plan
+from dpknn.processing._transforms import clamp, impute
 
 STEPS = """
 [clamp.AGE]

@@ -1,8 +1,8 @@
 import numpy as np
 import pandas as pd
 
-from dpknn.experiments.census import mse_table
-from dpknn.utils.plotting import census_boxplots, closest_distances_figure, correlation_figure, demo_figure
+from dpknn.experiments._census import mse_table
+from dpknn.utils._plotting import census_boxplots, closest_distances_figure, correlation_figure, demo_figure
 
 
 def fake_results():
@@ -47,9 +47,9 @@ def test_demo_figure_shows_a_zero_release_and_its_units(tmp_path):
 
 
 def test_demo_states_one_epsilon_per_query_in_title_and_report(tmp_path, monkeypatch, capsys):
-    import dpknn.utils.plotting as plotting
-    from dpknn.experiments.census import COUNT_EPSILON, EPSILON
-    from dpknn.experiments.demo import budget_text, run_demo
+    import dpknn.utils._plotting as plotting
+    from dpknn.experiments._census import COUNT_EPSILON, EPSILON
+    from dpknn.experiments._demo import budget_text, run_demo
 
     figures = []
     draw = plotting.demo_figure
@@ -85,7 +85,7 @@ def test_correlation_difference_on_its_own_diverging_scale(tmp_path):
 
 def test_synthesis_figure_tells_every_line_apart():
     # Issue 28, finding 12: the column-wise and PrivBayes lines differed only by a dash pattern.
-    from dpknn.experiments.synthesis import STRATEGIES, synthesis_figure
+    from dpknn.experiments._synthesis import STRATEGIES, synthesis_figure
 
     rows = [{"mechanism": mech, "rate": rate, "model": model, "strategy": strategy, "tvd2": 0.1 + rate, "f1": 0.8}
             for mech in ("mcar", "mar") for rate in (0.1, 0.2) for model, strategy in STRATEGIES]

@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpknn.metrics import pmse, propensity_features
+from dpknn.metrics import pmse
+from dpknn.metrics._pmse import propensity_features
 
 
 def _table(rng, n, shift=0.0):

@@ -1,4 +1,4 @@
-"""dpknn.mechanisms.SmoothPolyPlace and dpknn.mechanisms.noise.rounded_polyplace: the default smooth noise.
+"""dpknn.mechanisms.SmoothPolyPlace and dpknn.mechanisms._noise.rounded_polyplace: the default smooth noise.
 
 (a) a numerical certificate of ε(a, c) (Theorem P of docs/privacy.md) over a dense grid of neighbour
 changes and outputs; (b) the exact sampler against its exact pmf, with power; (c) the empirical privacy
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpknn.mechanisms import noise
-from dpknn.mechanisms.base import public_grid
-from dpknn.mechanisms.smooth import LN2, SmoothPolyPlace, certify_polyplace, choose_polyplace, polyplace_epsilon
+from dpknn.mechanisms import _noise as noise
+from dpknn.mechanisms._base import public_grid
+from dpknn.mechanisms._smooth import LN2, SmoothPolyPlace, certify_polyplace, choose_polyplace, polyplace_epsilon
 
 
 # --- calibration ---------------------------------------------------------------------------------

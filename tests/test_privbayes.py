@@ -13,11 +13,11 @@ from reference_synth import candidates, counts, score
 from scipy import stats
 from sklearn.exceptions import NotFittedError
 
-import dpknn.synth.privbayes as pbmod
+import dpknn.synth._privbayes as pbmod
 from dpknn import BudgetAccountant, BudgetExceededError, Categorical, Continuous, Ordinal
-from dpknn.datasets.census import make_census
-from dpknn.datasets.missingness import make_missing
-from dpknn.mechanisms.additive import Geometric
+from dpknn.datasets._census import make_census
+from dpknn.datasets._missingness import make_missing
+from dpknn.mechanisms._additive import Geometric
 from dpknn.metrics import tvd
 from dpknn.synth import PrivBayes
 

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpknn.processing.transforms import Resized, clamp, impute, resize
-from dpknn.releases.queries import estimate_size
+from dpknn.processing._transforms import Resized, clamp, impute, resize
+from dpknn.releases._queries import estimate_size
 
 X100 = pd.DataFrame({"x": np.arange(100, dtype=float), "g": ["a", "b"] * 50})
 PAD = {"lower": {"x": 0.0}, "upper": {"x": 1.0}, "categories": {"g": ["a", "b"]}}

@@ -9,9 +9,9 @@ from reference_knn import l1_bruteforce
 
 from dpknn import BudgetExceededError, Continuous, DetachedAccountantError, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
-from dpknn.datasets.census import census_schema, make_census
-from dpknn.impute.knn import KNNImputer
-from dpknn.releases.queries import PrivateImputation
+from dpknn.datasets._census import census_schema, make_census
+from dpknn.impute._knn import KNNImputer
+from dpknn.releases._queries import PrivateImputation
 
 EPS = 6 * math.log(2)
 
@@ -156,7 +156,7 @@ def test_smooth_count_is_private_end_to_end_on_worst_neighbours():
     worst, used = discrete_worst_log_ratio(out[0], out[1], min_count=150)
     assert used >= 10 and worst <= eps
     # Negative control: the same check catches the mechanism when neighbours differ by 4 (1 + L1).
-    from dpknn.mechanisms.smooth import SmoothPolyPlace
+    from dpknn.mechanisms._smooth import SmoothPolyPlace
     src = np.random.default_rng(22)
     mech = SmoothPolyPlace(epsilon=eps, smooth_bound=1 + l1, grid=1)
     a = np.array([mech.release(20, rng=src).value for _ in range(20_000)])
@@ -239,7 +239,7 @@ def test_joblib_process_workers_and_release_in_the_parent(small):
 
 
 def test_describe_conditions_reads_as_text():
-    from dpknn.schema.conditions import describe_conditions
+    from dpknn.schema._conditions import describe_conditions
 
     assert describe_conditions({"age": (25, 64)}) == "age in [25, 64]"
     assert describe_conditions({"age": (16, None), "wage": (None, 5000.5)}) == "age ≥ 16 and wage ≤ 5000.5"
@@ -321,7 +321,7 @@ class _Watched:
         self.inner, self.reads = inner, []
 
     def wrap(self):
-        from dpknn.releases.statistics import Statistics
+        from dpknn.releases._statistics import Statistics
 
         watched = self
 

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from privacy_check import discrete_worst_log_ratio
 
-from dpknn.mechanisms.randomized_response import RandomizedResponse
-from dpknn.mechanisms.randomness import RandomSource
+from dpknn.mechanisms._randomized_response import RandomizedResponse
+from dpknn.mechanisms._randomness import RandomSource
 
 
 @pytest.mark.parametrize("eps", [1e-3, 0.5, math.log(3), 3.0, 40.0])

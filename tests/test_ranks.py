@@ -20,10 +20,10 @@ from dpknn import Categorical, Continuous, Ordinal
 from dpknn.accounting import BudgetAccountant
 from dpknn.mechanisms import Geometric
 from dpknn.schema import Discretization
-from dpknn.schema.marginals import extended_codes
+from dpknn.schema._marginals import extended_codes
 from dpknn.synth import AIMSynthesizer, AutoSynthesizer, MSTSynthesizer
-from dpknn.synth.bins import QuantileEdges, mass_candidates, point_masses, quantile_edges
-from dpknn.synth.ranks import RANK_STEPS, conditional_ranks, rank_tables, release_ranks, within_bin_ranks
+from dpknn.synth._bins import QuantileEdges, mass_candidates, point_masses, quantile_edges
+from dpknn.synth._ranks import RANK_STEPS, conditional_ranks, rank_tables, release_ranks, within_bin_ranks
 
 
 class _Exact:
@@ -143,7 +143,7 @@ def test_mst_measures_the_covariates_pairs_so_a_mediated_effect_is_not_misplaced
     """The analysis joins w to h and to sex in MST's tree, where h and sex are then independent given w: OLS on
     the synthetic file gives sex much of h's effect. Measuring the pair (h, sex) beside the tree puts it back.
     The pair costs one more table of the edges' share."""
-    import dpknn.synth.marginal as marginal
+    import dpknn.synth._marginal as marginal
 
     n = 20_000
     df = _weight_table(n, np.random.default_rng(9))
@@ -238,7 +238,7 @@ def test_released_rank_sums_make_values_inside_a_bin_follow_a_covariate():
     ext = codes.copy()
     # In the data, the covariate's 1s sit high in the bin (mean rank 0.75) and its 0s low (0.25).
     sums = np.array([[0.25 * (codes[1] == 0).sum(), 0.75 * (codes[1] == 1).sum(), 0.0]])
-    from dpknn.synth.ranks import RankSums
+    from dpknn.synth._ranks import RankSums
 
     drawn = conditional_ranks(codes, ext, [RankSums(0, 1, sums, 0.0)], {0: np.array([float(n)])}, rng)[0]
     assert drawn[codes[1] == 1].mean() == pytest.approx(0.75, abs=0.03)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from dpknn.accounting import DEFAULT_ORDERS, rdp_epsilon, sgm_rdp, sgm_sigma
+from dpknn.accounting import rdp_epsilon, sgm_sigma
+from dpknn.accounting._rdp import DEFAULT_ORDERS, sgm_rdp
 
 
 @pytest.mark.parametrize(("q", "sigma", "steps", "delta", "expected"), [
@@ -112,7 +113,7 @@ def test_a_zcdp_part_composes_as_rho_times_the_order():
     """ρ-zCDP is RDP ρα at every order: alone it converts to no less than the exact zCDP conversion
     (which optimises over every α, not a grid) and to within 1 % of it; beside SGM steps the curves add."""
     from dpknn.accounting import zcdp_epsilon
-    from dpknn.accounting.rdp import convert, zcdp_curve
+    from dpknn.accounting._rdp import convert, zcdp_curve
 
     orders = np.asarray(DEFAULT_ORDERS)
     for rho, delta in [(0.01, 1e-5), (0.5, 1e-6), (4.0, 1e-9)]:
@@ -136,8 +137,8 @@ def test_a_zcdp_part_composes_as_rho_times_the_order():
 
 
 def test_rdp_rho_is_the_largest_zcdp_part_the_grid_converts_within_epsilon():
-    from dpknn.accounting import rdp_rho, zcdp_rho
-    from dpknn.accounting.rdp import convert, zcdp_curve
+    from dpknn.accounting import zcdp_rho
+    from dpknn.accounting._rdp import convert, rdp_rho, zcdp_curve
 
     orders = np.asarray(DEFAULT_ORDERS)
     for eps, delta in [(0.05, 1e-5), (1.0, 1e-5), (4.0, 1e-9), (1000.0, 1e-6)]:

@@ -15,13 +15,13 @@ from sklearn.exceptions import NotFittedError
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
-from dpknn.datasets.census import census_schema, make_census
-from dpknn.mechanisms.noise import discrete_laplace_pmf, polyplace_cdf
-from dpknn.mechanisms.smooth import SmoothPolyPlace, choose_polyplace
-from dpknn.releases.queries import PrivateImputation
-from dpknn.releases.queryfile import ask
-from dpknn.releases.report import CONFIDENTIAL, REPORT_FILES, curator_report, rehearsal_imputation
-from dpknn.releases.sensitivity import count_smooth
+from dpknn.datasets._census import census_schema, make_census
+from dpknn.mechanisms._noise import discrete_laplace_pmf, polyplace_cdf
+from dpknn.mechanisms._smooth import SmoothPolyPlace, choose_polyplace
+from dpknn.releases._queries import PrivateImputation
+from dpknn.releases._queryfile import ask
+from dpknn.releases._report import CONFIDENTIAL, REPORT_FILES, curator_report, rehearsal_imputation
+from dpknn.releases._sensitivity import count_smooth
 
 
 def survey(n=400, seed=0, missing=0.3):
@@ -199,8 +199,8 @@ def test_count_tails_are_the_exact_polyplace_quantiles(fitted):
 
 
 def test_the_warning_says_where_the_variance_becomes_finite():
-    from dpknn.mechanisms.smooth import choose_gamma
-    from dpknn.releases.report import FINITE_VARIANCE
+    from dpknn.mechanisms._smooth import choose_gamma
+    from dpknn.releases._report import FINITE_VARIANCE
 
     assert choose_polyplace(1.425).a <= 3 < choose_polyplace(1.43).a
     assert choose_gamma(3.11).gamma <= 3 < choose_gamma(3.12).gamma
@@ -295,7 +295,7 @@ def test_warnings(fitted):
 
 def test_warns_when_many_incomplete_records_have_no_donor_in_their_class():
     # Issue 28, finding 10: 44 % of the incomplete records in donorless classes went unwarned.
-    from dpknn.releases.report import DONORLESS_SHARE
+    from dpknn.releases._report import DONORLESS_SHARE
 
     rng = np.random.default_rng(3)
     n = 300
@@ -363,7 +363,7 @@ def test_written_report_is_marked_and_complete(fitted, tmp_path):
 
 def test_donee_counts_figure_shows_its_whole_axis_labels(fitted):
     # Issue 28, finding 12: the x-label ran past the figure's edge.
-    from dpknn.utils.plotting import donee_count_figure
+    from dpknn.utils._plotting import donee_count_figure
 
     df, imp = fitted
     rep = curator_report(imp, df)

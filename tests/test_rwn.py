@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from reference_rwn import neighbourhoods
 from scipy import stats
 
-from dpknn.sdc.neighbourhoods import pairs_from_indices
-from dpknn.sdc.rwn import RWN, perturb_parquet
+from dpknn.sdc._neighbourhoods import pairs_from_indices
+from dpknn.sdc._rwn import RWN, perturb_parquet
 
 
 def continuous(n=300, seed=0):
@@ -389,7 +389,7 @@ def test_perturb_parquet_reports_changed_shares_and_warns(tmp_path):
 
 def _imputed_survey(n):
     """A survey as KNNImputer leaves it: an imputed column and its flag column."""
-    from dpknn.schema.flags import flag_column
+    from dpknn.schema._flags import flag_column
 
     df = _survey(n)
     df[flag_column("age")] = np.arange(n) % 7 == 0

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpknn.mechanisms.selection import PermuteAndFlip
+from dpknn.mechanisms._selection import PermuteAndFlip
 
 
 def exact_law(scores, epsilon, sensitivity):

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from reference_knn import donor_sets
 
 from dpknn import Continuous, Ordinal, Schema
-from dpknn.impute.knn import KNNImputer
-from dpknn.releases.sensitivity import (
+from dpknn.impute._knn import KNNImputer
+from dpknn.releases._sensitivity import (
     count_smooth,
     mean_smooth,
     variance_smooth,

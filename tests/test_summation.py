@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpknn.releases.summation import Moments, exact_moments
+from dpknn.releases._summation import Moments, exact_moments
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 

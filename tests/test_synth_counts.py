@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpknn import Categorical, Continuous, DomainError, Ordinal
-from dpknn.schema.discretization import Discretization
-from dpknn.schema.marginals import count_tables, extended_codes, observed_block
+from dpknn.schema._discretization import Discretization
+from dpknn.schema._marginals import count_tables, extended_codes, observed_block
 
 
 @settings(max_examples=150, deadline=None)

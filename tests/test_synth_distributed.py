@@ -1,4 +1,4 @@
-"""Synthesis of a folder of Parquet partitions (dpknn.synth.distributed) against the in-memory fit on the same rows:
+"""Synthesis of a folder of Parquet partitions (dpknn.synth._distributed) against the in-memory fit on the same rows:
 the same releases, model and published record for the same seed; partitions a function of the model and their
 stream; resumable; refusals before any work."""
 
@@ -14,17 +14,17 @@ from people import ATTRS, people
 
 from dpknn import Categorical, DomainError, Ordinal
 from dpknn.accounting import BudgetAccountant
-from dpknn.datasets.census import census_schema, make_census
+from dpknn.datasets._census import census_schema, make_census
 from dpknn.exceptions import ImputedDataError
-from dpknn.schema.discretization import Discretization
-from dpknn.schema.flags import flag_column
+from dpknn.schema._discretization import Discretization
+from dpknn.schema._flags import flag_column
 from dpknn.synth import AIMSynthesizer, AutoSynthesizer, MSTSynthesizer, PrivBayes
-from dpknn.synth.data import Counts, RankPlan
-from dpknn.utils.cluster import parquet_partitions
+from dpknn.synth._data import Counts, RankPlan
+from dpknn.utils._cluster import parquet_partitions
 
 distributed = pytest.importorskip("dask.distributed")
 pytest.importorskip("pyarrow")
-synth_distributed = pytest.importorskip("dpknn.synth.distributed")
+synth_distributed = pytest.importorskip("dpknn.synth._distributed")
 
 
 def read_folder(folder):
@@ -166,7 +166,7 @@ def test_a_table_no_pass_counted_costs_one_more_pass(tmp_path, client):
     data = synth_distributed.ParquetData(parquet_partitions(tmp_path / "in"), [a.name for a in CENSUS], client)
     ext_sizes = disc.sizes + 1
     counts, _ = data.count(disc, ext_sizes, [(0,), (0, 1)], RankPlan((), ()))
-    from dpknn.schema.marginals import extended_codes
+    from dpknn.schema._marginals import extended_codes
     memory = Counts(extended_codes(disc.encode(df), disc.sizes), disc.sizes, ext_sizes, n_jobs=1)
     for s in [(0,), (1, 0), (2, 5, 9), (3,)]:
         np.testing.assert_array_equal(counts[s], memory[s])
@@ -215,7 +215,7 @@ def test_refusals_name_the_partition_and_come_before_any_release(tmp_path, clien
 
 
 def test_cli_folder_record_equals_the_in_memory_record(tmp_path):
-    from dpknn.cli.main import main
+    from dpknn.cli._main import main
 
     attrs = [Ordinal("AGE", 0, 99), Categorical("SEX", [1, 2]), Categorical("WORK", ["yes", "no"])]
     (tmp_path / "a.toml").write_text("".join(

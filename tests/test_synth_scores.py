@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpknn.synth import mutual_information_score, score_sensitivity
+from dpknn.synth._scores import mutual_information_score, score_sensitivity
 
 
 def reference_score(t):

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpknn import Categorical, Continuous, Ordinal
-from dpknn.schema.discretization import Discretization, read_attributes
+from dpknn.schema._discretization import Discretization, read_attributes
 from dpknn.synth import ColumnwiseSynthesizer, PrivBayes
 
 AGE = Ordinal("AGE", 0, 99)
@@ -124,7 +124,7 @@ def test_not_applicable_is_the_last_code_and_decodes_to_missing():
 
 
 def test_evaluation_reads_universe_attributes(tmp_path):
-    from dpknn.metrics.evaluation import evaluate
+    from dpknn.metrics._evaluation import evaluate
 
     real = _table(1000)
     synth = PrivBayes(ATTRS, epsilon=1.0, max_rows=2000, rng=0).fit(real).sample(1000, rng=1)

@@ -1,4 +1,4 @@
-"""dpknn.synth.tabular: the public one-hot codes / positions encoding of the GAN (no torch needed)."""
+"""dpknn.synth._tabular: the public one-hot codes / positions encoding of the GAN (no torch needed)."""
 
 import numpy as np
 import pandas as pd
@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from dpknn import Categorical, Continuous, Ordinal
 from dpknn.exceptions import DomainError
-from dpknn.schema.discretization import Discretization
-from dpknn.synth.tabular import CODES, POSITION, Segment, TabularEncoding
+from dpknn.schema._discretization import Discretization
+from dpknn.synth._tabular import CODES, POSITION, Segment, TabularEncoding
 
 ATTRS = [Ordinal("AGE", 0, 99), Categorical("SEX", [1, 2]), Categorical("RACE", ["a", "b", "c"]),
          Continuous("WAGE", 0.0, 5000.0), Ordinal("ONE", 3, 3), Ordinal("KIDS", 0, 5)]
@@ -111,7 +111,7 @@ def test_not_applicable_is_a_code_and_never_decodes_to_a_value():
     assert both.loc[adult, "INCOME"].between(300, 400).all() and both.loc[~adult, "INCOME"].isna().all()
     assert enc.decode(heavy).loc[lambda f: f["AGE"] >= 15, "INCOME"].notna().all()   # argmax too
     # The negative control: the block's own draw, before the universe step, is mostly "not applicable".
-    from dpknn.synth.tabular import draw_codes
+    from dpknn.synth._tabular import draw_codes
     assert (draw_codes(heavy[:, codes.start:codes.stop], np.random.default_rng(2)) == 10).mean() > 0.85
 
 

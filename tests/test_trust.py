@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 import dpknn
 import dpknn.synth
 from dpknn import BudgetAccountant, BudgetExceededError, Continuous, KNNImputer, Ordinal, Schema
-from dpknn.cli.main import main as cli_main
-from dpknn.datasets.census import census_schema, make_census
-from dpknn.releases.queries import PrivateImputation
-from dpknn.utils.io import tomllib
+from dpknn.cli._main import main as cli_main
+from dpknn.datasets._census import census_schema, make_census
+from dpknn.releases._queries import PrivateImputation
+from dpknn.utils._io import tomllib
 
 EPS = 6 * math.log(2)
 SCHEMA = """
@@ -279,7 +279,7 @@ def test_global_method_needs_allow_non_dp_and_says_not_dp(tmp_path, capsys):
     out = json.loads((tmp_path / "r.json").read_text())
     assert out["differentially_private"] is False and out["WARNING"].startswith("NOT DIFFERENTIALLY PRIVATE")
     assert out["releases"][-1]["differentially_private"] is False
-    from dpknn.releases.baseline import NOT_DP
+    from dpknn.releases._baseline import NOT_DP
     assert out["releases"][-1]["note"] == NOT_DP
 
 
@@ -337,7 +337,7 @@ def test_default_noise_comes_from_the_os_csprng(tmp_path, caplog):
 def test_awkward_inputs_get_clear_errors_or_correct_results(tmp_path):
     with pytest.raises(ValueError, match="does not fit 64-bit integer codes"):
         Ordinal("a", -(2**62), 2**62, bin_width=2**61)
-    from dpknn.processing.transforms import Resized, impute
+    from dpknn.processing._transforms import Resized, impute
     with pytest.raises(ValueError, match="must not contain a missing value"):
         impute(pd.DataFrame({"c": [None, "a"]}), categories={"c": ["a", np.nan]}, rng=0)
     with pytest.raises(ValueError, match="finite"):
@@ -348,7 +348,7 @@ def test_awkward_inputs_get_clear_errors_or_correct_results(tmp_path):
         private.count({"AGE": ["10.0"]}, epsilon=1.0)
     with pytest.raises(ValueError, match="too wide|overflows"):
         private.mean("INCWAGE", bounds=(0, 1e308), epsilon=EPS, count_epsilon=1.0)
-    from dpknn.sdc.rwn import RWN
+    from dpknn.sdc._rwn import RWN
     with pytest.raises(ValueError, match="column 'a' has 1 infinite"):
         RWN(k=2, rng=0).fit_transform(pd.DataFrame({"a": [1.0, np.inf, 3.0, 4.0]}))
     with pytest.raises(ValueError, match="duplicate column names"):
@@ -379,7 +379,7 @@ def test_awkward_inputs_get_clear_errors_or_correct_results(tmp_path):
 def test_no_unbuilt_features_are_advertised():
     import re
 
-    from dpknn.cli.main import build_parser
+    from dpknn.cli._main import build_parser
 
     root = Path(__file__).resolve().parents[1]
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
@@ -401,7 +401,7 @@ def test_no_unbuilt_features_are_advertised():
 
 
 def test_io_helpers_refuse_outputs_that_are_inputs_or_each_other(tmp_path):
-    from dpknn.utils.io import check_outputs, is_marked_imputed
+    from dpknn.utils._io import check_outputs, is_marked_imputed
 
     data = tmp_path / "d.csv"
     data.write_text("a\n1\n")

@@ -16,9 +16,9 @@ import pandas as pd
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, PrivateImputation, Schema
 from dpknn.accounting import BudgetAccountant
-from dpknn.cli.main import main
-from dpknn.metrics.evaluation import evaluate
-from dpknn.schema import blank_outside_universes, observed_outside_universes
+from dpknn.cli._main import main
+from dpknn.metrics._evaluation import evaluate
+from dpknn.schema._attributes import blank_outside_universes, observed_outside_universes
 from dpknn.synth import MSTSynthesizer
 
 WORKERS = ["full", "part"]
@@ -64,7 +64,7 @@ def test_the_shared_rule_blanks_and_counts_without_touching_its_input():
 
 def test_impute_leaves_the_attribute_missing_outside_and_tells_the_curator(caplog):
     df = wage_table()
-    with caplog.at_level(logging.WARNING, logger="dpknn.impute.knn"):
+    with caplog.at_level(logging.WARNING, logger="dpknn.impute._knn"):
         imp = KNNImputer(schema()).fit(df)
     n_out = int((_outside(df) & df.income.notna()).sum())
     assert imp.n_outside_universe_ == {"income": n_out}

@@ -11,8 +11,8 @@ from reference_knn import l1_with_universes
 
 from dpknn import Categorical, Continuous, KNNImputer, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
-from dpknn.impute import scheme as imputation
-from dpknn.releases.queries import PrivateImputation
+from dpknn.impute import _scheme as imputation
+from dpknn.releases._queries import PrivateImputation
 
 
 @st.composite

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from dpknn import check_rng
-from dpknn.utils.validation import check_positive_int, check_positive_int_or_auto, check_positive_real
+from dpknn.utils._validation import check_positive_int, check_positive_int_or_auto, check_positive_real
 
 
 def test_check_rng_passes_generator_through():
@@ -51,7 +51,7 @@ def test_positive_int_and_finite_real():
 
 
 def test_check_keys_names_the_table_the_unknown_keys_and_the_allowed_ones():
-    from dpknn.utils.validation import check_keys
+    from dpknn.utils._validation import check_keys
 
     check_keys({"a": 1}, {"a", "b"}, "table t")
     check_keys({}, {"a"}, "table t")
@@ -79,9 +79,9 @@ def test_every_toml_reader_refuses_an_unknown_key(tmp_path, text, reader):
     # One reader of TOML tables (check_keys) behind every file format: a misspelt key fails
     # loudly with its name, in every table of every file.
     from dpknn import Schema
-    from dpknn.processing.pipeline import ProcessingPlan
+    from dpknn.processing._pipeline import ProcessingPlan
     from dpknn.releases import read_queries
-    from dpknn.schema.discretization import read_attributes
+    from dpknn.schema._discretization import read_attributes
 
     path = tmp_path / "f.toml"
     path.write_text(text)

@@ -8,8 +8,10 @@ from privacy_check import hockey_stick
 from scipy import stats
 from scipy.special import logsumexp
 
-from dpknn.accounting import exponential_rho, zcdp_delta, zcdp_epsilon, zcdp_rho
-from dpknn.mechanisms import DiscreteGaussian, noise
+from dpknn.accounting import zcdp_delta, zcdp_epsilon, zcdp_rho
+from dpknn.accounting._zcdp import exponential_rho
+from dpknn.mechanisms import DiscreteGaussian
+from dpknn.mechanisms import _noise as noise
 
 
 def _gaussian_delta(sigma, epsilon):

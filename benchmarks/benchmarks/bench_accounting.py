@@ -1,7 +1,7 @@
 """Accounting: RDP of the sampled Gaussian over all default orders, sigma search, MCAR costs."""
 
 from dpknn.accounting import mcar_cost, rdp_epsilon, sgm_sigma
-from dpknn.experiments.amplification import CENSUS_NETWORK
+from dpknn.experiments._amplification import CENSUS_NETWORK
 
 
 class Rdp:

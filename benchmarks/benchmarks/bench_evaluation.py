@@ -4,10 +4,9 @@ randomized response, the exponential mechanism and DP k-means."""
 import numpy as np
 
 from dpknn.datasets import make_census
-from dpknn.experiments.synthesis import census_attributes
+from dpknn.experiments._synthesis import census_attributes
 from dpknn.mechanisms import ExponentialMechanism, RandomizedResponse
-from dpknn.metrics import correct_attribution_probability, distance_to_closest_record, linkage, pmse
-from dpknn.metrics.evaluation import evaluate
+from dpknn.metrics import correct_attribution_probability, distance_to_closest_record, evaluate, linkage, pmse
 from dpknn.models import DPKMeans
 
 ATTRS = census_attributes()

@@ -13,7 +13,7 @@ except ImportError:  # asv skips a benchmark whose setup raises NotImplementedEr
 
 def _census(n):
     from dpknn.datasets import make_census, make_missing
-    from dpknn.experiments.synthesis import census_attributes
+    from dpknn.experiments._synthesis import census_attributes
 
     attrs = census_attributes()
     names = [a.name for a in attrs]
@@ -27,8 +27,8 @@ class CriticStep:
     def setup(self, batch):
         if torch is None:
             raise NotImplementedError("torch is not installed")
-        from dpknn.synth import TabularEncoding
-        from dpknn.synth import misgan_torch as mt
+        from dpknn.synth import _misgan_torch as mt
+        from dpknn.synth._tabular import TabularEncoding
 
         df, attrs = _census(batch)
         enc = TabularEncoding(attrs)

@@ -2,10 +2,10 @@
 
 from fractions import Fraction
 
-from dpknn.mechanisms import as_source, noise
-from dpknn.mechanisms.additive import Gaussian, Laplace
-from dpknn.mechanisms.base import public_grid
-from dpknn.mechanisms.smooth import SmoothCauchy, SmoothPolyPlace
+from dpknn.mechanisms import Gaussian, Laplace, SmoothCauchy, SmoothPolyPlace
+from dpknn.mechanisms import _noise as noise
+from dpknn.mechanisms._base import public_grid
+from dpknn.mechanisms._randomness import as_source
 
 
 class Samplers:

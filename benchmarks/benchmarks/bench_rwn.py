@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 
 from dpknn.datasets import make_census
-from dpknn.sdc import RWN, pairs_from_indices
+from dpknn.sdc import RWN
+from dpknn.sdc._neighbourhoods import pairs_from_indices
 
 KNOWN = ["AGE", "SCHOOL", "SEX", "RACE", "RELATE", "MARST", "EMPSTAT", "CLASSWKR", "URBAN"]
 CATEGORICAL = ["SEX", "RACE", "RELATE", "MARST", "EMPSTAT", "CLASSWKR", "URBAN"]

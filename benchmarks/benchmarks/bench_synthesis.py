@@ -2,7 +2,8 @@
 
 import itertools
 
-from dpknn.schema import Discretization, count_tables, extended_codes
+from dpknn.schema import Discretization
+from dpknn.schema._marginals import count_tables, extended_codes
 from dpknn.synth import AIMSynthesizer, ColumnwiseSynthesizer, MSTSynthesizer, PrivBayes
 
 from .wide_table import wide_table

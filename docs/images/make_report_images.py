@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from dpknn import Continuous, KNNImputer, Ordinal, Schema, curator_report
-from dpknn.datasets.census import make_census
-from dpknn.schema.attributes import Categorical
+from dpknn.datasets._census import make_census
+from dpknn.schema._attributes import Categorical
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,4 +1,4 @@
-"""Pass 2 of the out-of-core imputation (:mod:`dpknn.impute.distributed`): donors, one bucket of consecutive
+"""Pass 2 of the out-of-core imputation (:mod:`dpknn.impute._distributed`): donors, one bucket of consecutive
 classes at a time, and the exact L1 search (:func:`solve_donors`).
 
 The client plans the donor classes of every class without k donors of its own (the in-memory imputer's code);
@@ -18,8 +18,8 @@ import numpy as np
 
 from dpknn._core import _donors, _grouping
 from dpknn.impute._files import INBOX, STAGED, concat_columns, index_dtype, read_columns, staged_rows, write_columns
-from dpknn.impute.knn import L1Case
-from dpknn.impute.scheme import (
+from dpknn.impute._knn import L1Case
+from dpknn.impute._scheme import (
     csr_positions,
     decode_cell,
     deepest_addition,
@@ -29,7 +29,7 @@ from dpknn.impute.scheme import (
     no_complete_records,
     ordered_donor_classes,
 )
-from dpknn.utils.cluster import completed_results
+from dpknn.utils._cluster import completed_results
 
 __all__ = ["DonorSearch", "needed_runs", "solve_donors"]
 

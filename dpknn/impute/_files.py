@@ -1,4 +1,4 @@
-"""The staging files of the out-of-core imputation (:mod:`dpknn.impute.distributed`): one ``.npy`` file per
+"""The staging files of the out-of-core imputation (:mod:`dpknn.impute._distributed`): one ``.npy`` file per
 column, written whole and read by ranges or memory-mapped, each value in its narrowest exact dtype."""
 
 from __future__ import annotations
@@ -89,6 +89,7 @@ def map_npy(path):
 
 
 def concat_columns(parts, names):
+    """Each of ``names`` concatenated over ``parts`` (dicts of equal-keyed column arrays)."""
     return {name: np.concatenate([p[name] for p in parts]) for name in names}
 
 

@@ -1,6 +1,6 @@
-"""Pass 3 of the out-of-core imputation (:mod:`dpknn.impute.distributed`): fill every partition from its
+"""Pass 3 of the out-of-core imputation (:mod:`dpknn.impute._distributed`): fill every partition from its
 donors, then write it (:func:`write_partition`) or hand it to the releases' statistics
-(:meth:`PartitionDonors.fill`, :class:`~dpknn.releases.parquet.ParquetStatistics`)."""
+(:meth:`PartitionDonors.fill`, :class:`~dpknn.releases._parquet.ParquetStatistics`)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 
 from dpknn.impute._files import INBOX, concat_columns, read_columns
-from dpknn.impute.knn import KNNImputer
-from dpknn.impute.scheme import put_values
-from dpknn.schema.attributes import Categorical, blank_outside_universes
-from dpknn.schema.flags import flag_column
-from dpknn.utils.io import IMPUTED_MARKER
+from dpknn.impute._knn import KNNImputer
+from dpknn.impute._scheme import put_values
+from dpknn.schema._attributes import Categorical, blank_outside_universes
+from dpknn.schema._flags import flag_column
+from dpknn.utils._io import IMPUTED_MARKER
 
 __all__ = ["GroupDonors", "PartitionDonors", "filled_partition", "pq_columns", "write_partition"]
 
@@ -119,7 +119,7 @@ def write_partition(path, rel, offset, schema, donors, out_dir, donors_dir):
     import pyarrow.parquet as pq
 
     out, filled, used = filled_partition(path, schema, donors)
-    # The same flag columns as KNNImputer.transform, in every partition (dpknn.schema.flags).
+    # The same flag columns as KNNImputer.transform, in every partition (dpknn.schema._flags).
     for name in schema.imputed_names:
         flag = np.zeros(len(out), dtype=bool)
         flag[filled[name]] = True

@@ -1,4 +1,4 @@
-"""Pass 1 of the out-of-core imputation (:mod:`dpknn.impute.distributed`): stage every partition.
+"""Pass 1 of the out-of-core imputation (:mod:`dpknn.impute._distributed`): stage every partition.
 
 Each partition is encoded and checked against the whole schema, then each universe's records are written sorted by
 
@@ -19,8 +19,8 @@ import pandas as pd
 from dpknn._core import _grouping
 from dpknn.exceptions import DomainError
 from dpknn.impute._files import LABELS, STAGED, compact, index_dtype, map_npy, write_columns
-from dpknn.schema.attributes import Categorical, Schema, observed_outside_universes
-from dpknn.utils.cluster import completed_results
+from dpknn.schema._attributes import Categorical, Schema, observed_outside_universes
+from dpknn.utils._cluster import completed_results
 
 __all__ = ["ClassCounts", "StageGroup", "StagedFile", "StagedPartition", "check_unique_labels", "label_after",
            "stage_groups", "stage_partition"]

@@ -1,18 +1,16 @@
 """Mechanisms on one base, the exact samplers they draw from, and the sources of randomness.
 
 Every noisy number, randomized bit or private choice the package makes comes from a subclass of
-:class:`Mechanism`: additive noise on a public grid (:mod:`~dpknn.mechanisms.additive`), smooth-
-sensitivity noise (:mod:`~dpknn.mechanisms.smooth`), private selection
-(:mod:`~dpknn.mechanisms.selection`) and randomized response. The samplers
-(:mod:`~dpknn.mechanisms.noise`) and the sources of bits (:mod:`~dpknn.mechanisms.randomness`) are
-used only by the mechanisms.
+:class:`Mechanism`, which publishes a :class:`Release` and keeps :class:`CuratorDiagnostics`: additive noise on
+a public grid (:class:`Laplace`, :class:`Geometric`, :class:`Gaussian`, :class:`DiscreteGaussian`), smooth-
+sensitivity noise (:class:`SmoothCauchy`, :class:`SmoothPolyPlace`), private selection
+(:class:`ExponentialMechanism`, :class:`PermuteAndFlip`) and :class:`RandomizedResponse`, all drawing from a
+:class:`RandomSource`. The exact samplers (``dpknn/mechanisms/_noise.py``) are used only by the mechanisms.
 """
 
-from dpknn.utils.lazy import lazy_exports
+from dpknn.utils._lazy import lazy_exports
 
 __all__ = [
-    "LN2",
-    "CauchyCalibration",
     "CuratorDiagnostics",
     "DiscreteGaussian",
     "ExponentialMechanism",
@@ -21,47 +19,39 @@ __all__ = [
     "Laplace",
     "Mechanism",
     "PermuteAndFlip",
-    "PolyPlaceCalibration",
-    "ProportionEstimate",
     "RandomSource",
     "RandomizedResponse",
     "Release",
-    "ScoreSelection",
     "SmoothCauchy",
     "SmoothPolyPlace",
-    "as_source",
-    "cauchy_admissible",
-    "choose_gamma",
-    "choose_polyplace",
-    "jsonable",
-    "noise",
-    "public_grid",
 ]
 
-# Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
+# Each public name loads its module on first use (dpknn.utils._lazy): importing the package stays cheap.
+# Names that left the public list still load, with a DeprecationWarning.
 __getattr__, __dir__ = lazy_exports(__name__, {
-    "DiscreteGaussian": "dpknn.mechanisms.additive",
-    "Gaussian": "dpknn.mechanisms.additive",
-    "Geometric": "dpknn.mechanisms.additive",
-    "Laplace": "dpknn.mechanisms.additive",
-    "CuratorDiagnostics": "dpknn.mechanisms.base",
-    "Mechanism": "dpknn.mechanisms.base",
-    "Release": "dpknn.mechanisms.base",
-    "jsonable": "dpknn.mechanisms.base",
-    "public_grid": "dpknn.mechanisms.base",
-    "ProportionEstimate": "dpknn.mechanisms.randomized_response",
-    "RandomizedResponse": "dpknn.mechanisms.randomized_response",
-    "RandomSource": "dpknn.mechanisms.randomness",
-    "as_source": "dpknn.mechanisms.randomness",
-    "ExponentialMechanism": "dpknn.mechanisms.selection",
-    "PermuteAndFlip": "dpknn.mechanisms.selection",
-    "ScoreSelection": "dpknn.mechanisms.selection",
-    "LN2": "dpknn.mechanisms.smooth",
-    "CauchyCalibration": "dpknn.mechanisms.smooth",
-    "PolyPlaceCalibration": "dpknn.mechanisms.smooth",
-    "SmoothCauchy": "dpknn.mechanisms.smooth",
-    "SmoothPolyPlace": "dpknn.mechanisms.smooth",
-    "cauchy_admissible": "dpknn.mechanisms.smooth",
-    "choose_gamma": "dpknn.mechanisms.smooth",
-    "choose_polyplace": "dpknn.mechanisms.smooth",
+    "DiscreteGaussian": "dpknn.mechanisms._additive",
+    "Gaussian": "dpknn.mechanisms._additive",
+    "Geometric": "dpknn.mechanisms._additive",
+    "Laplace": "dpknn.mechanisms._additive",
+    "CuratorDiagnostics": "dpknn.mechanisms._base",
+    "Mechanism": "dpknn.mechanisms._base",
+    "Release": "dpknn.mechanisms._base",
+    "RandomizedResponse": "dpknn.mechanisms._randomized_response",
+    "RandomSource": "dpknn.mechanisms._randomness",
+    "ExponentialMechanism": "dpknn.mechanisms._selection",
+    "PermuteAndFlip": "dpknn.mechanisms._selection",
+    "SmoothCauchy": "dpknn.mechanisms._smooth",
+    "SmoothPolyPlace": "dpknn.mechanisms._smooth",
+}, internal={
+    "jsonable": "dpknn.mechanisms._base",
+    "public_grid": "dpknn.mechanisms._base",
+    "ProportionEstimate": "dpknn.mechanisms._randomized_response",
+    "as_source": "dpknn.mechanisms._randomness",
+    "ScoreSelection": "dpknn.mechanisms._selection",
+    "CauchyCalibration": "dpknn.mechanisms._smooth",
+    "LN2": "dpknn.mechanisms._smooth",
+    "PolyPlaceCalibration": "dpknn.mechanisms._smooth",
+    "cauchy_admissible": "dpknn.mechanisms._smooth",
+    "choose_gamma": "dpknn.mechanisms._smooth",
+    "choose_polyplace": "dpknn.mechanisms._smooth",
 })

@@ -11,20 +11,10 @@
 Every measure that reads the real data is an evaluation for the curator, not a release.
 """
 
-# `pmse` names both a submodule and its function: importing the submodule would rebind the package's
-# attribute to the module, so the function is bound here, eagerly, after it.
-from dpknn.metrics.pmse import pmse
-from dpknn.utils.lazy import lazy_exports
+from dpknn.utils._lazy import lazy_exports
 
 __all__ = [
-    "PMSE",
-    "AttributionRisk",
-    "ClosestRecords",
-    "CombinedEstimate",
-    "Linkage",
-    "MlEfficacy",
-    "RegressionComparison",
-    "SampleUniques",
+    "analysis_measures",
     "ci_overlap",
     "closest_distances",
     "combine_fully_synthetic",
@@ -33,6 +23,7 @@ __all__ = [
     "correct_attribution_probability",
     "correlation_change",
     "distance_to_closest_record",
+    "evaluate",
     "linkage",
     "max_cooks_distance",
     "max_mahalanobis",
@@ -40,7 +31,6 @@ __all__ = [
     "ols_comparison",
     "pca_variance",
     "pmse",
-    "propensity_features",
     "random_forest_misclassification",
     "regression_comparison",
     "risk_space",
@@ -49,35 +39,40 @@ __all__ = [
     "tvd",
 ]
 
-# Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
+# Each public name loads its module on first use (dpknn.utils._lazy): importing the package stays cheap.
+# Names that left the public list still load, with a DeprecationWarning.
 __getattr__, __dir__ = lazy_exports(__name__, {
-    "CombinedEstimate": "dpknn.metrics.combining",
-    "combine_fully_synthetic": "dpknn.metrics.combining",
-    "combine_imputations": "dpknn.metrics.combining",
-    "combine_partially_synthetic": "dpknn.metrics.combining",
-    "AttributionRisk": "dpknn.metrics.disclosure",
-    "ClosestRecords": "dpknn.metrics.disclosure",
-    "Linkage": "dpknn.metrics.disclosure",
-    "SampleUniques": "dpknn.metrics.disclosure",
-    "closest_distances": "dpknn.metrics.disclosure",
-    "correct_attribution_probability": "dpknn.metrics.disclosure",
-    "distance_to_closest_record": "dpknn.metrics.disclosure",
-    "linkage": "dpknn.metrics.disclosure",
-    "max_cooks_distance": "dpknn.metrics.disclosure",
-    "max_mahalanobis": "dpknn.metrics.disclosure",
-    "risk_space": "dpknn.metrics.disclosure",
-    "sample_uniques": "dpknn.metrics.disclosure",
-    "MlEfficacy": "dpknn.metrics.fidelity",
-    "ml_efficacy": "dpknn.metrics.fidelity",
-    "tvd": "dpknn.metrics.fidelity",
-    "RegressionComparison": "dpknn.metrics.inference",
-    "ci_overlap": "dpknn.metrics.inference",
-    "regression_comparison": "dpknn.metrics.inference",
-    "standardized_difference": "dpknn.metrics.inference",
-    "PMSE": "dpknn.metrics.pmse",
-    "propensity_features": "dpknn.metrics.pmse",
-    "correlation_change": "dpknn.metrics.utility",
-    "ols_comparison": "dpknn.metrics.utility",
-    "pca_variance": "dpknn.metrics.utility",
-    "random_forest_misclassification": "dpknn.metrics.utility",
+    "evaluate": "dpknn.metrics._evaluation",
+    "combine_fully_synthetic": "dpknn.metrics._combining",
+    "combine_imputations": "dpknn.metrics._combining",
+    "combine_partially_synthetic": "dpknn.metrics._combining",
+    "closest_distances": "dpknn.metrics._disclosure",
+    "correct_attribution_probability": "dpknn.metrics._disclosure",
+    "distance_to_closest_record": "dpknn.metrics._disclosure",
+    "linkage": "dpknn.metrics._disclosure",
+    "max_cooks_distance": "dpknn.metrics._disclosure",
+    "max_mahalanobis": "dpknn.metrics._disclosure",
+    "risk_space": "dpknn.metrics._disclosure",
+    "sample_uniques": "dpknn.metrics._disclosure",
+    "ml_efficacy": "dpknn.metrics._fidelity",
+    "tvd": "dpknn.metrics._fidelity",
+    "ci_overlap": "dpknn.metrics._inference",
+    "regression_comparison": "dpknn.metrics._inference",
+    "standardized_difference": "dpknn.metrics._inference",
+    "pmse": "dpknn.metrics._pmse",
+    "correlation_change": "dpknn.metrics._utility",
+    "ols_comparison": "dpknn.metrics._utility",
+    "pca_variance": "dpknn.metrics._utility",
+    "random_forest_misclassification": "dpknn.metrics._utility",
+    "analysis_measures": "dpknn.metrics._analysis",
+}, internal={
+    "CombinedEstimate": "dpknn.metrics._combining",
+    "AttributionRisk": "dpknn.metrics._disclosure",
+    "ClosestRecords": "dpknn.metrics._disclosure",
+    "Linkage": "dpknn.metrics._disclosure",
+    "SampleUniques": "dpknn.metrics._disclosure",
+    "MlEfficacy": "dpknn.metrics._fidelity",
+    "RegressionComparison": "dpknn.metrics._inference",
+    "PMSE": "dpknn.metrics._pmse",
+    "propensity_features": "dpknn.metrics._pmse",
 })

@@ -1,16 +1,24 @@
 """Data processing before a release: clamp, data-independent impute, resize with amplification; plans in TOML."""
 
-from dpknn.utils.lazy import lazy_exports
+from dpknn.utils._lazy import lazy_exports
 
-__all__ = ["ProcessingPlan", "ProcessingResult", "Resized", "clamp", "impute", "resize", "run_plan"]
+__all__ = [
+    "Resized",
+    "clamp",
+    "impute",
+    "resize",
+    "run_plan",
+]
 
-# Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
+# Each public name loads its module on first use (dpknn.utils._lazy): importing the package stays cheap.
+# Names that left the public list still load, with a DeprecationWarning.
 __getattr__, __dir__ = lazy_exports(__name__, {
-    "ProcessingPlan": "dpknn.processing.pipeline",
-    "ProcessingResult": "dpknn.processing.pipeline",
-    "run_plan": "dpknn.processing.pipeline",
-    "Resized": "dpknn.processing.transforms",
-    "clamp": "dpknn.processing.transforms",
-    "impute": "dpknn.processing.transforms",
-    "resize": "dpknn.processing.transforms",
+    "run_plan": "dpknn.processing._pipeline",
+    "Resized": "dpknn.processing._transforms",
+    "clamp": "dpknn.processing._transforms",
+    "impute": "dpknn.processing._transforms",
+    "resize": "dpknn.processing._transforms",
+}, internal={
+    "ProcessingPlan": "dpknn.processing._pipeline",
+    "ProcessingResult": "dpknn.processing._pipeline",
 })

@@ -18,27 +18,36 @@
   :class:`TabularEncoding`: the public one-hot codes and in-bin positions of the GAN.
 - :class:`Synthesizer`: their base; ``public_params()`` is what a fitted model publishes
   beside its rows (the ``dpknn synth`` sidecar).
-- :mod:`dpknn.synth.scores`: the score of PrivBayes's structure search and its sensitivity.
+- :mod:`dpknn.synth._scores`: the score of PrivBayes's structure search and its sensitivity.
 """
 
-from dpknn.utils.lazy import lazy_exports
+from dpknn.utils._lazy import lazy_exports
 
-__all__ = ["AIMSynthesizer", "AutoSynthesizer", "ColumnwiseSynthesizer", "DPMisGAN", "Discretization", "MSTSynthesizer",
-           "PrivBayes", "Synthesizer", "TabularEncoding", "mutual_information_score", "score_sensitivity",
-           "synthesize_parquet"]
+__all__ = [
+    "AIMSynthesizer",
+    "AutoSynthesizer",
+    "ColumnwiseSynthesizer",
+    "DPMisGAN",
+    "MSTSynthesizer",
+    "PrivBayes",
+    "Synthesizer",
+    "synthesize_parquet",
+]
 
-# Each public name loads its module on first use (dpknn.utils.lazy): importing the package stays cheap.
+# Each public name loads its module on first use (dpknn.utils._lazy): importing the package stays cheap.
+# Names that left the public list still load, with a DeprecationWarning.
 __getattr__, __dir__ = lazy_exports(__name__, {
-    "Discretization": "dpknn.schema.discretization",
-    "AIMSynthesizer": "dpknn.synth.aim",
-    "AutoSynthesizer": "dpknn.synth.auto",
-    "Synthesizer": "dpknn.synth.base",
-    "ColumnwiseSynthesizer": "dpknn.synth.columnwise",
-    "DPMisGAN": "dpknn.synth.misgan",
-    "MSTSynthesizer": "dpknn.synth.mst",
-    "PrivBayes": "dpknn.synth.privbayes",
-    "mutual_information_score": "dpknn.synth.scores",
-    "score_sensitivity": "dpknn.synth.scores",
-    "TabularEncoding": "dpknn.synth.tabular",
-    "synthesize_parquet": "dpknn.synth.distributed",
+    "AIMSynthesizer": "dpknn.synth._aim",
+    "AutoSynthesizer": "dpknn.synth._auto",
+    "Synthesizer": "dpknn.synth._base",
+    "ColumnwiseSynthesizer": "dpknn.synth._columnwise",
+    "DPMisGAN": "dpknn.synth._misgan",
+    "MSTSynthesizer": "dpknn.synth._mst",
+    "PrivBayes": "dpknn.synth._privbayes",
+    "synthesize_parquet": "dpknn.synth._distributed",
+}, internal={
+    "Discretization": "dpknn.schema._discretization",
+    "mutual_information_score": "dpknn.synth._scores",
+    "score_sensitivity": "dpknn.synth._scores",
+    "TabularEncoding": "dpknn.synth._tabular",
 })

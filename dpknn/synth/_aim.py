@@ -1,0 +1,374 @@
+"""AIM for incomplete data: marginals chosen adaptively for a workload, one fitted model.
+
+The algorithm is AIM (McKenna, Mullins, Sheldon, Miklau 2022), made aware of missing values and
+of public universes the way :mod:`dpknn.synth._mst` is (:mod:`dpknn.synth._marginal`):
+
+1. **Measure** every attribute's one-way table, and the two-way table of every universe edge
+   (public), each with discrete Gaussian noise of ρ_m = 0.9·ρ/T (T rounds, public).
+2. **Repeat** until the budget is spent:
+
+   a. **Select** the attribute set r among the candidates (every subset of a workload set,
+      weight w_r = Σ_W |r ∩ W|) whose model, once r is added, stays within the round's size
+      limit (``max_model_size`` cells times the share of ρ spent so far), by the exponential
+      mechanism with score w_r·(‖x_r − round(n̂ μ_r)‖₁ − √(2/π)·σ·|r|), μ the current model, |r|
+      the cells of r's table and σ the noise of the next measurement. x̂_r = round(n̂ μ_r) is
+      post-processing of releases rounded to integers, so ‖x_r − x̂_r‖₁ moves by at most one
+      when a record is added or removed and every score by at most w_r ≤ max_r w_r = Δ.
+   b. **Measure** r's table with ρ_m.
+   c. **Estimate** one distribution from every table so far
+      (:mod:`dpknn.synth._graphical_model`, warm-started from the last).
+   d. **Anneal**: when the estimate of r moved by at most the noise's expected L1 size
+      (‖n̂ μ'_r − n̂ μ_r‖₁ ≤ √(2/π)·σ·|r|), the next rounds use ρ_m and ρ_s four times larger
+      (σ halved, ε doubled). When less than two rounds' worth of ρ is left, the last round
+      takes all of it.
+
+**Privacy** (zero-concentrated DP, add/remove one record with its missingness pattern):
+
+- Budget ρ and the quantiles' part ρ_q as in :mod:`dpknn.synth._marginal`; AIM spends R = ρ − ρ_q.
+- Step 1: d + u tables, each ρ_m-zCDP (L2 sensitivity 1; Canonne, Kamath, Steinke 2020, Theorem 4).
+- Step 2a: :class:`~dpknn.mechanisms.ExponentialMechanism` with ε_s the largest float with
+  ε_s²/8 ≤ ρ_s = 0.1·ρ/T (scaled as step 2d says), which is ε_s-bounded-range and so
+  ε_s²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2).
+- Step 2b: ρ_m-zCDP. Steps 2c-2d read releases only (post-processing), so the choices of r, ρ_m
+  and ρ_s in later rounds are adaptive in the sense of Bun and Steinke (2016, Lemma 2.3): the
+  costs add, and the loop stops once Σ of the exact costs reaches R (checked in fractions,
+  never exceeded), so the fit is ρ-zCDP and (ε, δ)-DP.
+
+**Pure DP** (``noise="laplace"``, δ = 0): the same steps in ε (:mod:`dpknn.synth._marginal`).
+Tables get :class:`~dpknn.mechanisms.Geometric` (discrete Laplace) noise with ε_m = 0.9·ε'/T
+(ε' = ε − ε_q), ε_m-DP on L1 sensitivity 1 (Ghosh, Roughgarden, Sundararajan 2012); a choice is
+the exponential mechanism at ε_s = 0.1·ε'/T, ε_s-DP (McSherry and Talwar 2007, Theorem 6); the
+scores subtract the discrete Laplace noise's expected size 2a/(1 − a²) per cell (a = e^{−ε_m});
+annealing doubles ε_m and ε_s (which halves the noise's scale). Adaptive sequential composition
+(Dwork and Roth 2014, Theorem 3.16) adds the costs, and the same exact stopping rule keeps
+their sum at most ε'.
+
+The workload, T, ``max_model_size`` and the domains are public; the number of rows is not
+needed (the model's total is estimated from the noisy tables).
+
+References
+----------
+.. [1] McKenna, Mullins, Sheldon, Miklau (2022). "AIM: an adaptive and iterative mechanism for
+   differentially private synthetic data", PVLDB 15(11), Algorithm 1.
+.. [2] Canonne, Kamath, Steinke (2020). "The discrete Gaussian for differential privacy",
+   NeurIPS, Theorem 4.
+.. [3] Cesar, Rogers (2021). "Bounding, concentrating, and truncating: unifying privacy loss
+   composition for data analytics", ALT, Lemma 3.2.
+.. [4] Bun, Steinke (2016). "Concentrated differential privacy", TCC, Lemma 2.3.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import typing
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from dpknn.mechanisms._selection import ExponentialMechanism
+from dpknn.synth._graphical_model import fit_model, junction_tree
+from dpknn.synth._marginal import MARGINAL_CONSTRAINTS, MarginalSynthesizer, analysis_pairs, measure, universe_edges
+from dpknn.utils._progress import progress_bar
+from dpknn.utils._validation import (
+    InstanceOf,
+    Interval,
+    Options,
+    check_positive_int,
+    check_positive_int_or_auto,
+    check_positive_real,
+)
+
+__all__ = ["AIMSynthesizer", "Round", "affordable", "auto_model_size", "candidate_scores", "workload_candidates"]
+
+logger = logging.getLogger(__name__)
+
+ROUND_TOL = 1e-10   # a round's estimate only scores the next candidates: looser than the final fit's
+#: Copies of an analysis' attribute set in AIM's workload (``analyses``): its candidates weigh this much more.
+ANALYSIS_WEIGHT = 3
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round's public record: the chosen ``attributes`` and the cost of the choice and of the
+    measurement (exact fractions: ρ under zCDP, ε under pure DP)."""
+
+    attributes: tuple
+    cost_select: Fraction
+    cost_measure: Fraction
+
+
+def auto_model_size(epsilon):
+    """``max_model_size="auto"``: 20,000 cells per unit of ε, from 20,000 (ε ≤ 1) to 200,000 (ε ≥ 10).
+
+    A larger budget measures the tables of a larger model well enough to pay for them: on CPS1988
+    with MNAR gaps at ε = 4 (through :class:`~dpknn.synth.AutoSynthesizer`, 2 seeds) the larger
+    model fitted 2-way TVD 0.0036 against 0.0048 at 20,000 cells, in up to 9 s instead of 4 s
+    (``benchmarks/README.md``). The cap keeps the fit's time bounded: 1,000,000 cells took 50-180 s
+    on the same table. A function of the public ε only.
+    """
+    epsilon = check_positive_real(epsilon, "epsilon")
+    return int(20_000 * min(10.0, max(1.0, epsilon)))
+
+
+def workload_candidates(workload):
+    """{attribute set: weight}: every nonempty subset r of a workload set, weighted by
+    Σ over the workload of |r ∩ W| (AIM's weighting)."""
+    sets = [tuple(sorted(w)) for w in workload]
+    out = {}
+    for w in sets:
+        for k in range(1, len(w) + 1):
+            for r in itertools.combinations(w, k):
+                out.setdefault(r, sum(len(set(r) & set(x)) for x in sets))
+    return out
+
+
+def affordable(candidates, cliques, sizes, limit):
+    """The candidates whose addition keeps the model within ``limit`` cells, and those inside a
+    clique already (free)."""
+    tree = junction_tree(sizes, cliques)
+    out = {}
+    for r, w in candidates.items():
+        if tree.covering(r) is not None or junction_tree(sizes, [*tree.cliques, r]).size(sizes) <= limit:
+            out[r] = w
+    return out
+
+
+def candidate_scores(candidates, counts, model, noise_abs, *, cliques=None):
+    """Step 2a's scores (module docstring), in the order of ``candidates``; ``counts`` gives the
+    true tables (data, never released), ``noise_abs`` the next measurement's expected noise size
+    per cell (public), ``cliques`` the model's clique marginals if computed."""
+    cliques = model.clique_marginals() if cliques is None else cliques
+    tables = counts.tables(list(candidates))
+    scores = []
+    for (r, w), x in zip(candidates.items(), tables):
+        fitted = np.rint(model.total * model.marginal(r, cliques)).astype(np.int64)
+        scores.append(w * (float(np.abs(x - fitted).sum()) - noise_abs * x.size))
+    return np.array(scores)
+
+
+class AIMSynthesizer(MarginalSynthesizer):
+    """Differentially private synthetic data by AIM on incomplete data.
+
+    (ε, δ)-DP under add/remove one record (with its missingness pattern), through ρ-zCDP with
+    the exact conversion, or ε-DP with ``noise="laplace"``: see the module docstring for the
+    theorem each step relies on.
+
+    Parameters
+    ----------
+    attributes : sequence of Ordinal, Categorical or Continuous
+        The public domains (wide numeric ones cut into public bins), universes included.
+    epsilon : float
+        Total ε of :meth:`fit`.
+    delta : float in (0, 1), default 1e-9
+        Unused with ``noise="laplace"`` (δ = 0).
+    noise : {"auto", "gaussian", "laplace"}, default "auto"
+        Discrete Gaussian noise accounted in zCDP, discrete Laplace noise for pure ε-DP, or
+        whichever gives the planned tables the smaller expected L1 error, Gaussian whenever
+        quantiles are released (:mod:`dpknn.synth._marginal`): Gaussian for AIM's 16d rounds on the
+        public tables.
+    workload : int or sequence of sequences of str, default 2
+        The marginals the synthetic data should preserve: an int k for every set of k attributes
+        (k ≤ 4), or the sets by name.
+    max_model_size : int or "auto", default "auto"
+        Most cells of the fitted model (its junction tree's cliques) once the budget is spent.
+        Larger models fit higher-order structure at a cost in time: on CPS1988 (7 attributes,
+        MNAR gaps, ε = 4) 1,000,000 let the model grow to the full 179,685-cell joint, 2-way TVD
+        0.0035 in 50-180 s, against 0.0045 in 12 s at 20,000 (``benchmarks/README.md``).
+        "auto": 20,000 cells per unit of ε, from 20,000 to 200,000 (:func:`auto_model_size`),
+        since a larger budget measures the tables of a larger model well enough to pay for them.
+    rounds : int or None
+        T, which sets the first rounds' noise (ρ_m = 0.9ρ/T); None: 16 × the attributes (AIM's).
+    bins, bin_edges, quantile_share, quantile_levels, rank_share, n_rows, never_missing :
+        As :class:`~dpknn.synth.MSTSynthesizer`'s.
+    analyses : sequence of str, default ()
+        As :class:`~dpknn.synth.MSTSynthesizer`'s, except that y's table with each x is among
+        the first tables and the analysis' attribute set weighs ``ANALYSIS_WEIGHT`` (3) times in
+        the workload, whose rounds may then choose the xs' pairs (none is forced).
+    iterations : int, default 300
+        Most steps of the final estimate, by entropic mirror descent (each round's warm-started
+        one, by L-BFGS, takes at most a tenth; :func:`~dpknn.synth._graphical_model.fit_model`).
+        On 20,000 × 10 at ε = 4, 1000 took 25 s and 300 took 2 s, for a 2-way TVD of 0.015 against
+        0.017 (``benchmarks/synthesis_speed.py``; issue 48's goal is 5 s at every ε <= 4).
+    n_jobs : int, default 2
+        Threads of the counting kernel.
+    progress : bool, default False
+        A bar of the share of ρ spent.
+    rng : numpy.random.Generator, int or None
+        Noise source of :meth:`fit` (None: the OS CSPRNG).
+
+    Attributes
+    ----------
+    rounds_ : list of Round
+        The released choices and what each cost.
+    measurements_ : list of Measurement
+        The released noisy tables.
+    model_ : GraphicalModel
+        The fitted distribution (post-processing of ``measurements_``).
+    max_model_size_ : int
+        The model's size limit used (``max_model_size``, or "auto"'s value for ``epsilon``).
+    bin_edges_, public_edges_, noise_, rho_, epsilon_, delta_ :
+        As :class:`~dpknn.synth.MSTSynthesizer`'s.
+
+    Examples
+    --------
+    >>> from dpknn import Categorical, Ordinal
+    >>> from dpknn.datasets._census import make_census
+    >>> from dpknn.synth import AIMSynthesizer
+    >>> attrs = [Ordinal("AGE", 0, 99), Ordinal("SCHOOL", 0, 17), Categorical("SEX", [1, 2])]
+    >>> model = AIMSynthesizer(attrs, epsilon=1.0, never_missing=["SEX"], rng=0).fit(make_census(5_000, rng=0))
+    >>> model.sample(3, rng=0).shape
+    (3, 3)
+    """
+
+    parameter_constraints: typing.ClassVar[dict] = {
+        **MARGINAL_CONSTRAINTS,
+        "workload": (Interval("int", 1, 4, closed="both"), InstanceOf((list, tuple), "sequence of attribute sets")),
+        "max_model_size": (Interval("int", 1, None, closed="left"), Options("auto")),
+        "rounds": (Interval("int", 1, None, closed="left"), None),
+    }
+
+    def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", workload=2, max_model_size="auto",
+                 rounds=None, bins="auto", bin_edges=None, quantile_share=0.1, quantile_levels=6, rank_share=0.1,
+                 analyses=(), n_rows=None, never_missing=(), iterations=300, n_jobs=2, progress=False, rng=None):
+        self.attributes = attributes
+        self.epsilon = epsilon
+        self.delta = delta
+        self.noise = noise
+        self.workload = workload
+        self.max_model_size = max_model_size
+        self.rounds = rounds
+        self.bins = bins
+        self.bin_edges = bin_edges
+        self.quantile_share = quantile_share
+        self.quantile_levels = quantile_levels
+        self.rank_share = rank_share
+        self.analyses = analyses
+        self.n_rows = n_rows
+        self.never_missing = never_missing
+        self.iterations = iterations
+        self.n_jobs = n_jobs
+        self.progress = progress
+        self.rng = rng
+
+    def _workload_sets(self, names):
+        if isinstance(self.workload, (int, np.integer)) and not isinstance(self.workload, bool):
+            k = check_positive_int(self.workload, "workload")
+            if k > 4:
+                raise ValueError(f"workload must be at most 4 (sets of 4 attributes), got {k}.")
+            return list(itertools.combinations(range(len(names)), min(k, len(names))))
+        sets = []
+        for w in self.workload:
+            unknown = [c for c in w if c not in names]
+            if unknown or not 0 < len(set(w)) <= 4:
+                raise ValueError(f"workload set {list(w)} must name 1 to 4 attributes among {names}"
+                                 f"{'; unknown: ' + str(unknown) if unknown else ''}.")
+            sets.append(tuple(sorted(names.index(c) for c in set(w))))
+        if not sets:
+            raise ValueError("workload is empty; give an int (every set of that many attributes) or sets of names.")
+        return sets
+
+    def model_size(self):
+        """The model's size limit in cells: ``max_model_size``, or :func:`auto_model_size` of ``epsilon``."""
+        size = check_positive_int_or_auto(self.max_model_size, "max_model_size",
+                                          auto="20,000 cells per unit of epsilon")
+        return auto_model_size(self.epsilon) if size == "auto" else size
+
+    def _validate_method(self, disc):
+        self.model_size()
+        if self.rounds is not None:
+            check_positive_int(self.rounds, "rounds")
+        self._workload_sets(disc.names)
+
+    def planned_tables(self, sizes):
+        """T tables at 0.9/T of the budget each (their sizes do not matter: all share one noise)."""
+        rounds = 16 * len(sizes) if self.rounds is None else self.rounds
+        return [(Fraction(9, 10 * rounds), 1)] * rounds
+
+    def _candidates(self, disc):
+        """(The first tables' public edges, {candidate set: weight}): the universes' edges and each analysis'
+        response with each covariate are measured first (public), and the analyses weigh in the workload
+        (ANALYSIS_WEIGHT copies of each analysis' attribute set), so the rounds spend where the analyst will look."""
+        analyses = analysis_pairs(self.analyses, disc.names)
+        fixed = universe_edges(disc.attributes, [(y, x) for y, xs in analyses for x in xs])
+        sets = self._workload_sets(disc.names)
+        for y, xs in analyses:
+            group = [(y, *xs)] if len(xs) <= 3 else [(y, x) for x in xs]
+            sets += [tuple(sorted(g)) for g in group] * ANALYSIS_WEIGHT
+        return fixed, workload_candidates(sets)
+
+    def candidate_sets(self, disc):
+        """The first tables (every attribute, the public edges) and every candidate of the rounds that the model's
+        size limit can ever afford: a junction tree holding r has at least r's cells, so a set of more cells than
+        ``model_size()`` (counted without the gap codes, to keep every one that might fit) is never chosen."""
+        fixed, candidates = self._candidates(disc)
+        first = [(a,) for a in range(len(disc.names))] + [tuple(sorted(e)) for e in fixed]
+        limit = self.model_size()
+        fits = [r for r in candidates if math.prod(int(disc.sizes[a]) for a in r) <= limit]
+        return list(dict.fromkeys([*first, *fits]))
+
+    def select_and_fit(self, counts, budget, src, *, disc, rates):
+        """Steps 1-2 (module docstring) with ``budget.total`` (ρ, or ε under pure DP) in all; AIM takes
+        no MCAR rates (``rates`` is all zero)."""
+        rho = budget.total
+        limit = self.max_model_size_ = self.model_size()
+        sizes = tuple(int(s) for s in counts.ext_sizes)
+        d = len(sizes)
+        fixed, candidates = self._candidates(disc)
+        sensitivity = max(candidates.values())
+        first = [(a,) for a in range(d)] + [tuple(e) for e in fixed]
+        rounds = 16 * d if self.rounds is None else self.rounds
+        if rounds <= len(first):
+            raise ValueError(f"rounds ({rounds}) must exceed the {len(first)} first tables (one per attribute "
+                             "and universe edge).")
+        rho_m, rho_s = 9 * rho / (10 * rounds), rho / (10 * rounds)
+        measurements = [measure(counts, r, rho_m, src, budget=budget) for r in first]
+        used = len(first) * rho_m
+        model = fit_model(sizes, first, measurements, iterations=self.iterations)
+        marginals = model.clique_marginals()
+        self.rounds_ = [Round(r, Fraction(0), rho_m) for r in first]
+        bar = progress_bar(progress=self.progress, total=100, desc="AIM", unit="% of rho")
+        last = False
+        while not last:
+            if rho - used < 2 * (rho_m + rho_s):
+                rho_m, rho_s, last = 9 * (rho - used) / 10, (rho - used) / 10, True
+            eps = budget.choice_epsilon(rho_s)
+            cost = budget.choice_cost(eps) + rho_m
+            used += cost
+            noise_abs = budget.expected_abs(rho_m)
+            allowed = affordable(candidates, [m.attributes for m in measurements], sizes,
+                                 limit * float(used / rho))
+            keys = list(allowed)
+            scores = candidate_scores(allowed, counts, model, noise_abs, cliques=marginals)
+            r = keys[ExponentialMechanism(epsilon=eps, sensitivity=sensitivity).select(scores, rng=src)]
+            measurements.append(measure(counts, r, rho_m, src, budget=budget))
+            self.rounds_.append(Round(r, budget.choice_cost(eps), rho_m))
+            before = model.total * model.marginal(r, marginals)
+            # The final model is the one sampled: mirror descent fits it closer (compare_estimators.py).
+            model = fit_model(sizes, [m.attributes for m in measurements], measurements, start=model,
+                              **({"iterations": self.iterations, "method": "mirror"} if last else
+                                 {"iterations": max(self.iterations // 10, 1), "tol": ROUND_TOL}))
+            marginals = model.clique_marginals()   # one forward pass per model: here and the next scores
+            moved = np.abs(model.total * model.marginal(r, marginals) - before).sum()
+            logger.debug("AIM round %d: %s, noise %.4g per cell, %.1f%% of the budget", len(self.rounds_), r,
+                         noise_abs, 100 * float(used / rho))
+            bar.update(100 * float(cost / rho))
+            if moved <= noise_abs * before.size:
+                rho_m, rho_s = budget.sharpen * rho_m, budget.sharpen * rho_s
+        bar.close()
+        if used > rho:   # the loop's invariant, on which the proof rests: never reached
+            raise RuntimeError(f"AIM spent {float(used)} > {float(rho)}, its budget; please report this.")
+        return measurements, model, [m.attributes for m in measurements[d:]]
+
+    def released_params(self):
+        """Public bins, released bin edges, never-missing attributes, ρ, the workload, the tables
+        measured with their noise and every round's released choice with its costs."""
+        names = self.discretization_.names
+        return {**super().released_params(),
+                "measured": [[[names[v] for v in m.attributes], m.sigma] for m in self.measurements_],
+                "workload": self.workload if isinstance(self.workload, int)
+                else [list(w) for w in self.workload], "max_model_size": self.max_model_size_,
+                "rounds": [[list(self.discretization_.names[v] for v in r.attributes), float(r.cost_select),
+                            float(r.cost_measure)] for r in self.rounds_]}

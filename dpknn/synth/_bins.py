@@ -1,0 +1,235 @@
+"""Bin edges that fit amounts, released by DP approximate quantiles (``bins="auto"``).
+
+Equal bins of a public range put a skewed amount (a wage whose public range is 25 times its
+median) mostly in the lowest bin, and the synthetic values spread uniformly over it. Bins at the
+amount's quantiles hold equal shares of the records wherever the records are. The quantiles are
+data, so they are released:
+
+**Mechanism** (Kaplan, Ligett, Stemmer 2022, "Differentially private approximate quantiles",
+ICML, Algorithm 1, with 2^L bins): on a public grid G of candidate edges, release the median of
+the observed values by the exponential mechanism, split the values at it, and release the median
+of each half inside its part of the grid, down to L levels. A candidate g for the median of m
+values scores −|2·#{x < g} − m|, an integer. Adding or removing one value moves #{x < g} by at
+most 1 and m by exactly 1, so the score by at most 1: sensitivity 1, exact.
+
+**Privacy** (add/remove one record): at each level the parts are disjoint intervals fixed by the
+edges already released, so one record's value is in at most one part, and the level's medians
+together are one ε_q-DP exponential mechanism run on disjoint data (parallel composition,
+McSherry 2009, Theorem 4). An ε_q-DP exponential mechanism is ε_q-bounded-range, hence
+ε_q²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2). L levels on each of the k attributes compose to
+k·L·ε_q²/8 ≤ ρ_q (Bun and Steinke 2016, Lemma 2.3); :func:`~dpknn.accounting.exponential_epsilon` takes the
+largest ε_q that fits, checked in exact fractions. A missing value and a value outside its universe are not
+counted: that is a function of the record alone, so the bound holds.
+
+The grid is public: an Ordinal's integers (at most :data:`GRID` evenly spread ones) and
+:data:`GRID` evenly spaced points inside a Continuous range. The edges released are grid points,
+sampled exactly (:class:`~dpknn.mechanisms.ExponentialMechanism`); a part whose grid is empty
+releases nothing (so an attribute can get fewer than 2^L bins, a fact about the public grid).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from dpknn.mechanisms._selection import ExponentialMechanism
+from dpknn.schema._attributes import Categorical, Ordinal
+from dpknn.schema._discretization import ValueShape
+
+__all__ = ["GRID", "POINT_MASS_SHARE", "QuantileEdges", "ValueHistogram", "candidate_grid", "mass_candidates",
+           "median_scores", "point_masses", "quantile_edges", "rank_scores", "value_histogram"]
+
+GRID = 4096
+
+
+@dataclass(frozen=True)
+class QuantileEdges:
+    """The released inner edges of one attribute (integers for an Ordinal), the rank each edge aims
+    at (k/2^levels, public given the recursion's released path), the levels run and the ε_q of
+    each level; and the values released as point masses (:func:`point_masses`), whose records the
+    quantiles do not count."""
+
+    name: str
+    edges: tuple
+    ranks: tuple
+    levels: int
+    epsilon: float
+    point_masses: tuple = ()
+
+    def model_edges(self, attribute, levels, *, base=()):
+        """Inner edges of the attribute's model bins: its quantile edges of the first ``levels`` levels (rank
+        k/2^levels), the public edges ``base``, and edges that give each point mass a bin of its own ([v, v + 1)
+        for an Ordinal, [v, v⁺) for a Continuous, v⁺ the next float): post-processing of released values."""
+        keep = {e for e, r in zip(self.edges, self.ranks) if float(r * 2**levels).is_integer()} | set(base)
+        for v in self.point_masses:
+            if isinstance(attribute, Ordinal):
+                keep |= {v, v + 1}
+            else:
+                keep |= {v, float(np.nextafter(v, np.inf))}
+        cast = int if isinstance(attribute, Ordinal) else float
+        return tuple(sorted(cast(e) for e in keep if attribute.lower < e <= attribute.upper))
+
+    def shape(self, attribute):
+        """The :class:`~dpknn.schema._discretization.ValueShape` of ``attribute`` whose bins are cut at
+        the edges and hold the ranks' differences (an Ordinal's values v span [v, v + 1))."""
+        top = attribute.upper + 1 if isinstance(attribute, Ordinal) else attribute.upper
+        ends = np.r_[attribute.lower, self.edges, top].astype(np.float64)
+        return ValueShape(ends[:-1], ends[1:], np.diff(np.r_[0.0, self.ranks, 1.0]))
+
+
+#: A public candidate value is a point mass when its noisy count holds at least this share of the noisy number of
+#: counted values (and three noise deviations): 44 % of ACS incomes are exactly 0, 0.5 % would be noise.
+POINT_MASS_SHARE = 0.05
+
+
+def mass_candidates(attribute):
+    """The public values an amount may pile up on: its range's ends, and 0 inside it (no income, no hours)."""
+    a = attribute
+    cands = {a.lower, a.upper} | ({0} if a.lower < 0 < a.upper else set())
+    return tuple(sorted(int(v) if isinstance(a, Ordinal) else float(v) for v in cands))
+
+
+@dataclass(frozen=True)
+class ValueHistogram:
+    """What the point masses and the quantiles read of an attribute's counted values: data, never released.
+
+    ``below[j]`` counts the values v with g_{j−1} <= v < g_j on the public candidate grid g (``below[0]``: those
+    under g_0, the last entry: those at or above the last point), and ``at`` the values equal to each public mass
+    candidate (:func:`mass_candidates`). Both are sums over records, so the histograms of disjoint parts of the
+    data (Parquet partitions) add up to the whole's (:meth:`merged`), and every score of :func:`quantile_edges` and
+    count of :func:`point_masses` is a function of them: the released values are those of the sorted values.
+    """
+
+    name: str
+    below: np.ndarray
+    at: tuple
+
+    def merged(self, other):
+        """The histogram of the union of two disjoint sets of records."""
+        return ValueHistogram(self.name, self.below + other.below, tuple(a + b for a, b in zip(self.at, other.at)))
+
+    @property
+    def total(self):
+        """The number of counted values."""
+        return int(self.below.sum())
+
+    def without(self, masses, attribute, *, grid):
+        """The histogram less the values equal to the released point masses ``masses`` (post-processing: which
+        values to leave out is released)."""
+        below = self.below.copy()
+        cands = mass_candidates(attribute)
+        for v in masses:
+            below[int(np.searchsorted(grid, v, side="right"))] -= self.at[cands.index(v)]
+        return ValueHistogram(self.name, below, tuple(0 if c in masses else k for c, k in zip(cands, self.at)))
+
+
+def value_histogram(values, attribute, *, grid=None):
+    """The :class:`ValueHistogram` of ``values`` (the attribute's counted values) on the public grid."""
+    g = candidate_grid(attribute) if grid is None else np.asarray(grid, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    below = np.bincount(np.searchsorted(g, v, side="right"), minlength=g.size + 1).astype(np.int64)
+    return ValueHistogram(attribute.name, below, tuple(int((v == c).sum()) for c in mass_candidates(attribute)))
+
+
+def point_masses(values, attribute, mechanism, src):
+    """The public candidates (:func:`mass_candidates`) that hold a point mass of ``values``, and the noisy counts.
+
+    One histogram per attribute: the count of each candidate value and of every other value, released by
+    ``mechanism`` (a :class:`~dpknn.mechanisms.Geometric` or :class:`~dpknn.mechanisms.DiscreteGaussian` of the
+    synthesiser's currency). Adding or removing one record moves one cell by one (L1 and L2 sensitivity 1), so the
+    histogram has the mechanism's guarantee; the choice of point masses reads the noisy counts only.
+
+    ``values`` is an array of the counted values or their :class:`ValueHistogram`.
+
+    Returns
+    -------
+    (tuple of values, ndarray of the noisy counts, the candidates' then the others')
+    """
+    hist = values if isinstance(values, ValueHistogram) else value_histogram(values, attribute)
+    cands = mass_candidates(attribute)
+    counts = np.array([*hist.at, hist.total - sum(hist.at)], dtype=np.int64)
+    noisy = np.asarray(mechanism.release_array(counts, rng=src), dtype=np.int64)
+    total = max(int(noisy.sum()), 1)
+    sd = float(np.sqrt(mechanism.variance()))
+    found = tuple(c for c, k in zip(cands, noisy[:-1]) if k >= POINT_MASS_SHARE * total and k >= 3 * sd)
+    return found, noisy
+
+
+def candidate_grid(attribute, size=GRID):
+    """The public candidate edges of a numeric attribute: strictly inside (lower, upper]."""
+    a = attribute
+    if isinstance(a, Categorical):
+        raise TypeError(f"attribute {a.name!r} is categorical; quantile edges are for numeric attributes.")
+    if isinstance(a, Ordinal):
+        span = a.upper - a.lower
+        if span <= size:
+            return np.arange(a.lower + 1, a.upper + 1, dtype=np.float64)
+        return np.unique(np.rint(np.linspace(a.lower, a.upper, size + 2)[1:-1]))
+    return np.linspace(a.lower, a.upper, size + 2)[1:-1]
+
+
+def median_scores(sorted_values, grid):
+    """−|2·#{x < g} − m| for each candidate g (integers; sensitivity 1, module docstring)."""
+    return rank_scores(np.searchsorted(sorted_values, grid, side="left"), sorted_values.size)
+
+
+def rank_scores(below, m):
+    """The median scores −|2·below − m| of candidates with ``below`` = #{x < g} of ``m`` values."""
+    return -np.abs(2 * np.asarray(below) - m).astype(np.float64)
+
+
+def quantile_edges(values, attribute, *, levels, epsilon, src, grid=None, masses=()):
+    """Up to 2^levels − 1 edges near the quantiles k/2^levels of ``values``, each level
+    ``epsilon``-DP (module docstring).
+
+    Parameters
+    ----------
+    values : ndarray of float or ValueHistogram
+        The attribute's counted values (observed and inside the universe), or their histogram on ``grid``: data,
+        never released.
+    attribute : Ordinal or Continuous
+    levels : int
+    epsilon : float
+        ε_q of each level.
+    src : RandomSource
+    grid : ndarray or None
+        The public candidates (default :func:`candidate_grid`).
+    masses : tuple
+        Released point masses (:func:`point_masses`): their values are not counted (a released choice, so
+        post-processing), and they are kept in the result.
+
+    Returns
+    -------
+    QuantileEdges
+    """
+    g = candidate_grid(attribute) if grid is None else np.asarray(grid, dtype=np.float64)
+    hist = values if isinstance(values, ValueHistogram) else value_histogram(values, attribute, grid=g)
+    if hist.below.size != g.size + 1:
+        raise ValueError(f"the histogram of {attribute.name!r} has {hist.below.size} cells; one more than the grid's "
+                         f"{g.size} points was expected (a histogram is read on the grid it was counted on).")
+    if masses:
+        hist = hist.without(masses, attribute, grid=g)
+    # F[j] = #{v < g_j}; a part is the values in [edge, next edge) and the grid points strictly between its edges,
+    # so #{v in the part, v < g} = F(g) − F(edge) for every candidate g of the part: the scores of the sorted
+    # values, read from the histogram.
+    below = np.cumsum(hist.below)
+    mech = ExponentialMechanism(epsilon=epsilon, sensitivity=1.0) if levels else None   # 0 levels: masses only
+    parts = [(0, g.size, 0, int(below[-1]), Fraction(0), Fraction(1))]   # candidates [c0, c1), F range [f0, f1)
+    found = []
+    for _ in range(levels):
+        nxt = []
+        for c0, c1, f0, f1, r0, r1 in parts:
+            if c1 <= c0:
+                continue
+            k = c0 + mech.select(rank_scores(below[c0:c1] - f0, f1 - f0), rng=src)
+            mid = (r0 + r1) / 2
+            found.append((float(g[k]), float(mid)))
+            fk = int(below[k])
+            nxt += [(c0, k, f0, fk, r0, mid), (k + 1, c1, fk, f1, mid, r1)]
+        parts = nxt
+    found.sort()
+    cast = int if isinstance(attribute, Ordinal) else float
+    return QuantileEdges(attribute.name, tuple(cast(e) for e, _ in found), tuple(r for _, r in found), levels,
+                         epsilon, tuple(masses))

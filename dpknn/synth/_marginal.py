@@ -1,0 +1,640 @@
+"""What MST and AIM share: public bins, DP quantiles, missingness as a code, one fitted model.
+
+A marginal synthesiser measures noisy count tables of attribute sets and fits one distribution
+to them (:mod:`dpknn.synth._graphical_model`). The two here differ only in which tables they
+measure (:class:`~dpknn.synth.MSTSynthesizer`: a maximum spanning tree;
+:class:`~dpknn.synth.AIMSynthesizer`: an adaptive workload-driven choice). Everything around
+that choice lives here:
+
+- **Discretisation** by public bins (:class:`~dpknn.schema.Discretization`), with ``bins``
+  "auto" or "quantiles" using DP approximate quantiles released first with ρ_q =
+  ``quantile_share``·ρ (:mod:`dpknn.synth._bins`, which states the theorem); when no attribute
+  is wide enough to be binned by quantiles (public: the domains say so), ρ_q = 0. Given a
+  public or released row count ``n_rows``, ``"auto"`` buys the quantiles level by level, only
+  while a level is θ-useful (:func:`useful_levels`); the share of the levels not bought goes to
+  the model.
+- **The data** are read only as sums over records (:mod:`dpknn.synth._data`): a scan (checks, row count, each
+  released amount's histogram on its public grid) and the counts of the tables the method may read; a DataFrame
+  in memory or a folder of Parquet partitions out of core (:mod:`dpknn.synth._distributed`) gives the same sums,
+  so the same releases for the same seed.
+- **Missing values** as one more code of an attribute (the last), except for an attribute in
+  ``never_missing`` (a public fact of the survey design), which gets none and whose gaps
+  :meth:`fit` refuses (a refusal that reveals one bit, ``docs/privacy.md``), and except for an
+  attribute with a public MCAR rate (:class:`~dpknn.synth.MSTSynthesizer`'s ``mcar_rates``),
+  whose tables read its observed rows and whose gaps are redrawn at that rate. Outside its universe
+  an attribute has its "not applicable" code and its synthetic values are blanked.
+- **Budget** in one of two currencies (``noise``), costs in exact fractions:
+
+  - ``"gaussian"`` (zCDP): the total is ρ = :func:`~dpknn.accounting.zcdp_rho`
+    (ε, δ), the largest ρ whose exact conversion gives (ε, δ)-DP (Canonne, Kamath, Steinke 2020,
+    Corollary 13). A table measured with cost c gets :class:`~dpknn.mechanisms.DiscreteGaussian`
+    noise of σ² = 1/(2c) and is c-zCDP (same paper, Theorem 4); a choice by the exponential
+    mechanism at ε_s is ε_s-bounded-range and costs ε_s²/8 (Cesar and Rogers 2021, Lemma 3.2).
+    Adaptive composition adds the costs (Bun and Steinke 2016, Lemma 2.3).
+  - ``"laplace"`` (pure ε-DP, δ = 0): the total is ε. A table measured with cost c gets
+    :class:`~dpknn.mechanisms.Geometric` (discrete Laplace) noise of scale 1/c per cell and is
+    c-DP (Ghosh, Roughgarden, Sundararajan 2012, on the table's L1 distance); a choice at ε_s
+    costs ε_s (McSherry and Talwar 2007, Theorem 6). Adaptive sequential composition adds the
+    costs (Dwork and Roth 2014, Theorem 3.16). For a user who must publish δ = 0; at the same ε
+    the Gaussian currency is usually more accurate, since many tables compose in √ rather than
+    linearly.
+
+  - ``"auto"``: whichever of the two gives the planned tables (a public plan from the domains,
+    :meth:`MarginalSynthesizer.planned_tables`) the smaller expected L1 error, Σ cells × E|Z|
+    per cell (the scores are L1 distances); ties go to ``"gaussian"``. The choice reads ε, δ and
+    the public domains only. With k tables sharing the budget, the Gaussian's noise grows like
+    √k and the Laplace's like k, but the (ε, δ) conversion of zCDP costs a factor of about
+    √(ln(1/δ)): pure DP wins for fewer than about ln(1/δ) ≈ 21 tables (δ = 10⁻⁹), as in MST's
+    tree and AIM with few rounds on few attributes, and zCDP for more. When quantiles or point
+    masses are released first (some attribute is binned by them, a public fact) ``"auto"`` keeps
+    ``"gaussian"``: the recursion's kL exponential mechanisms cost ε_q²/8 each in zCDP against ε_q
+    in pure DP, so the same share buys ε_q = √(8ρ_q/(kL)) against ε_q = ε·share/(kL), about 2.6
+    times larger for one amount of 7 steps at ε = 1, and the model's bins are those quantiles.
+    (Chosen by the tables alone, a 4-attribute table of 20,000 rows took Laplace, and the
+    weight-on-height slope fell from 86 to 38-52 at ε = 1; 77-79 with Gaussian;
+    ``tests/test_ranks.py``.)
+
+  Either way adding or removing one record changes one cell of a table by one (L1 and L2
+  sensitivity 1); the quantiles take ``quantile_share`` of the total and the method the rest.
+
+References
+----------
+.. [1] Canonne, Kamath, Steinke (2020). "The discrete Gaussian for differential privacy",
+   NeurIPS, Theorem 4 and Corollary 13.
+.. [2] Bun, Steinke (2016). "Concentrated differential privacy", TCC, Lemma 2.3.
+.. [3] Cesar, Rogers (2021). "Bounding, concentrating, and truncating: unifying privacy loss
+   composition for data analytics", ALT, Lemma 3.2.
+.. [4] Ghosh, Roughgarden, Sundararajan (2012). "Universally utility-maximizing privacy
+   mechanisms", SIAM J. Comput.
+.. [5] McSherry, Talwar (2007). "Mechanism design via differential privacy", FOCS, Theorem 6.
+.. [6] Dwork, Roth (2014). "The algorithmic foundations of differential privacy", Theorem 3.16.
+"""
+
+from __future__ import annotations
+
+import abc
+import itertools
+import logging
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import ClassVar
+
+import numpy as np
+from scipy.cluster.hierarchy import DisjointSet
+from threadpoolctl import threadpool_limits
+
+from dpknn.accounting._budget import charge, float_down
+from dpknn.accounting._mcar import observed_probability
+from dpknn.accounting._zcdp import exponential_epsilon, zcdp_rho
+from dpknn.mechanisms._additive import DiscreteGaussian, Geometric
+from dpknn.mechanisms._randomness import as_source
+from dpknn.schema._attributes import Continuous, Ordinal, log_outside_universes
+from dpknn.schema._discretization import Discretization
+from dpknn.schema._marginals import extended_codes
+from dpknn.synth._base import Synthesizer, check_never_missing
+from dpknn.synth._bins import candidate_grid, point_masses, quantile_edges
+from dpknn.synth._data import FrameData, RankPlan, TableData
+from dpknn.synth._graphical_model import Measurement, round_counts
+from dpknn.synth._ranks import RANK_STEPS, conditional_ranks, release_ranks
+from dpknn.utils._validation import (
+    EPSILON,
+    POSITIVE_DELTA,
+    Boolean,
+    Interval,
+    Options,
+    check_is_fitted,
+    check_positive_int,
+    check_rng,
+    check_unit_interval,
+    validate_params,
+)
+
+__all__ = ["MAX_EPSILON", "MODEL_LEVELS", "NOISES", "QUANTILE_THETA", "SHAPED_WIDTH", "MarginalSynthesizer",
+           "Prepared", "PureBudget", "ZCDPBudget", "analysis_pairs", "binned_attributes", "blank_at_rates",
+           "check_epsilon_bound", "mean_pair_cells", "measure", "measure_quantiles", "planned_error",
+           "rescaled", "universe_edges", "useful_levels"]
+
+logger = logging.getLogger(__name__)
+
+EXPECTED_ABS = math.sqrt(2 / math.pi)   # E|Z| / σ of a normal: the discrete Gaussian's, closely, for σ >= 1
+
+
+@dataclass(frozen=True)
+class ZCDPBudget:
+    """A total ρ and what each step costs in zCDP (module docstring, "gaussian")."""
+
+    total: Fraction
+    noise: ClassVar[str] = "gaussian"
+    #: A cost this many times larger halves the noise's scale (σ ∝ 1/√ρ).
+    sharpen: ClassVar[int] = 4
+
+    def mechanism(self, cost, sensitivity=1):
+        """The table mechanism of cost ``cost`` (a Fraction) for integer vectors of L2 sensitivity ``sensitivity``."""
+        return DiscreteGaussian(rho=cost, sensitivity=sensitivity)
+
+    def choice_epsilon(self, cost, steps=1):
+        """ε_s of each of ``steps`` exponential mechanisms that share ``cost``."""
+        return exponential_epsilon(cost, steps)
+
+    def choice_cost(self, epsilon):
+        """The exact cost of one exponential mechanism at ``epsilon``."""
+        return Fraction(epsilon) ** 2 / 8
+
+    def expected_abs(self, cost):
+        """E|Z| per cell of a table measured with ``cost`` (public, for scores)."""
+        return EXPECTED_ABS * math.sqrt(1 / (2 * float(cost)))
+
+
+@dataclass(frozen=True)
+class PureBudget:
+    """A total ε and what each step costs in pure DP (module docstring, "laplace")."""
+
+    total: Fraction
+    noise: ClassVar[str] = "laplace"
+    sharpen: ClassVar[int] = 2   # the scale is 1/ε
+
+    def mechanism(self, cost, sensitivity=1):
+        """The table mechanism of cost ``cost`` for integer vectors of L1 sensitivity ``sensitivity``: discrete
+        Laplace of scale sensitivity/cost."""
+        return Geometric(epsilon=cost, sensitivity=sensitivity)
+
+    def choice_epsilon(self, cost, steps=1):
+        """ε_s of each of ``steps`` exponential mechanisms that share ``cost``: cost/steps, rounded down."""
+        return float_down(Fraction(cost) / steps)
+
+    def choice_cost(self, epsilon):
+        """The exact cost of one exponential mechanism at ``epsilon``: ε itself."""
+        return Fraction(epsilon)
+
+    def expected_abs(self, cost):
+        """E|Z| per cell of a table measured with ``cost``: 2a/(1 − a²) for P(z) ∝ a^|z|, a = e^{−cost}."""
+        a = math.exp(-float(cost))
+        return 2 * a / (1 - a * a)
+
+
+NOISES = ("auto", "gaussian", "laplace")
+
+#: The parameters AIM and MST share, as declared constraints (``validate_params`` in ``fit``).
+MARGINAL_CONSTRAINTS = {
+    "epsilon": EPSILON,
+    "delta": POSITIVE_DELTA,
+    "noise": Options(*NOISES),
+    "quantile_share": Interval("real", 0, 1, closed="left"),
+    "quantile_levels": Interval("int", 1, None, closed="left"),
+    "rank_share": Interval("real", 0, 1, closed="left"),
+    "n_rows": (Interval("int", 0, None, closed="left"), None),
+    "iterations": Interval("int", 1, None, closed="left"),
+    "n_jobs": Interval("int", 1, None, closed="left"),
+    "progress": Boolean(),
+}
+
+#: The largest ε a marginal synthesiser takes: past it the noise scales underflow the floats the model is
+#: fitted in (σ² near 1e-308 at ε = 1e308), while from ε = 1e4 on the tables are exact to a record anyway.
+MAX_EPSILON = 1e6
+
+
+#: The least noise deviation a measurement is weighed with (:func:`measure`), in counts.
+MIN_SIGMA = 1e-3
+
+
+def check_epsilon_bound(epsilon):
+    """``epsilon`` checked (finite, > 0) and at most :data:`MAX_EPSILON`, as a float."""
+    eps = EPSILON.check(epsilon, "epsilon")
+    if eps > MAX_EPSILON:
+        raise ValueError(f"epsilon={eps:g} is more than {MAX_EPSILON:g}: the tables' noise scale (1/sqrt(rho)) "
+                         "would fall below what a float resolves. Far below that bound the tables are already exact "
+                         "to a record (epsilon = 1e4 is the usual non-private ceiling).")
+    return eps
+
+
+def mean_pair_cells(sizes):
+    """The mean number of cells of the two-way tables of attributes of table sizes ``sizes``
+    (public); a single attribute's own size when there is no pair."""
+    pairs = [int(a) * int(b) for a, b in itertools.combinations(sizes, 2)]
+    return sum(pairs) / len(pairs) if pairs else float(sizes[0])
+
+
+def planned_error(budget, share, plan):
+    """Σ cells × E|noise| per cell over the planned tables ``plan`` [(share of the method's part,
+    cells)], the method's part being ``share`` of ``budget.total``: the expected L1 error of the
+    noisy tables, which ``noise="auto"`` minimises (public: it reads the budget and the domains
+    only)."""
+    return sum(cells * budget.expected_abs(share * budget.total * s) for s, cells in plan)
+
+
+#: ``bins="auto"`` cuts an amount's model bins at its DP quantiles of at most this many levels (2^4 = 16 bins),
+#: plus a bin per point mass; the levels bought beyond shape the values inside those bins. A regression of an
+#: amount on other attributes rests on the model's bins (equal bins of income on 0-500,000 left almost every
+#: income in the first: OLS R² 0.15 -> 0.03), and a finer model costs noise per cell.
+MODEL_LEVELS = 4
+
+#: ``bins="auto"`` shapes an Ordinal inside its bins by DP quantiles only when a bin holds at least this
+#: many values (an amount recorded in whole units); narrower bins (ages, years, scores) are drawn from the
+#: model's own shape, within half a bin of where quantiles would put them, and their share of ρ is not
+#: spent. On GSSvocab (four Ordinals of 2-8 values per bin) that share cost 8 % in 2-way TVD at ε = 0.5.
+SHAPED_WIDTH = 16
+
+
+#: A level of quantiles is bought when the records of each of its parts are at least θ times its
+#: median's rank error (:func:`useful_levels`); 2.5, the θ of :class:`~dpknn.synth.AutoSynthesizer`.
+QUANTILE_THETA = 2.5
+
+
+def useful_levels(rows, attributes, budget, part, levels, *, theta=QUANTILE_THETA):
+    """How many levels of quantiles, at most ``levels``, are worth their budget for ``rows`` records.
+
+    ``part`` of ``budget`` pays for ``levels`` levels on each of ``attributes``, so each level
+    runs an exponential mechanism at ε_q = ``budget.choice_epsilon(part, levels·k)``. Its median
+    of m values falls, with probability at least 1 − 1/e, within (ln|G| + 1)/ε_q ranks of the
+    true one (|G| the public candidate grid): the score −|2·#{x < g} − m| has sensitivity 1 and
+    moves by 2 per rank, and the exponential mechanism's output scores within (2/ε_q)(ln|G| + t)
+    of the best with probability at least 1 − e^{−t} (McSherry and Talwar 2007, Theorem 8; here
+    t = 1). Level L splits the records into 2^L parts of about rows/2^L;
+    it is θ-useful when a part holds at least θ times that error, the rule PrivBayes applies to
+    its noisy tables (Zhang et al. 2017, §4.4). Returns the number of levels from the first that
+    are; 0 when even the median is not. Reads public values only: ``rows`` is public or released.
+    """
+    if not attributes or rows <= 0:
+        return 0
+    eps_q = budget.choice_epsilon(part, levels * len(attributes))
+    error = (math.log(max(candidate_grid(a).size for a in attributes)) + 1) / eps_q
+    bought = 0
+    while bought < levels and rows / 2 ** (bought + 1) >= theta * error:
+        bought += 1
+    return bought
+
+
+def binned_attributes(disc, *, min_width=2):
+    """The numeric attributes whose codes are bins of several values in ``disc`` (every Continuous,
+    and every Ordinal with at least ``min_width`` values per bin) and that have no given edges:
+    those whose quantiles ``bins="quantiles"`` (``min_width`` 2) and ``"auto"`` (:data:`SHAPED_WIDTH`)
+    release. A public choice."""
+    given = {name for name, _ in disc.edges}
+    return [a for a in disc.attributes if a.name not in given and
+            (isinstance(a, Continuous) or (isinstance(a, Ordinal) and disc.ordinal_width(a) >= min_width))]
+
+
+def measure_quantiles(histograms, attributes, levels, budget, src, *, masses=False):
+    """DP quantile edges (:func:`~dpknn.synth._bins.quantile_edges`) of each of ``attributes``,
+    ``budget.total`` in all, read from ``histograms`` (name -> :class:`~dpknn.synth._bins.ValueHistogram` of the
+    counted values: the observed ones inside the attribute's universe; :class:`~dpknn.synth._data.Scan`).
+
+    With ``masses``, each attribute's point masses (:func:`~dpknn.synth._bins.point_masses`) come first, one
+    histogram per attribute at the cost of one level, and the quantiles leave their values out: the k
+    attributes spend k(L + 1) equal parts of the budget (the histograms' noise, or each level's exponential
+    mechanism, at that part's cost). With ``levels`` 0 only the point masses are released, k parts."""
+    if not attributes:
+        return []
+    k = len(attributes)
+    steps = levels + 1 if masses else levels
+    part = budget.total / (steps * k)
+    eps = budget.choice_epsilon(budget.total * levels / steps, levels * k) if levels else 0.0  # 0: masses only
+    out = []
+    for a in attributes:
+        hist = histograms[a.name]
+        found = point_masses(hist, a, budget.mechanism(part), src)[0] if masses else ()
+        out.append(quantile_edges(hist, a, levels=levels, epsilon=eps, src=src, masses=found))
+    return out
+
+
+def analysis_pairs(analyses, names):
+    """The analyses (``"y ~ x1 + x2"``, public: what the analyst will fit) as (index of y, indices of the xs)."""
+    from dpknn.metrics._analysis import parse_regression
+
+    if isinstance(analyses, str):
+        raise TypeError(f"analyses must be a list of 'y ~ x1 + x2' strings, got the string {analyses!r}.")
+    out = []
+    for text in analyses:
+        y, xs = parse_regression(text)
+        unknown = [c for c in [y, *xs] if c not in names]
+        if unknown:
+            raise ValueError(f"analysis {text!r} names {unknown}, which are not attributes; the attributes are "
+                             f"{list(names)}.")
+        out.append((names.index(y), [names.index(x) for x in dict.fromkeys(xs) if x != y]))
+    return out
+
+
+#: An analysis with at most this many covariates has every pair of them measured too (``covariate_pairs``).
+MAX_PAIRED_COVARIATES = 4
+
+
+def covariate_pairs(analyses):
+    """The pairs (i, j), i < j, of each analysis' covariates (``analyses`` as :func:`analysis_pairs` gives
+    them), for analyses with at most :data:`MAX_PAIRED_COVARIATES` covariates; public.
+
+    Why: a regression's coefficients are partial effects, which the response's tables with each covariate do
+    not determine. On a tree (y joined to each x) the model makes the covariates independent given y, so a
+    covariate whose effect runs through another gets that effect as its own (youth survey, weight on height and
+    sex at ε = 1: the sex coefficient 1.1 came out 8.9). All pairs of (y, x₁, …, x_k) pin every correlation of
+    the linear model; with k covariates they are k(k − 1)/2 more tables, hence the cap. MST measures them beside
+    its tree; AIM does not force them: its workload holds the analysis' whole attribute set, whose pairs its
+    rounds may choose, and forcing them lowered the CI overlap on the wage and youth surveys at ε = 4 (0.42 →
+    0.22, 0.47 → 0.21; 3 seeds, ``benchmarks/compare_synthesis.py``) while MST's rose (ε = 1: youth survey
+    −1.89 → −0.70, ACS −0.57 → 0.26)."""
+    out = []
+    for _, xs in analyses:
+        if len(xs) <= MAX_PAIRED_COVARIATES:
+            out += [p for p in itertools.combinations(sorted(xs), 2) if p not in out]
+    return out
+
+
+def universe_edges(attributes, extra=()):
+    """The public edges (a, b): attribute a's universe is stated on attribute b, then the pairs of ``extra``
+    (an analysis' response and each covariate), all without cycles."""
+    names = [a.name for a in attributes]
+    ds = DisjointSet(range(len(names)))
+    edges = []
+    wanted = [(names.index(col), i) for i, a in enumerate(attributes)
+              for col, *_ in (() if a.universe is None else a.universe.conditions)]
+    for j, i in [*wanted, *extra]:
+        if j != i and not ds.connected(i, j):
+            ds.merge(i, j)
+            edges.append((j, i))
+    return edges
+
+
+def measure(counts, attributes, cost, src, *, budget):
+    """The table of ``attributes`` with the noise of ``budget`` at ``cost`` (module docstring);
+    the record keeps the noise's standard deviation, which weighs it in the estimate."""
+    mech = budget.mechanism(cost)
+    # A discrete noise's variance underflows to 0 at a huge budget (ε = 10^4, the non-private ceiling):
+    # weighed as a thousandth of a count, the estimate's inverse-variance weights stay finite.
+    return Measurement(tuple(attributes), mech.release_array(counts[tuple(attributes)], rng=src),
+                       max(math.sqrt(mech.variance()), MIN_SIGMA))
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A fit's public plan: the discretisation, which attributes may not be missing, the public
+    MCAR rates of the attributes measured on their observed rows (0 elsewhere), the budget and
+    its quantile part (exact), the bins mode, the attributes whose quantiles are released and the
+    levels of their recursion."""
+
+    disc: Discretization
+    never: np.ndarray
+    mcar: np.ndarray
+    epsilon: float
+    delta: float
+    budget: ZCDPBudget | PureBudget
+    quantiles: Fraction
+    mode: str
+    wide: list
+    levels: int
+    ranks: Fraction = Fraction(0)
+
+    @property
+    def gapless(self):
+        """The attributes whose model has no missing code: never missing, or measured on their
+        observed rows (their gaps are drawn again at the public rate)."""
+        return self.never | (self.mcar > 0)
+
+
+def rescaled(measurement, rates):
+    """``measurement`` as an estimate of the table of all rows: a table measured on the rows
+    observed on its attributes has expectation p_S times that of all rows, p_S = Π_{a ∈ S}(1 − φ_a)
+    with the public ``rates`` φ, so its counts and σ are divided by p_S (post-processing)."""
+    p = observed_probability(measurement.attributes, dict(enumerate(rates)))
+    if p == 1.0:
+        return measurement
+    return Measurement(measurement.attributes, measurement.counts / p, measurement.sigma / p)
+
+
+def blank_at_rates(codes, rates, rng):
+    """Blank (code −1) each attribute with a rate φ > 0 in ``codes`` (d, n), in place: each row with
+    probability φ, by controlled rounding (:func:`~dpknn.synth._graphical_model.round_counts`) within
+    the groups of rows that share the attribute's code and the gaps blanked before it. The gaps are
+    then MCAR as the model says, and the synthetic table matches the rate within every code (and
+    every earlier pattern of gaps) up to rounding instead of up to binomial error."""
+    n = codes.shape[1]
+    pattern = np.zeros(n, dtype=np.int64)   # the gaps blanked so far, as bits (the last 16 attributes')
+    for i in np.flatnonzero(rates):
+        _, group = np.unique(np.asarray(codes[i], dtype=np.int64) * 2**16 + pattern, return_inverse=True)
+        order = rng.permutation(n)
+        order = order[np.argsort(group[order], kind="stable")]   # rows of a group together, in random order
+        blank = np.zeros(n, dtype=bool)
+        start = 0
+        for size in np.bincount(group):
+            k = round_counts(np.array([1.0 - rates[i], rates[i]]), int(size), rng)[1]
+            blank[order[start:start + k]] = True
+            start += size
+        codes[i, blank] = -1
+        pattern = (pattern * 2 + blank) % 2**16
+    return codes
+
+
+class MarginalSynthesizer(Synthesizer, abc.ABC):
+    """The shared ``fit`` and ``sample`` of :class:`~dpknn.synth.MSTSynthesizer` and
+    :class:`~dpknn.synth.AIMSynthesizer` (module docstring); a subclass chooses and measures the
+    tables (:meth:`select_and_fit`) and lists its parameters in ``__init__``."""
+
+    def _validate_method(self, disc):
+        """Check the method's own parameters before anything is read."""
+
+    def observed_rates(self, disc):
+        """The public MCAR rate φ of each attribute that is measured on its observed rows, 0 for
+        the others (missingness a code): none unless a method takes ``mcar_rates``."""
+        return np.zeros(len(disc.names))
+
+    @abc.abstractmethod
+    def planned_tables(self, sizes):
+        """The tables the method plans to measure, from public facts only: a list of (share of
+        its budget, cells), ``sizes`` the attributes' table sizes; for ``noise="auto"``."""
+
+    @abc.abstractmethod
+    def select_and_fit(self, counts, budget, src, *, disc, rates):
+        """Measure tables with ``budget.total`` in all and fit a model: returns (measurements,
+        model, structure), ``structure`` a list of released attribute-index tuples; ``disc`` the
+        public discretisation, ``rates`` the checked public MCAR rates of :meth:`observed_rates`."""
+
+    def plan(self):
+        """The fit's public plan (a :class:`Prepared`: bins, budget and its currency, the quantiles'
+        part), from the parameters alone: nothing is read from any data."""
+        mode = self.bins if isinstance(self.bins, str) else "equal"
+        if mode not in ("auto", "quantiles", "equal"):
+            raise ValueError(f"bins must be a positive int, 'auto' or 'quantiles', got {self.bins!r}.")
+        levels = check_positive_int(self.quantile_levels, "quantile_levels")
+        if levels > 8:
+            raise ValueError(f"quantile_levels must be at most 8 (256 bins), got {levels}.")
+        width = {"auto": 10, "quantiles": 2**levels}.get(mode, self.bins)
+        disc = Discretization(self.attributes, width, self.bin_edges)
+        never = check_never_missing(self.never_missing, disc.names)
+        check_positive_int(self.iterations, "iterations")
+        check_positive_int(self.n_jobs, "n_jobs")
+        self._validate_method(disc)
+        eps = check_epsilon_bound(self.epsilon)
+        if self.noise not in NOISES:
+            raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}.")
+        delta = POSITIVE_DELTA.check(self.delta, "delta") if self.noise != "laplace" else 0.0
+        share = Fraction(check_unit_interval(self.quantile_share, "quantile_share", closed="left",
+                                             why="the rest fits the model"))
+        wide = [] if mode == "equal" else binned_attributes(disc, min_width=SHAPED_WIDTH if mode == "auto" else 2)
+        if wide and share <= 0:
+            raise ValueError(f"bins={mode!r} needs quantile_share > 0 to release the quantiles of "
+                             f"{[a.name for a in wide]}; give an int bins or public bin_edges instead.")
+        never = np.array([n in never for n in disc.names])
+        rates = self.observed_rates(disc)
+        if rates.any() and self.noise == "gaussian":
+            raise ValueError("mcar_rates amplify pure-DP tables only (accounting.mcar); use noise='laplace' or "
+                             "'auto' (--noise laplace or auto), which then takes laplace, or drop mcar_rates.")
+        rows = None if self.n_rows is None else check_positive_int(self.n_rows, "n_rows", minimum=0)
+        quantile_part = share if wide else Fraction(0)   # nothing to bin by quantiles: the model gets it all
+        pure = PureBudget(Fraction(eps))
+        budget = pure if self.noise == "laplace" else ZCDPBudget(Fraction(zcdp_rho(eps, delta)))
+        if rates.any():
+            budget = pure
+        elif self.noise == "auto" and not wide:   # min keeps the first of equals: gaussian
+            # With quantiles to release the Gaussian currency is kept (module docstring, "auto").
+            plan = self.planned_tables(disc.sizes + ~never)
+            budget = min([budget, pure], key=lambda b: planned_error(b, 1 - quantile_part, plan))
+        delta = delta if budget.noise == "gaussian" else 0.0
+        # The currency is chosen before n_rows is read, so a released n_rows never changes δ.
+        bought = levels if wide else 0
+        if wide and mode == "auto" and rows is not None:
+            # The point masses take one of levels + 1 equal parts (measure_quantiles); the rest pays the levels.
+            bought = useful_levels(rows, wide, budget, share * budget.total * Fraction(levels, levels + 1), levels)
+            # With no level worth its budget the point masses are still bought (their one part of levels + 1): a
+            # count of exact zeros is worth a histogram long before a median is worth a level (acs12 at ε = 1:
+            # 1,600 rows, 35 % zeros, none released while they waited on the levels, issue 48).
+            quantile_part = share * Fraction(bought + 1, levels + 1)
+        analyses = analysis_pairs(self.analyses, disc.names)
+        wide_names = {a.name for a in wide}
+        shaped = mode == "auto" and bought > 0 and any(disc.names[y] in wide_names for y, _ in analyses)
+        ranks = Fraction(check_unit_interval(self.rank_share, "rank_share", closed="left",
+                                             why="the rest fits the model")) if shaped else Fraction(0)
+        return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode,
+                        wide if bought or mode == "auto" else [], bought, ranks * (1 - quantile_part) * budget.total)
+
+    @abc.abstractmethod
+    def candidate_sets(self, disc):
+        """Every attribute set (sorted index tuples) whose table :meth:`select_and_fit` may read, from public facts
+        only (``disc``, the workload, the analyses): what one pass over a folder counts
+        (:mod:`dpknn.synth._distributed`)."""
+
+    def fit(self, X, y=None, *, accountant=None):
+        """Release the quantiles (``bins`` "auto" or "quantiles"), measure and select tables, fit
+        one model (the class docstring) on ``X``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or TableData
+            The attribute columns (missing cells as NaN/None; not modified), or data read as sums over records
+            (:class:`~dpknn.synth._data.TableData`: a folder of Parquet partitions,
+            :func:`~dpknn.synth._distributed.synthesize_parquet`), which releases the same values for the same seed.
+        y : ignored
+        accountant : BudgetAccountant or None
+            Charged (ε, δ) before the data are read; refused when it does not fit. None: a new accountant
+            holding exactly this cost (the one rule, :func:`~dpknn.accounting.charge`); either is kept as
+            ``accountant_``.
+
+        Raises
+        ------
+        ValueError
+            When an attribute declared ``never_missing`` has a gap (one bit, ``docs/privacy.md``).
+        """
+        validate_params(self)   # the declared parameter_constraints, before anything is read or charged
+        # One BLAS thread: the estimator's many small products gain nothing from a pool per core, and on two cores
+        # its threads contended with the counting kernel's and with other jobs (20,000 x 10 at ε = 4: 180 s of CPU
+        # for 38 s of work, issue 48).
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._fit(X, accountant)
+
+    def _fit(self, X, accountant):
+        data = X if isinstance(X, TableData) else FrameData(X)   # FrameData refuses imputed data
+        plan = self.plan()
+        self.accountant_ = charge(accountant, plan.epsilon, plan.delta,
+                                  label=f"{type(self).__name__} ({plan.budget.noise} noise)")
+        src = as_source(self.rng)
+        disc = plan.disc
+        scan = data.scan(plan)  # domain errors and the never_missing refusal before anything is released
+        self.n_outside_universe_ = log_outside_universes(scan.outside_universe, disc.attributes, logger)
+        quantiles = measure_quantiles(scan.histograms, plan.wide, plan.levels,
+                                      replace(plan.budget, total=plan.quantiles), src, masses=plan.mode == "auto")
+        self.public_edges_ = {name: list(e) for name, e in disc.edges}
+        self.bin_edges_ = {q.name: list(q.edges) for q in quantiles}
+        self.quantile_edges_ = {q.name: q for q in quantiles}
+        self.point_masses_ = {q.name: list(q.point_masses) for q in quantiles if q.point_masses}
+        self.quantile_levels_ = plan.levels
+        # The share of the budget the quantiles and point masses spent (0 when none was bought).
+        self.quantile_share_ = float(plan.quantiles / plan.budget.total) if quantiles else 0.0
+        if quantiles:
+            # "quantiles": the model's bins are every released quantile; "auto": those of the first MODEL_LEVELS
+            # levels, and a bin of its own for each point mass, the deeper levels shaping the values inside.
+            by_attr = {a.name: a for a in disc.attributes}
+            # With no level bought, "auto" keeps the equal bins and adds the point masses' own.
+            model = {q.name: (q.edges if plan.mode == "quantiles" else
+                              q.model_edges(by_attr[q.name], min(plan.levels, MODEL_LEVELS),
+                                            base=() if q.levels else disc.bounds(by_attr[q.name])[0][1:]))
+                     for q in quantiles}
+            disc = Discretization(disc.attributes, disc.bins, {**dict(disc.edges), **model})
+        by_name = {q.name: q for q in quantiles} if plan.mode == "auto" else {}
+        self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
+        ext_sizes = disc.sizes + ~plan.gapless   # an attribute measured on its observed rows has no gap code
+        rank_pairs = self._rank_pairs(disc) if plan.ranks > 0 else ()
+        counts, rank_counts = data.count(disc, ext_sizes, self.candidate_sets(disc),
+                                         RankPlan(rank_pairs, tuple(self.shapes_)), n_jobs=self.n_jobs)
+        logger.info("%s: %d attributes, %s noise, total %.6g (epsilon=%g, delta=%g)", type(self).__name__,
+                    len(disc.sizes), plan.budget.noise, float(plan.budget.total), plan.epsilon, plan.delta)
+        model_total = plan.budget.total - plan.quantiles - plan.ranks
+        self.measurements_, self.model_, structure = self.select_and_fit(
+            counts, replace(plan.budget, total=model_total), src, disc=disc, rates=plan.mcar)
+        self.rank_sums_ = []
+        if rank_pairs:
+            mech = plan.budget.mechanism(plan.ranks / len(rank_pairs), sensitivity=RANK_STEPS)
+            self.rank_sums_ = release_ranks(rank_counts, rank_pairs, mech, src)
+        self.discretization_ = disc
+        self.never_missing_ = tuple(bool(v) for v in plan.never)
+        self.observed_rates_ = plan.mcar
+        self.structure_ = tuple(tuple(disc.names[v] for v in s) for s in structure)
+        self.noise_ = plan.budget.noise
+        self.rho_ = float(plan.budget.total) if self.noise_ == "gaussian" else None
+        self.epsilon_ = plan.epsilon
+        self.delta_ = plan.delta
+        self.n_features_in_ = len(disc.sizes)
+        return self
+
+    def _rank_pairs(self, disc):
+        """The (response, covariate) index pairs whose within-bin rank sums (:mod:`dpknn.synth._ranks`) are
+        released: each analysis' response that is a shaped amount, with each of its covariates (public)."""
+        pairs = [(y, x) for y, xs in analysis_pairs(self.analyses, disc.names) if self.shapes_[y] is not None
+                 for x in xs]
+        return tuple(dict.fromkeys(pairs))
+
+    def released_params(self):
+        """Public bins, released bin edges, never-missing attributes, the noise and ρ (None under pure
+        DP); a subclass adds what it measured."""
+        return {"bins": self.bins, "bin_edges": self.public_edges_, "released_bin_edges": self.bin_edges_,
+                "released_point_masses": self.point_masses_, "analyses": list(self.analyses),
+                "rank_share": float(Fraction(self.rank_share)) if self.rank_sums_ else 0.0,
+                "rank_sums": [[self.discretization_.names[s.amount], self.discretization_.names[s.partner], s.sigma]
+                              for s in self.rank_sums_],
+                "quantile_share": self.quantile_share_,
+                "quantile_levels": self.quantile_levels_ if self.bin_edges_ else 0, "n_rows": self.n_rows,
+                "never_missing": list(self.never_missing), "noise": self.noise_, "rho": self.rho_}
+
+    def sample(self, n, *, rng=None):
+        """``n`` synthetic rows: a DataFrame with the attribute columns in declared order.
+
+        Domain-valid; gaps where the model puts them (never in a ``never_missing`` attribute), in
+        an attribute measured on its observed rows independently at its public MCAR rate, every
+        attribute missing outside its universe. Post-processing of the released tables; ``rng``
+        (Generator, int or None) drives it.
+        """
+        check_is_fitted(self, "model_")
+        n = check_positive_int(n, "n", minimum=0)
+        gen = check_rng(rng)
+        cliques = self.model_.clique_marginals()
+        codes = self.model_.sample_codes(n, gen, cliques=cliques)
+        sizes = self.discretization_.sizes
+        codes[codes >= sizes[:, None]] = -1
+        blank_at_rates(codes, self.observed_rates_, gen)
+        nodes = self.model_.attribute_marginals(cliques)
+        ranks = None
+        if self.rank_sums_:
+            disc = self.discretization_
+            counts = {s.amount: self.model_.total
+                      * np.asarray(nodes[s.amount])[:disc.value_codes(disc.attributes[s.amount])]
+                      for s in self.rank_sums_}
+            drawn = conditional_ranks(codes, extended_codes(codes, sizes), self.rank_sums_, counts, gen)
+            ranks = [drawn.get(j) for j in range(len(sizes))]
+        return self.discretization_.decode(codes, rng=gen, masses=nodes, shapes=self.shapes_, ranks=ranks)
