@@ -284,6 +284,7 @@ def test_rwn_command_prints_the_share_of_changed_values_and_warns(tmp_path):
     assert "values changed: age " in res.stdout and "column 'gender'" in res.stderr
 
 
+@pytest.mark.slow   # Dask, 11 s; perturb_parquet's own tests (test_rwn.py) run in the README's command
 def test_rwn_command_runs_the_method_within_each_partition_of_a_folder(tmp_path):
     # --method sampled_pairs on a folder ran the exact method; now it runs within each partition.
     pytest.importorskip("dask")

@@ -162,6 +162,7 @@ def check_run(args, run):
     return done
 
 
+@pytest.mark.slow   # two Dask commands, 10 s: CI's slow step; the library's folder paths run in the README's command
 def test_the_folder_command_imputes_and_releases_with_universes(tmp_path):
     """``dpknn impute`` and ``dpknn release`` on a folder whose schema has universes, against the same
     commands on the concatenated file."""

@@ -34,7 +34,13 @@ TORCH_PAGES = sorted(p for p in DOCS.glob("*.md") if any(a.get("needs") == "torc
 
 
 # The walk-through runs once, in test_walkthrough_ends_in_a_publishable_release, which also checks its outputs.
-@pytest.mark.parametrize("page", sorted(p for p in DOCS.glob("*.md") if p.name != "walkthrough.md"),
+# distributed.md starts local Dask clusters for its examples (25 s, the slowest test of the README's command): its
+# examples run in CI's slow step (pytest -m slow), so that the README's test command keeps its margin under 5 min.
+SLOW_PAGES = {"distributed.md"}
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, marks=[pytest.mark.slow] if p.name in SLOW_PAGES else [])
+                                  for p in sorted(DOCS.glob("*.md")) if p.name != "walkthrough.md"],
                          ids=lambda p: p.name)
 def test_examples_run(page, tmp_path, monkeypatch, *, with_torch=False):
     """Every block, but those marked ``needs=torch``: the README's test command runs without the

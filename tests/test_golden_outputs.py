@@ -57,7 +57,13 @@ def _kmeans():
     return _digest(km.cluster_centers_.tobytes() + np.asarray(km.counts_, dtype=np.int64).tobytes())
 
 
-def _queries():
+def _without_unit(record):
+    """A release's dict as it was before issue 49 (finding 3) added its privacy unit to every record."""
+    return {k: ({n: _without_unit(v) for n, v in value.items()} if k == "parts" else value)
+            for k, value in record.items() if k != "privacy_unit"}
+
+
+def _queries(before_unit=False):
     schema = census_schema()
     private = PrivateImputation(make_census(20_000, rng=9), schema, k=2, accountant=BudgetAccountant(20.0), rng=10)
     where = {"AGE": (20, 59)}
@@ -67,7 +73,10 @@ def _queries():
            private.mean("INCWAGE", where=where, bounds=(0.0, 2000.0), epsilon=1.0, count_epsilon=1.0),
            private.mean("INCWAGE", where=where, bounds=(0.0, 2000.0), epsilon=4.5, count_epsilon=1.0, noise="cauchy"),
            private.variance("INCWAGE", bounds=(0.0, 2000.0), epsilon=2.0, mean_epsilon=1.0, count_epsilon=1.0)]
-    return _digest(json.dumps([r.to_dict() for r in out], sort_keys=True, default=str))
+    records = [r.to_dict() for r in out]
+    if before_unit:
+        records = [_without_unit(r) for r in records]
+    return _digest(json.dumps(records, sort_keys=True, default=str))
 
 
 CASES = {
@@ -78,8 +87,15 @@ CASES = {
     # 2026-11-27 (issue 47, finding 4): ignore_missing answers on a query's available cases, so its count of a
     # known attribute's condition counts every record in it (6,536 complete records -> 9,468 in all); the other
     # five releases are byte-identical to the earlier digest 7c35d545bd82ea78.
-    "queries": (_queries, "1e71a7d4051816a2"),
+    # 2026-11-28 (issue 49, finding 3): every release record states its privacy unit ("privacy_unit": "add/remove
+    # one record"); without that key the records are byte-identical to the earlier digest 1e71a7d4051816a2
+    # (test_only_the_privacy_unit_was_added below).
+    "queries": (_queries, "ab5b03aa2966135a"),
 }
+
+
+def test_only_the_privacy_unit_was_added():
+    assert _queries(before_unit=True) == "1e71a7d4051816a2"
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -104,10 +120,13 @@ upper = 100
 """
 
 
-@pytest.mark.parametrize(("method", "expected"), [("privbayese", "df09a7af38f2be55"),
-                                                  ("columnwise", "74e5ad56b6091ca3"),
-                                                  ("privbayes", "70f7442bf737bf7f")])
-def test_synth_sidecar_is_unchanged(tmp_path, method, expected):
+# 2026-11-28 (issue 49, finding 3): the sidecar names the neighbouring relation by the key every published record
+# uses, "privacy_unit" (it was "neighbours"); with the old key back the files are byte-identical to the digests
+# recorded before (the second digest of each case).
+@pytest.mark.parametrize(("method", "expected", "before"), [("privbayese", "a2efa22d03904aa2", "df09a7af38f2be55"),
+                                                            ("columnwise", "e87dd45026dec7d7", "74e5ad56b6091ca3"),
+                                                            ("privbayes", "b9453fad962254f9", "70f7442bf737bf7f")])
+def test_synth_sidecar_is_unchanged(tmp_path, method, expected, before):
     # The sidecar of `dpknn synth` (now built from Synthesizer.public_params()), byte for byte
     # against the digest of the file the command wrote before the library built it.
     from dpknn.cli._main import main
@@ -129,4 +148,7 @@ def test_synth_sidecar_is_unchanged(tmp_path, method, expected):
     text = (tmp_path / "out.csv.json").read_text()
     lines = text.splitlines(keepends=True)
     assert lines[1] == '  "seeded": true,\n' and lines[2].startswith('  "seeded_note": "seeded with --seed')
-    assert _digest("".join(lines[:1] + lines[3:])) == expected
+    body = "".join(lines[:1] + lines[3:])
+    assert _digest(body) == expected
+    assert body.count('"privacy_unit": "add/remove one record"') == 1
+    assert _digest(body.replace('"privacy_unit": ', '"neighbours": ')) == before

@@ -11,6 +11,7 @@ from sklearn.exceptions import NotFittedError
 from dpknn import Categorical, Ordinal, Schema
 from dpknn.accounting import BudgetAccountant
 from dpknn.impute import KNNImputer
+from dpknn.mechanisms import PrivacyUnit
 from dpknn.releases import PrivateImputation, release_queries
 from dpknn.releases._baseline import NOT_DP
 from dpknn.releases._queryfile import ReleaseSet
@@ -39,9 +40,10 @@ def test_public_params_hold_the_budget_domains_and_released_structure(make):
         model.public_params()
     params = model.fit(_table()).public_params()
     json.dumps(params)  # JSON-ready
-    assert list(params)[:4] == ["epsilon", "delta", "neighbours", "attributes"]
+    assert list(params)[:4] == ["epsilon", "delta", "privacy_unit", "attributes"]
     assert params["epsilon"] == model.epsilon_ <= 1.0
-    assert params["neighbours"] == "add/remove one record"
+    assert params["privacy_unit"] == "add/remove one record" == PrivacyUnit.ADD_REMOVE.value
+    assert model.public_record().unit is PrivacyUnit.ADD_REMOVE and model.public_record().to_dict() == params
     assert params["attributes"] == [a.to_dict() for a in ATTRS]
     if isinstance(model, PrivBayes):
         assert params["network"] == [[c, list(p)] for c, p in model.network_]

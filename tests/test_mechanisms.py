@@ -137,7 +137,7 @@ def test_release_publishes_only_public_fields():
     rel = SmoothCauchy(epsilon=5.0, smooth_bound=3.0, grid=2.0**-8).release(10.0, rng=0)
     assert isinstance(rel, Release) and rel.epsilon == 5.0 and rel.delta == 0.0
     public = rel.to_dict()
-    assert set(public) == {"value", "epsilon", "delta", "mechanism", "params", "parts"}
+    assert set(public) == {"value", "epsilon", "delta", "privacy_unit", "mechanism", "params", "parts"}
     assert {"gamma", "alpha", "beta", "grid"} <= set(public["params"])
     text = json.dumps(public, allow_nan=False)
     assert "smooth_bound" not in text and "noise_scale" not in text and "3.0" not in text.replace("3.0,", "")

@@ -117,7 +117,7 @@ def test_process_command_then_impute(tmp_path):
               "--output", str(tmp_path / "r.csv"), "--seed", "3")
     assert res.returncode == 0, res.stderr
     side = json.loads((tmp_path / "r.csv.json").read_text())
-    assert side["resize"] == {"n": 100, "p": 0.5, "c": 1, "s": 0.5, "neighboring": "add_remove"}
+    assert side["resize"] == {"n": 100, "p": 0.5, "c": 1, "s": 0.5, "privacy_unit": "add/remove one record"}
     assert len(pd.read_csv(tmp_path / "r.csv")) == 100
 
 

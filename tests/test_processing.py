@@ -26,7 +26,7 @@ def test_example_1_pad_to_150():
 def test_example_2_subsample_three_quarters():
     real = [int((resize(X100, 100, p=0.75, impute_kwargs=PAD, rng=i).source >= 0).sum()) for i in range(400)]
     assert abs(np.mean(real) - 75) < 0.6             # Binomial(100, 0.75) real records in expectation
-    r = resize(X100, 100, p=0.75, neighboring="replace", impute_kwargs=PAD, rng=1)
+    r = resize(X100, 100, p=0.75, unit="replace", impute_kwargs=PAD, rng=1)
     assert (r.source >= 0).sum() == 75 and (r.source == -1).sum() == 25
     eps_f, delta_f = r.functional_privacy(1.0, 1e-6)
     assert eps_f > 1.0 and delta_f > 1e-6             # amplification: less noise needed
@@ -43,7 +43,7 @@ def test_example_3_oversample_with_two_copies():
 @pytest.mark.parametrize("p", [0.1, 0.5, 1.0, 1.5, 2.0, 3.7])
 def test_functional_privacy_inverts_privacy_on_original(p):
     c = math.ceil(p)
-    r = Resized(data=None, c=c, s=p / c, source=np.zeros(0), neighboring="add_remove")
+    r = Resized(data=None, c=c, s=p / c, source=np.zeros(0), unit="add_remove")
     for eps in (0.05, 0.5, 1.0, 3.0):
         for delta in (0.0, 1e-9, 1e-5):
             e2, d2 = r.privacy_on_original(*r.functional_privacy(eps, delta))
@@ -70,8 +70,8 @@ def test_resize_errors_and_inputs_untouched():
     before = X100.copy()
     with pytest.raises(ValueError, match="leave columns"):
         resize(X100, 150, impute_kwargs={"lower": {"x": 0.0}, "upper": {"x": 1.0}}, rng=0)
-    with pytest.raises(ValueError, match="neighboring"):
-        resize(X100, 10, neighboring="swap")
+    with pytest.raises(ValueError, match="privacy unit"):
+        resize(X100, 10, unit="swap")
     with pytest.raises(ValueError, match="p must be"):
         resize(X100, 10, p=0)
     assert X100.equals(before)

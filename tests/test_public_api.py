@@ -9,6 +9,7 @@
   section, or ``Attributes`` for a record whose fields are its parameters).
 """
 
+import enum
 import inspect
 import re
 import sys
@@ -61,7 +62,11 @@ def documented(doc):
 
 
 def undocumented_parameters(obj):
-    """The parameters of ``obj``'s signature its docstring (or its ``__init__``'s) does not document."""
+    """The parameters of ``obj``'s signature its docstring (or its ``__init__``'s) does not document. An enumeration
+    has none: its call signature is the Enum machinery's (``PrivacyUnit("add/remove one record")``), its members
+    are what it documents."""
+    if inspect.isclass(obj) and issubclass(obj, enum.Enum):
+        return []
     try:
         params = [n for n, p in inspect.signature(obj).parameters.items()
                   if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and n not in ("self", "cls")]

@@ -364,7 +364,7 @@ def test_awkward_inputs_get_clear_errors_or_correct_results(tmp_path):
     sizes = [dpknn.estimate_size(df, epsilon=1e-300, rng=s).value for s in range(8)]
     assert all(isinstance(v, int) and (v == 0 or v > 2**900) for v in sizes)
     assert 0 in sizes and max(sizes) > 2**900   # post-processed to >= 0, not clipped from above
-    r = Resized(data=None, c=2, s=0.5, source=np.zeros(0), neighboring="add_remove")
+    r = Resized(data=None, c=2, s=0.5, source=np.zeros(0), unit="add_remove")
     eps, delta = r.privacy_on_original(800.0, 1e-9)
     assert eps == pytest.approx(1600 + math.log(0.5)) and delta == math.inf
     assert r.functional_privacy(800.0)[0] == pytest.approx((800 - math.log(0.5)) / 2)

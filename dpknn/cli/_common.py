@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 from pathlib import Path
 
@@ -35,14 +34,11 @@ def file_content(path):
 
 
 def to_json(obj, *, ascii_only=False):
-    """Strict JSON (no NaN or Infinity, nothing turned into a string behind the caller's back) of ``obj``, numpy
-    scalars, fractions and tuples converted: the one serialiser of what the commands publish.
+    """What a command publishes, through the package's one strict serialiser (:func:`dpknn.mechanisms._base.to_json`),
+    imported when a command writes so that the parser stays cheap to start."""
+    from dpknn.mechanisms._base import to_json as strict
 
-    Not ASCII-escaped by default: ledger labels such as "AGE ≥ 16" must read as written (files are UTF-8);
-    ``ascii_only`` escapes, as the synthesis sidecar always has (its bytes are pinned by golden digests)."""
-    from dpknn.mechanisms._base import jsonable
-
-    return json.dumps(jsonable(obj), indent=2, allow_nan=False, ensure_ascii=ascii_only)
+    return strict(obj, ascii_only=ascii_only)
 
 
 def scheduler_client(args):

@@ -128,7 +128,7 @@ def _cmd_process(args):
         r = result.resized
         # c, s and the relation follow from the public n and p; the sampled rows do not go here.
         sidecar.update({"resize": {"n": len(result.data), "p": r.c * r.s, "c": r.c, "s": r.s,
-                                   "neighboring": r.neighboring},
+                                   "privacy_unit": r.unit.value},
                         "note": "a mechanism that is (eps, delta)-DP on this resized file is (eps', delta')-DP on "
                                 "the input with eps' = ln(1 + s (exp(c eps) - 1)), delta' = s sum_{i<c} exp(i eps) "
                                 "delta (dpknn.processing.Resized.privacy_on_original); dpknn release does not apply "

@@ -158,7 +158,7 @@ def _publish(args, model, what, written, out, coded):
     params = model.public_params()
     # The command's own facts first; the dict merge keeps their places and appends the model's.
     public = {"method": args.method, "description": what, "epsilon": params["epsilon"], "delta": params["delta"],
-              "neighbours": params["neighbours"], "rows": args.rows, **params}
+              "privacy_unit": params["privacy_unit"], "rows": args.rows, **params}
     # A resumed folder run publishes its saved fit's record: seeded as that fit was, whatever --seed says now.
     if (written.seeded if folder else args.seed is not None):
         public = {"seeded": True, "seeded_note": SEEDED_NOTE, **public}

@@ -7,7 +7,6 @@ This module is the command line's presentation layer: it prints tables to standa
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import math
 import time
@@ -29,6 +28,7 @@ from dpknn.experiments._census import (
     run_experiment,
     truth,
 )
+from dpknn.mechanisms._base import PrivacyUnit, to_json
 from dpknn.mechanisms._smooth import LN2, CauchyCalibration, choose_gamma, choose_polyplace
 from dpknn.releases._queries import PrivateImputation
 from dpknn.utils._io import text_writer, write_with_figures
@@ -122,12 +122,11 @@ def run_demo(*, n=200_000, k=1, epsilon=EPSILON, count_epsilon=COUNT_EPSILON, se
     bar.set_postfix_str("writing files")
     out = Path(out)
     files = [(out / "report.md", text_writer(report)),
-             (out / "results.json", text_writer(json.dumps(
-                 {"differentially_private": True, "neighbouring_relation": "add or remove one record",
-                  "epsilon_per_query": epsilon + count_epsilon, "releases": published},
-                 indent=2, allow_nan=False)))]
+             (out / "results.json", text_writer(to_json(
+                 {"differentially_private": True, "privacy_unit": PrivacyUnit.ADD_REMOVE.value,
+                  "epsilon_per_query": epsilon + count_epsilon, "releases": published})))]
     if diagnostics is not None:
-        files.append((Path(diagnostics), text_writer(json.dumps(curator, indent=2, allow_nan=False))))
+        files.append((Path(diagnostics), text_writer(to_json(curator))))
 
     def figures():
         from dpknn.utils._plotting import demo_figure

@@ -1,10 +1,15 @@
 """Mechanisms, the :class:`Release` they publish, and the curator's confidential diagnostics.
 
-**What is published.** A :class:`Release` holds the released value, its (ε, δ), the mechanism's
-name and public parameters only (the grid, γ, the global sensitivity of a global mechanism, the
-query's bounds and conditions), plus its public sub-releases. Everything that depends on the
-data (L1(D), a smooth bound S(D), the noise scale calibrated to it, released-count clamps, row
-counts) is kept in :class:`CuratorDiagnostics`, which :meth:`Release.to_dict` never serialises.
+**What is published.** Every DP output of the package publishes one record type,
+:class:`PublishedRecord`: its (ε, δ), its privacy unit as a value (:class:`PrivacyUnit`, the neighbouring
+relation the guarantee holds for, under the one key ``privacy_unit``), its public parameters and its public
+parts; :func:`to_json` is the one strict serialiser of what is published. A :class:`Release` is the record of
+one released value: the value, the mechanism's name and public parameters only (the grid, γ, the global
+sensitivity of a global mechanism, the query's bounds and conditions), plus its public sub-releases. A
+synthesiser's or DP k-means' record holds the public inputs and what the fit released. Everything that depends
+on the data (L1(D), a smooth bound S(D), the noise scale calibrated to it, released-count clamps, row counts)
+is kept in :class:`CuratorDiagnostics`, which no record holds: it is never built into a record and then
+withheld, so no list of fields to withhold exists to be forgotten.
 
 **How numbers are released.** Every released value is an integer number of steps of a public
 grid, a power of two derived from public parameters only. The true value is rounded to the grid
@@ -33,6 +38,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import enum
+import json
 import math
 import numbers
 import typing
@@ -47,6 +54,8 @@ from dpknn.utils._validation import Constraint, check_params, check_positive_rea
 __all__ = [
     "CuratorDiagnostics",
     "Mechanism",
+    "PrivacyUnit",
+    "PublishedRecord",
     "Release",
     "check_grid",
     "exact_epsilon",
@@ -57,6 +66,7 @@ __all__ = [
     "noise_survival",
     "public_grid",
     "to_grid",
+    "to_json",
 ]
 
 # Grid steps below the public noise scale: fine enough to be invisible, coarse enough to be cheap.
@@ -72,8 +82,10 @@ def jsonable(v):
     v : object
         The value; mapping keys become strings, tuples become lists, anything else is returned as it is.
     """
-    if isinstance(v, Release):
+    if isinstance(v, PublishedRecord):
         return v.to_dict()
+    if isinstance(v, PrivacyUnit):
+        return v.value
     if isinstance(v, (dict, MappingProxyType)):
         return {str(k): jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -83,6 +95,116 @@ def jsonable(v):
     if isinstance(v, Fraction):
         return float(v)
     return v
+
+
+def to_json(obj, *, ascii_only=False):
+    """Strict JSON of ``obj`` (no NaN or Infinity, nothing turned into a string behind the caller's back), after
+    :func:`jsonable`: the one serialiser of what the package publishes.
+
+    Parameters
+    ----------
+    obj : object
+        A record, or plain data holding records (converted by :func:`jsonable`).
+    ascii_only : bool, default False
+        Escape non-ASCII characters. Off by default, so that ledger labels such as "AGE ≥ 16" read as written
+        (files are UTF-8); the synthesis sidecar has always been escaped.
+
+    Raises
+    ------
+    TypeError
+        A value JSON cannot hold (an object no rule above converts).
+    ValueError
+        NaN or an infinity.
+    """
+    return json.dumps(jsonable(obj), indent=2, allow_nan=False, ensure_ascii=ascii_only)
+
+
+class PrivacyUnit(str, enum.Enum):
+    """The privacy unit of a guarantee: the neighbouring relation ε and δ hold for.
+
+    Every DP output of dpknn is (ε, δ)-DP for :attr:`ADD_REMOVE`: data sets that differ by one record added or
+    removed (one person's row). :attr:`REPLACE` (one record's values changed, the size public) appears where a
+    transformation states what it assumes, as resizing does. Published under the key ``privacy_unit`` as its
+    value, the words below.
+    """
+
+    ADD_REMOVE = "add/remove one record"
+    REPLACE = "replace one record"
+
+    @classmethod
+    def parse(cls, value):
+        """The unit named by ``value``: a unit, its published words, or the short names ``"add_remove"`` and
+        ``"replace"`` of a processing plan.
+
+        Parameters
+        ----------
+        value : PrivacyUnit or str
+            The unit or one of its names.
+        """
+        if isinstance(value, cls):
+            return value
+        short = {"add_remove": cls.ADD_REMOVE, "replace": cls.REPLACE}
+        if value in short:
+            return short[value]
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"a privacy unit is 'add_remove' or 'replace' ({cls.ADD_REMOVE.value!r} or "
+                             f"{cls.REPLACE.value!r}); got {value!r}.") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PublishedRecord:
+    """What one DP output publishes: its budget, its privacy unit, its public parameters and public parts.
+
+    The one record type of dpknn's outputs (a released value is the subclass :class:`Release`). It holds
+    released values and public inputs only; data-dependent numbers go to :class:`CuratorDiagnostics`, kept
+    beside it by whoever computed them.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε the output spent.
+    delta : float
+        The δ the output spent.
+    unit : PrivacyUnit, default PrivacyUnit.ADD_REMOVE
+        The neighbouring relation ε and δ hold for.
+    params : mapping
+        Public parameters and released structure, by name (kept read-only).
+    parts : mapping of str to PublishedRecord
+        Public records this one was computed from (kept read-only).
+    """
+
+    epsilon: float
+    delta: float
+    unit: PrivacyUnit = PrivacyUnit.ADD_REMOVE
+    params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    parts: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self):
+        object.__setattr__(self, "unit", PrivacyUnit.parse(self.unit))
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
+
+    # A mappingproxy cannot be pickled: pickle plain dicts and make them read-only again.
+    def __getstate__(self):
+        return {**self.__dict__, "params": dict(self.params), "parts": dict(self.parts)}
+
+    def __setstate__(self, state):
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
+    def header(self):
+        """The budget and the unit, as every published record begins."""
+        return {"epsilon": self.epsilon, "delta": self.delta, "privacy_unit": self.unit.value}
+
+    def to_dict(self):
+        """The record as JSON-ready data: the header, then the public parameters by name, then the parts."""
+        out = {**self.header(), **jsonable(self.params)}
+        if self.parts:
+            out["parts"] = {k: v.to_dict() for k, v in self.parts.items()}
+        return out
 
 
 @dataclass(frozen=True)
@@ -116,18 +238,20 @@ class CuratorDiagnostics:
         return {"confidential": True, **jsonable(self.values)}
 
 
-@dataclass(frozen=True)
-class Release:
-    """A differentially private release: what may be published.
+@dataclass(frozen=True, kw_only=True)
+class Release(PublishedRecord):
+    """A differentially private release of one value: what may be published.
 
     Attributes
     ----------
     value : float or int
         The released value (an integer number of ``params["grid"]`` steps).
     epsilon, delta : float
-        Privacy cost of this release and its parts (add/remove-one neighbours).
+        Privacy cost of this release and its parts.
     mechanism : str
         Name of the mechanism.
+    unit : PrivacyUnit
+        The neighbouring relation ε and δ hold for (add/remove one record).
     params : mapping
         Public parameters only: grid, γ, α, β, global sensitivities, the query, its bounds.
     parts : mapping of str to Release
@@ -144,30 +268,15 @@ class Release:
     """
 
     value: float | int
-    epsilon: float
-    delta: float
     mechanism: str
-    params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
-    parts: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     diagnostics: CuratorDiagnostics = field(default_factory=CuratorDiagnostics, repr=False, compare=False)
     clamped: str | None = None
 
-    def __post_init__(self):
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
-        object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
-
-    # A mappingproxy cannot be pickled: pickle plain dicts and make them read-only again.
-    def __getstate__(self):
-        return {**self.__dict__, "params": dict(self.params), "parts": dict(self.parts)}
-
-    def __setstate__(self, state):
-        for name, value in state.items():
-            object.__setattr__(self, name, value)
-        self.__post_init__()
-
     def to_dict(self):
-        """The publishable fields as a JSON-ready dict (no curator diagnostics)."""
-        out = {"value": jsonable(self.value), "epsilon": self.epsilon, "delta": self.delta,
+        """The publishable fields as a JSON-ready dict (no curator diagnostics): the value, the record's header,
+        the mechanism, its public parameters under ``params`` (beside the value they are the mechanism's, not the
+        output's) and the parts."""
+        out = {"value": jsonable(self.value), **self.header(),
                "mechanism": self.mechanism, "params": jsonable(self.params),
                "parts": {k: v.to_dict() for k, v in self.parts.items()}}
         if self.clamped is not None:

@@ -44,7 +44,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from dpknn.accounting._budget import charge
 from dpknn.mechanisms._additive import Geometric, Laplace
-from dpknn.mechanisms._base import CuratorDiagnostics, public_grid
+from dpknn.mechanisms._base import CuratorDiagnostics, PrivacyUnit, PublishedRecord, public_grid
 from dpknn.mechanisms._randomness import as_source
 from dpknn.schema._flags import check_not_imputed
 from dpknn.utils._validation import Interval, check_is_fitted, record_features, validate_params
@@ -222,6 +222,27 @@ class DPKMeans(ClusterMixin, BaseEstimator):
             raise ValueError(f"X must have shape (n_samples, {self.n_features_in_}), got {x.shape}.")
         mid, width = self._box_cache
         return _nearest(np.clip((x - mid) / width, -0.5, 0.5), self._scaled_centres)
+
+    def public_record(self):
+        """What the fit may publish (:class:`~dpknn.mechanisms.PublishedRecord`): ε (δ = 0) under add/remove one
+        record, the public parameters (k, T, the box, the sums' grid, the initial centres when given) and the
+        released values (every iteration's noisy counts and sums and the centres they give). The true cluster
+        sizes and the clamped rows stay in ``curator_``.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self, "cluster_centers_")
+        lower, upper = self._box()
+        params = {"method": "DP k-means", "n_clusters": self.n_clusters, "max_iter": self.n_iter_,
+                  "bounds": [lower.tolist(), upper.tolist()], "grid": self.grid_}
+        if self.init is not None:
+            params["init"] = np.asarray(self.init, dtype=np.float64).tolist()
+        params.update(cluster_centers=self.cluster_centers_.tolist(), counts=np.asarray(self.counts_).tolist(),
+                      history=[{k: np.asarray(v).tolist() for k, v in step.items()} for step in self.history_])
+        return PublishedRecord(epsilon=self.epsilon_, delta=0.0, unit=PrivacyUnit.ADD_REMOVE, params=params)
 
     def fit_predict(self, X, y=None, *, accountant=None):
         return self.fit(X, accountant=accountant).predict(X)

@@ -16,6 +16,7 @@ References
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass, field
 
 from dpknn.processing._transforms import Resized, clamp, impute, resize
@@ -29,7 +30,7 @@ logger = logging.getLogger(__name__)
 _CLAMP_KEYS = {"lower", "upper", "categories", "null_value"}
 _IMPUTE_KEYS = {"lower", "upper", "integer", "distribution", "shift", "scale", "categories", "weights",
                 "null_value"}
-_RESIZE_KEYS = {"n", "p", "neighboring", "source_column"}
+_RESIZE_KEYS = {"n", "p", "privacy_unit", "neighboring", "source_column"}
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,8 @@ class ProcessingPlan:
         ``{column: {parameter: value}}`` as :func:`dpknn.processing.clamp` and
         :func:`dpknn.processing.impute` take them for one column.
     resize : dict or None
-        ``n``, and optionally ``p``, ``neighboring`` and ``source_column`` (a column to add that
+        ``n``, and optionally ``p``, ``privacy_unit`` (``"add_remove"``, the default, or ``"replace"``;
+        ``neighboring`` is its deprecated name) and ``source_column`` (a column to add that
         holds each output row's position in the input, -1 for padding). Padding records are
         filled with the ``impute`` parameters, which must then cover every column.
     """
@@ -158,7 +160,15 @@ def run_plan(df, plan, *, rng=None):
         for k, v in params.items():
             if k != "distribution":
                 pad.setdefault(k, {})[col] = v
-    result = resize(out, size.pop("n"), rng=rng, impute_kwargs=pad, **size)
+    if "neighboring" in size:
+        if "privacy_unit" in size:
+            raise ValueError("[resize] gives both privacy_unit and neighboring (its deprecated name); keep "
+                             "privacy_unit.")
+        warnings.warn("[resize] neighboring is deprecated; write privacy_unit = \"add_remove\" or \"replace\".",
+                      DeprecationWarning, stacklevel=2)
+        size["privacy_unit"] = size.pop("neighboring")
+    result = resize(out, size.pop("n"), unit=size.pop("privacy_unit", "add_remove"), rng=rng, impute_kwargs=pad,
+                    **size)
     data = result.data
     if source_column is not None:
         data = data.assign(**{source_column: result.source})

@@ -23,11 +23,13 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from dpknn.mechanisms._base import PrivacyUnit
 from dpknn.schema._flags import flag_columns
 from dpknn.utils._validation import DELTA, EPSILON, check_rng
 
@@ -372,14 +374,26 @@ class Resized:
         Sampling proportion of the c copies (s = p / c).
     source : ndarray of int64
         Row position in the input of each output record; -1 for imputed padding.
-    neighboring : str
+    unit : PrivacyUnit
+        The neighbouring relation the sampling was drawn for (:meth:`privacy_on_original` holds for it):
+        Poisson sampling for add/remove one record, a fixed sample size for replace one record.
     """
 
     data: object
     c: int
     s: float
     source: np.ndarray
-    neighboring: str
+    unit: PrivacyUnit
+
+    def __post_init__(self):
+        object.__setattr__(self, "unit", PrivacyUnit.parse(self.unit))
+
+    @property
+    def neighboring(self):
+        """Deprecated: the short name (``"add_remove"``, ``"replace"``) of :attr:`unit`."""
+        warnings.warn("Resized.neighboring is deprecated; read Resized.unit (a PrivacyUnit).", DeprecationWarning,
+                      stacklevel=2)
+        return "add_remove" if self.unit is PrivacyUnit.ADD_REMOVE else "replace"
 
     def privacy_on_original(self, epsilon, delta=0.0):
         """(ε', δ') on the original data of an (ε, δ)-DP mechanism run on the resized data.
@@ -432,13 +446,13 @@ def _scaled_delta(log_factor, delta):
     return math.exp(log_value) if log_value < 700 else math.inf
 
 
-def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=None):
+def resize(data, n, *, p=1.0, unit=PrivacyUnit.ADD_REMOVE, impute_kwargs=None, rng=None, neighboring=None):
     """Resize data to exactly ``n`` records with subsampling and data-independent padding.
 
     Algorithm 3 of the Privacy Tools notes: c = ceil(p), s = p / c; the data are stacked c
-    times; m real records are available (m ~ Binomial(c·ñ, s) for ``neighboring="add_remove"``,
+    times; m real records are available (m ~ Binomial(c·ñ, s) for add/remove one record,
     which is Poisson sampling of each copy with probability s; m = floor(s·c·ñ) for
-    ``"replace"``); the output is min(m, n) records drawn without replacement from the c copies
+    replace one record); the output is min(m, n) records drawn without replacement from the c copies
     plus max(0, n - m) padding records that start all null and are filled by :func:`impute`
     with ``impute_kwargs``. Erratum: line 10 of the notes samples max(m, n) records; the notes'
     own examples (§4.5) need min(m, n).
@@ -455,15 +469,22 @@ def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=
         built in memory.
     p : float, default 1.0
         Proportion of the data used; may exceed 1 (then records can repeat, c = ceil(p)).
-    neighboring : {"add_remove", "replace"}
+    unit : PrivacyUnit or {"add_remove", "replace"}, default PrivacyUnit.ADD_REMOVE
+        The neighbouring relation of the guarantee the resized data will serve (the sampling follows it).
     impute_kwargs : dict
         Passed to :func:`impute` for the padding; it must fill every column.
     rng : numpy.random.Generator, int or None
+    neighboring : {"add_remove", "replace"}, optional
+        Deprecated name of ``unit``.
 
     Returns
     -------
     Resized
     """
+    if neighboring is not None:
+        warnings.warn("resize(neighboring=...) is deprecated; pass unit= (a PrivacyUnit or 'add_remove' / "
+                      "'replace').", DeprecationWarning, stacklevel=2)
+        unit = neighboring
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}.")
     if n > MAX_RESIZE_RECORDS:
@@ -471,15 +492,14 @@ def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=
                          f"{MAX_RESIZE_RECORDS}); choose a smaller n.")
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (p > 0 and math.isfinite(p)):
         raise ValueError(f"p must be a finite number > 0, got {p!r}.")
-    if neighboring not in ("add_remove", "replace"):
-        raise ValueError(f"neighboring must be 'add_remove' or 'replace', got {neighboring!r}.")
+    unit = PrivacyUnit.parse(unit)
     rng = check_rng(rng)
     frame, back = _as_frame(data)
     n_true = len(frame)
     c = math.ceil(p)
     s = p / c
     total = c * n_true
-    m = int(rng.binomial(total, s)) if neighboring == "add_remove" else math.floor(s * total)
+    m = int(rng.binomial(total, s)) if unit is PrivacyUnit.ADD_REMOVE else math.floor(s * total)
     take = min(m, n)
     picked = rng.choice(total, size=take, replace=False) if take else np.zeros(0, dtype=np.int64)
     source = np.concatenate([picked % max(n_true, 1), np.full(n - take, -1)]).astype(np.int64)
@@ -507,4 +527,4 @@ def resize(data, n, *, p=1.0, neighboring="add_remove", impute_kwargs=None, rng=
     else:
         out = real
     logger.debug("resize: %d of %d real records (m=%d), %d imputed; c=%d, s=%.4g", take, n_true, m, pad_n, c, s)
-    return Resized(data=back(out), c=c, s=s, source=source, neighboring=neighboring)
+    return Resized(data=back(out), c=c, s=s, source=source, unit=unit)

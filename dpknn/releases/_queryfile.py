@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from dpknn.mechanisms._base import PrivacyUnit
 from dpknn.releases._baseline import NOT_DP, global_baseline
 from dpknn.schema._conditions import check_condition
 from dpknn.utils._io import read_toml
@@ -243,7 +244,7 @@ class ReleaseSet:
         out = {"differentially_private": self.differentially_private}
         if not self.differentially_private:
             out["WARNING"] = "NOT DIFFERENTIALLY PRIVATE: some values use --allow-non-dp (" + NOT_DP + ")."
-        out.update({"neighbouring_relation": "add or remove one record", "k": k, "epsilon_budget": epsilon_budget,
+        out.update({"privacy_unit": PrivacyUnit.ADD_REMOVE.value, "k": k, "epsilon_budget": epsilon_budget,
                     "epsilon_spent": accountant.spent()[0], "ledger": [vars(e) for e in accountant.ledger],
                     "releases": list(self.releases)})
         return out

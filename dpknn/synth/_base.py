@@ -1,10 +1,11 @@
 """The base of the DP synthesisers: what a fitted model may publish beside its rows.
 
-A synthetic table is published with its public parameters: the budget the fit spent, the
-neighbouring relation, the public domains, and whatever the fit released besides the rows (a
-PrivBayes network, a row bound, the column order). :meth:`Synthesizer.public_params` gathers
-them, so the command line and a Python caller publish the same record. Nothing in it is read
-from the data except through a mechanism.
+A synthetic table is published with the package's one record type
+(:class:`~dpknn.mechanisms.PublishedRecord`): the budget the fit spent, the privacy unit (add/remove one
+record), the public domains, and whatever the fit released besides the rows (a PrivBayes network, a row
+bound, the column order). :meth:`Synthesizer.public_record` builds it, so the command line and a Python caller
+publish the same record. Nothing in it is read from the data except through a mechanism; what a fit learns
+about the data beyond that stays in its ``curator_`` diagnostics.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ import logging
 
 from sklearn.base import BaseEstimator
 
+from dpknn.mechanisms._base import PrivacyUnit, PublishedRecord
 from dpknn.schema._attributes import warn_outside_universes
 from dpknn.schema._discretization import check_attributes
 from dpknn.utils._validation import check_is_fitted
 
-__all__ = ["NEIGHBOURS", "Synthesizer", "check_never_missing"]
-
-NEIGHBOURS = "add/remove one record"
+__all__ = ["Synthesizer", "check_never_missing"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,10 +53,11 @@ class Synthesizer(BaseEstimator, abc.ABC):
         """``n`` synthetic rows (a DataFrame), drawn from the fitted model with ``rng`` (a Generator, an int
         seed, or None for the cryptographic source): post-processing, no further privacy cost."""
 
-    def public_params(self):
-        """The public record of the fitted model: ε and δ spent, the neighbouring relation, the
-        public attributes (universes in their checked form), then what the method released besides the rows (see
-        :meth:`released_params`). JSON-ready; holds only released values and public inputs.
+    def public_record(self):
+        """The public record of the fitted model (:class:`~dpknn.mechanisms.PublishedRecord`): ε and δ spent,
+        the privacy unit, and as public parameters the attributes (universes in their checked form), then what
+        the method released besides the rows (see :meth:`released_params`). Holds only released values and public
+        inputs.
 
         Raises
         ------
@@ -65,8 +66,19 @@ class Synthesizer(BaseEstimator, abc.ABC):
         """
         check_is_fitted(self, "epsilon_")
         epsilon, delta = self.published_budget()
-        return {"epsilon": epsilon, "delta": delta, "neighbours": NEIGHBOURS,
-                "attributes": [a.to_dict() for a in check_attributes(self.attributes)], **self.released_params()}
+        return PublishedRecord(epsilon=epsilon, delta=delta, unit=PrivacyUnit.ADD_REMOVE, params={
+            "attributes": [a.to_dict() for a in check_attributes(self.attributes)], **self.released_params()})
+
+    def public_params(self):
+        """:meth:`public_record` as JSON-ready data (``epsilon``, ``delta``, ``privacy_unit``, ``attributes``,
+        then the method's released parameters), as ``dpknn synth`` writes it beside the rows.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        """
+        return self.public_record().to_dict()
 
     def published_budget(self):
         """(ε, δ) of the public record: those the fit spent (a method whose spent ε derives from the data
