@@ -21,7 +21,7 @@ tables' documentation, not read from the data):
 Every method is scored the same way: the mean 2-way TVD over all pairs of attributes on the public
 bins with a missing cell as a category of its own (``dpknn.metrics.tvd``), the F1 of a decision
 tree trained on the synthetic rows and tested on a real hold-out (20 %), the seconds of fit +
-sample, and what an analyst estimates (``dpknn.metrics._analysis``): the table's analysis (mean CI
+sample, and what an analyst estimates (``dpknn.metrics.analysis_measures``): the table's analysis (mean CI
 overlap, R² synthetic / real), the median of its amount and the share of its exact zeros, the mean
 quantile error of the amounts (p10-p90, overall and within categories, in interquartile ranges) and
 the mean absolute error of 200 random range queries on the original scale. ``dpknn auto analysis``

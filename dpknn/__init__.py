@@ -88,24 +88,31 @@ __getattr__, __dir__ = lazy_exports(__name__, {
 
 # The implementation modules took a leading underscore (issue 49: the public surface is each subpackage's
 # __all__). Their old paths still import, with a DeprecationWarning naming the package to import from.
-# `dpknn.metrics.pmse`, `dpknn.releases.release` and `dpknn.cli.main` are left out: they are functions, and
-# importing a module under the same name would rebind the package's attribute to it.
+# Three old paths are also public functions of their package (`dpknn.metrics.pmse`, `dpknn.releases.release`,
+# `dpknn.cli.main`, the console script of earlier installs): those packages are ProtectedPackage modules, so that
+# importing the old path cannot rebind the function's name to the module.
 install_moved_modules(__name__, {
     "accounting": ("budget", "mcar", "rdp", "zcdp"),
-    "cli": ("common", "data", "experiments", "impute", "sdc", "synth"),
+    "cli": ("common", "data", "experiments", "impute", "main", "sdc", "synth"),
     "datasets": ("census", "missingness"),
     "experiments": ("amplification", "census", "demo", "synthesis"),
     "impute": ("binning", "distributed", "knn", "scheme"),
     "mechanisms": ("additive", "base", "noise", "randomized_response", "randomness", "selection", "smooth"),
-    "metrics": ("analysis", "combining", "disclosure", "evaluation", "fidelity", "inference", "utility"),
+    "metrics": ("analysis", "combining", "disclosure", "evaluation", "fidelity", "inference", "pmse", "utility"),
     "models": ("kmeans",),
     "processing": ("pipeline", "transforms"),
-    "releases": ("baseline", "parquet", "queries", "query", "queryfile", "report", "sensitivity", "statistics",
-                 "summation"),
+    "releases": ("baseline", "parquet", "queries", "query", "queryfile", "release", "report", "sensitivity",
+                 "statistics", "summation"),
     "schema": ("attributes", "codebook", "coded_files", "conditions", "discretization", "draft", "fixed_width",
                "flags", "geometry", "marginals"),
     "sdc": ("neighbourhoods", "rwn"),
     "synth": ("aim", "auto", "base", "bins", "columnwise", "data", "distributed", "graphical_model", "marginal",
               "misgan", "mst", "privbayes", "ranks", "scores", "tabular"),
     "utils": ("cluster", "extras", "io", "lazy", "plotting", "progress", "report", "validation"),
-}, elsewhere={"dpknn.impute.flags": "dpknn.schema._flags"})
+}, elsewhere={"dpknn.impute.flags": "dpknn.schema._flags"}, hints={
+    # the flags' public names are dpknn.impute's; the helpers have none but dpknn.check_rng and dpknn.EncodedData
+    "dpknn.impute.flags": "import its public names (drop_flags, flag_column) from dpknn.impute",
+    "dpknn.schema.flags": "import its public names (drop_flags, flag_column) from dpknn.impute",
+    "utils": "its one public name is dpknn.check_rng; the rest is internal",
+    "dpknn.schema.attributes": "import its public names from dpknn.schema (EncodedData from dpknn)",
+})

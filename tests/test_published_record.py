@@ -101,6 +101,10 @@ def test_dp_kmeans_publishes_released_values_and_keeps_the_true_sizes():
     # The true cluster sizes and the clamped rows are the curator's; they are not in the record (negative
     # control: they are in curator_).
     assert not _keys(data) & set(km.curator_.values) and {"cluster_sizes", "rows"} <= set(km.curator_.values)
+    # The record states the inputs the fit used, whatever set_params says afterwards.
+    km.set_params(n_clusters=5, bounds=([0, 0], [100, 100]))
+    assert km.public_record() == record and record.params["n_clusters"] == 3
+    assert record.params["bounds"] == [[-4.0, -4.0], [4.0, 4.0]]
 
 
 def test_the_resize_sidecar_and_plan_name_the_unit(caplog):
@@ -110,17 +114,24 @@ def test_the_resize_sidecar_and_plan_name_the_unit(caplog):
     with pytest.warns(DeprecationWarning, match="neighboring"):
         b = resize(x, 60, p=0.5, neighboring="replace", impute_kwargs=pad, rng=1)
     assert a.unit is b.unit is PrivacyUnit.REPLACE and a.data.equals(b.data)
+    assert resize(x, 60, p=0.5, impute_kwargs=pad, rng=1).unit is PrivacyUnit.ADD_REMOVE
+    with pytest.raises(ValueError, match="unit only"):
+        resize(x, 60, unit="add_remove", neighboring="replace", impute_kwargs=pad, rng=1)
     with pytest.warns(DeprecationWarning, match="Resized.unit"):
         assert a.neighboring == "replace"
     with pytest.raises(ValueError, match="privacy unit"):
         resize(x, 60, unit="swap", impute_kwargs=pad, rng=1)
     plan = ProcessingPlan.from_dict({"impute": {"v": {"lower": 0.0, "upper": 49.0}},
                                      "resize": {"n": 60, "p": 0.5, "privacy_unit": "replace"}})
-    old = ProcessingPlan.from_dict({"impute": {"v": {"lower": 0.0, "upper": 49.0}},
-                                    "resize": {"n": 60, "p": 0.5, "neighboring": "replace"}})
+    # The plan's old key is read with a FutureWarning (shown on the command line), and checked when read.
+    with pytest.warns(FutureWarning, match="write privacy_unit = 'replace'"):
+        old = ProcessingPlan.from_dict({"impute": {"v": {"lower": 0.0, "upper": 49.0}},
+                                        "resize": {"n": 60, "p": 0.5, "neighboring": "replace"}})
+    for wrong in ("swap", ["replace"]):
+        with pytest.raises(ValueError, match="privacy_unit"):
+            ProcessingPlan.from_dict({"resize": {"n": 60, "privacy_unit": wrong}})
     new_result = run_plan(x, plan, rng=3)
-    with pytest.warns(DeprecationWarning, match="privacy_unit"):
-        old_result = run_plan(x, old, rng=3)
+    old_result = run_plan(x, old, rng=3)
     assert new_result.resized.unit is old_result.resized.unit is PrivacyUnit.REPLACE
     assert new_result.data.equals(old_result.data)
 
@@ -133,6 +144,11 @@ def test_the_unit_parses_its_names_only():
             PrivacyUnit.parse(wrong)
     with pytest.raises(ValueError, match="privacy unit"):
         PublishedRecord(epsilon=1.0, delta=0.0, unit="bounded")
+    assert str(PrivacyUnit.ADD_REMOVE) == f"{PrivacyUnit.ADD_REMOVE}" == "add/remove one record"
+    # A parameter cannot take the header's place.
+    for key in ("epsilon", "privacy_unit", "parts"):
+        with pytest.raises(ValueError, match="may not be named"):
+            PublishedRecord(epsilon=1.0, delta=0.0, params={key: 99})
 
 
 def test_the_serialiser_is_strict():
@@ -145,3 +161,13 @@ def test_the_serialiser_is_strict():
     with pytest.raises(TypeError):
         to_json(PublishedRecord(epsilon=1.0, delta=0.0, params={"frame": pd.DataFrame({"v": [1]})}))
     assert isinstance(Release(value=1, epsilon=1.0, delta=0.0, mechanism="geometric"), PublishedRecord)
+
+
+def test_a_release_is_built_as_before():
+    """Release keeps its order of arguments (value, epsilon, delta, mechanism, params, parts, diagnostics,
+    clamped), positional or by name; the unit is keyword-only and add/remove one record by default."""
+    by_position = Release(2.0, 0.5, 0.0, "laplace", {"grid": 1.0})
+    by_name = Release(value=2.0, epsilon=0.5, delta=0.0, mechanism="laplace", params={"grid": 1.0})
+    assert by_position == by_name and by_position.unit is PrivacyUnit.ADD_REMOVE
+    assert by_position.clamp(0.0, 1.0).clamped == "high" and by_position.to_dict()["privacy_unit"] == str(
+        PrivacyUnit.ADD_REMOVE)

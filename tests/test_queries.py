@@ -59,6 +59,11 @@ def test_mean_variants_and_methods(private):
     rel = private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=1.0,
                        method="ignore_missing")
     assert rel.mechanism == "laplace" and "l1" not in rel.diagnostics.values
+    # M/s derives from the released count: the Laplace mechanism keeps Δ and its scale for the curator from the
+    # start (published_sensitivity=False); a Laplace built without the flag publishes them (negative control).
+    assert {"sensitivity", "scale"} <= set(rel.diagnostics.values) and not {"sensitivity", "scale"} & set(rel.params)
+    from dpknn.mechanisms import Laplace
+    assert {"sensitivity", "scale"} <= set(Laplace(epsilon=1.0, sensitivity=2.0).release(1.0, rng=0).params)
     # The paper's non-private comparison is not offered by the library.
     with pytest.raises(ValueError, match="experiments"):
         private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=1.0, method="global")

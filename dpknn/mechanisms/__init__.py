@@ -26,6 +26,7 @@ __all__ = [
     "Release",
     "SmoothCauchy",
     "SmoothPolyPlace",
+    "to_json",
 ]
 
 # Each public name loads its module on first use (dpknn.utils._lazy): importing the package stays cheap.
@@ -40,6 +41,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "Release": "dpknn.mechanisms._base",
     "PrivacyUnit": "dpknn.mechanisms._base",
     "PublishedRecord": "dpknn.mechanisms._base",
+    "to_json": "dpknn.mechanisms._base",
     "RandomizedResponse": "dpknn.mechanisms._randomized_response",
     "RandomSource": "dpknn.mechanisms._randomness",
     "ExponentialMechanism": "dpknn.mechanisms._selection",

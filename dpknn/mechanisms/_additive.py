@@ -21,6 +21,7 @@ from scipy import optimize, stats
 from dpknn.accounting._zcdp import zcdp_epsilon
 from dpknn.mechanisms import _noise as noise
 from dpknn.mechanisms._base import (
+    CuratorDiagnostics,
     Mechanism,
     PublicGrid,
     Release,
@@ -31,7 +32,7 @@ from dpknn.mechanisms._base import (
     public_grid,
     to_grid,
 )
-from dpknn.utils._validation import EPSILON, POSITIVE, POSITIVE_DELTA, Interval
+from dpknn.utils._validation import EPSILON, POSITIVE, POSITIVE_DELTA, Boolean, Interval
 
 __all__ = ["DiscreteGaussian", "Gaussian", "Geometric", "IntegerNoise", "Laplace"]
 
@@ -63,17 +64,24 @@ class Laplace(Mechanism):
     coordinates : int, default 1
         The most coordinates of a vector released by :meth:`release_array` that adding or
         removing one record changes (d for the sums of a record's d features in one cluster).
+    published_sensitivity : bool, default True
+        Publish Δ and the scale in the release's parameters. False where Δ was computed from a
+        data-dependent number (an ignore-missing mean's M/s, s the clamped released count): its release
+        then puts them in its :class:`CuratorDiagnostics` from the start, so that the published
+        parameters depend on the public inputs alone.
     """
 
     name = "laplace"
     delta = 0.0
     parameter_constraints: typing.ClassVar[dict] = {
         "epsilon": EPSILON, "sensitivity": POSITIVE, "grid": (PublicGrid(), None),
-        "coordinates": Interval("int", 1, None, closed="left")}
+        "coordinates": Interval("int", 1, None, closed="left"), "published_sensitivity": Boolean()}
 
-    def __init__(self, *, epsilon, sensitivity, grid=None, coordinates=1):
-        p = self.checked_params(epsilon=epsilon, sensitivity=sensitivity, grid=grid, coordinates=coordinates)
+    def __init__(self, *, epsilon, sensitivity, grid=None, coordinates=1, published_sensitivity=True):
+        p = self.checked_params(epsilon=epsilon, sensitivity=sensitivity, grid=grid, coordinates=coordinates,
+                                published_sensitivity=published_sensitivity)
         self.epsilon, self.sensitivity, self.coordinates = p["epsilon"], p["sensitivity"], p["coordinates"]
+        self.published_sensitivity = p["published_sensitivity"]
         if not math.isfinite(self.sensitivity / self.epsilon):
             raise ValueError(f"sensitivity / epsilon overflows: sensitivity={sensitivity!r}, epsilon={epsilon!r}.")
         self.grid = public_grid(self.sensitivity / self.epsilon) if grid is None else p["grid"]
@@ -103,7 +111,9 @@ class Laplace(Mechanism):
         return noise.discrete_laplace_survival(x / grid, float(scale) / grid)
 
     def public_params(self):
-        out = {"grid": self.grid, "sensitivity": self.sensitivity, "scale": self.scale}
+        out = {"grid": self.grid}
+        if self.published_sensitivity:
+            out.update(sensitivity=self.sensitivity, scale=self.scale)
         if self.coordinates > 1:
             out["coordinates"] = self.coordinates
         return out
@@ -111,8 +121,9 @@ class Laplace(Mechanism):
     def release(self, value, *, rng=None):
         """Release ``value`` (Generator, int seed or None = OS CSPRNG for ``rng``)."""
         m = to_grid(value, self.grid) + noise.discrete_laplace(self._scale, rng=rng)
+        curator = {} if self.published_sensitivity else {"sensitivity": self.sensitivity, "scale": self.scale}
         return Release(value=from_grid(m, self.grid), epsilon=self.epsilon, delta=0.0, mechanism=self.name,
-                       params=self.public_params())
+                       params=self.public_params(), diagnostics=CuratorDiagnostics(curator))
 
     def release_array(self, values, *, rng=None):
         """Release an array of L1 sensitivity Δ whose neighbours differ in at most ``coordinates``

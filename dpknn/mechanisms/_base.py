@@ -8,8 +8,11 @@ one released value: the value, the mechanism's name and public parameters only (
 sensitivity of a global mechanism, the query's bounds and conditions), plus its public sub-releases. A
 synthesiser's or DP k-means' record holds the public inputs and what the fit released. Everything that depends
 on the data (L1(D), a smooth bound S(D), the noise scale calibrated to it, released-count clamps, row counts)
-is kept in :class:`CuratorDiagnostics`, which no record holds: it is never built into a record and then
-withheld, so no list of fields to withhold exists to be forgotten.
+is kept in :class:`CuratorDiagnostics`: a :class:`Release` carries them beside its public fields
+(``diagnostics``, which :meth:`Release.to_dict` never writes; a pickle of a release is the curator's, not a
+publication), a synthesiser and DP k-means in ``curator_``. A mechanism puts such a number there when it
+computes it (a Laplace mechanism whose Δ came from a released count is built with
+``published_sensitivity=False``), never into the published parameters to be taken out again.
 
 **How numbers are released.** Every released value is an integer number of steps of a public
 grid, a power of two derived from public parameters only. The true value is rounded to the grid
@@ -131,6 +134,9 @@ class PrivacyUnit(str, enum.Enum):
     ADD_REMOVE = "add/remove one record"
     REPLACE = "replace one record"
 
+    def __str__(self):
+        return self.value
+
     @classmethod
     def parse(cls, value):
         """The unit named by ``value``: a unit, its published words, or the short names ``"add_remove"`` and
@@ -144,11 +150,9 @@ class PrivacyUnit(str, enum.Enum):
         if isinstance(value, cls):
             return value
         short = {"add_remove": cls.ADD_REMOVE, "replace": cls.REPLACE}
-        if value in short:
-            return short[value]
         try:
-            return cls(value)
-        except ValueError:
+            return short[value] if value in short else cls(value)
+        except (TypeError, ValueError):   # TypeError: an unhashable value, such as a list from a TOML file
             raise ValueError(f"a privacy unit is 'add_remove' or 'replace' ({cls.ADD_REMOVE.value!r} or "
                              f"{cls.REPLACE.value!r}); got {value!r}.") from None
 
@@ -158,8 +162,9 @@ class PublishedRecord:
     """What one DP output publishes: its budget, its privacy unit, its public parameters and public parts.
 
     The one record type of dpknn's outputs (a released value is the subclass :class:`Release`). It holds
-    released values and public inputs only; data-dependent numbers go to :class:`CuratorDiagnostics`, kept
-    beside it by whoever computed them.
+    released values and public inputs only; data-dependent numbers go to :class:`CuratorDiagnostics` (a
+    release's ``diagnostics`` field, never serialised; an estimator's ``curator_``). A parameter may not take
+    a header's name (``epsilon``, ``delta``, ``privacy_unit``) or ``parts``.
 
     Parameters
     ----------
@@ -185,6 +190,10 @@ class PublishedRecord:
         object.__setattr__(self, "unit", PrivacyUnit.parse(self.unit))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
+        clash = sorted({"epsilon", "delta", "privacy_unit", "parts"} & set(self.params))
+        if clash:
+            raise ValueError(f"a record's parameters may not be named {clash}: the header (epsilon, delta, "
+                             "privacy_unit) and the parts are the record's own fields.")
 
     # A mappingproxy cannot be pickled: pickle plain dicts and make them read-only again.
     def __getstate__(self):
@@ -238,7 +247,7 @@ class CuratorDiagnostics:
         return {"confidential": True, **jsonable(self.values)}
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, init=False)
 class Release(PublishedRecord):
     """A differentially private release of one value: what may be published.
 
@@ -271,6 +280,18 @@ class Release(PublishedRecord):
     mechanism: str
     diagnostics: CuratorDiagnostics = field(default_factory=CuratorDiagnostics, repr=False, compare=False)
     clamped: str | None = None
+
+    # Written out rather than generated, so that the order of the arguments stays the one Release has always had
+    # (value, epsilon, delta, mechanism, params, parts, diagnostics, clamped), positional or by name; the record's
+    # unit, new with PublishedRecord, is keyword-only.
+    def __init__(self, value, epsilon, delta, mechanism, params=None, parts=None, diagnostics=None, clamped=None, *,
+                 unit=PrivacyUnit.ADD_REMOVE):
+        for name, v in (("value", value), ("epsilon", epsilon), ("delta", delta), ("mechanism", mechanism),
+                        ("params", {} if params is None else params), ("parts", {} if parts is None else parts),
+                        ("diagnostics", CuratorDiagnostics() if diagnostics is None else diagnostics),
+                        ("clamped", clamped), ("unit", unit)):
+            object.__setattr__(self, name, v)
+        self.__post_init__()
 
     def to_dict(self):
         """The publishable fields as a JSON-ready dict (no curator diagnostics): the value, the record's header,

@@ -11,7 +11,9 @@
 Every measure that reads the real data is an evaluation for the curator, not a release.
 """
 
-from dpknn.utils._lazy import lazy_exports
+import sys
+
+from dpknn.utils._lazy import ProtectedPackage, lazy_exports
 
 __all__ = [
     "analysis_measures",
@@ -76,3 +78,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "PMSE": "dpknn.metrics._pmse",
     "propensity_features": "dpknn.metrics._pmse",
 })
+
+# `pmse` is a function here and the old path of its module (dpknn.metrics._pmse): importing that path must not
+# rebind the name to the module (dpknn.utils._lazy.ProtectedPackage).
+sys.modules[__name__].__class__ = ProtectedPackage

@@ -152,7 +152,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            No missing values (impute them first, e.g. with :mod:`dpknn.processing._transforms`).
+            No missing values (impute them first, e.g. with :func:`dpknn.processing.impute`).
         y : ignored
         accountant : BudgetAccountant or None
             Charged ε before the data are read; refused with nothing computed if it does not fit. None: a
@@ -208,6 +208,9 @@ class DPKMeans(ClusterMixin, BaseEstimator):
         self.n_iter_ = iterations
         self.epsilon_ = eps
         self.grid_ = sums_mech.grid
+        self._public_inputs = {"n_clusters": k, "max_iter": iterations, "bounds": [lower.tolist(), upper.tolist()]}
+        if self.init is not None:
+            self._public_inputs["init"] = np.asarray(self.init, dtype=np.float64).tolist()
         self._scaled_centres = centres
         self._box_cache = (mid, width)
         self.curator_ = CuratorDiagnostics({"cluster_sizes": [s.tolist() for s in sizes], "clamped_rows": clamped,
@@ -235,11 +238,8 @@ class DPKMeans(ClusterMixin, BaseEstimator):
             Before ``fit``.
         """
         check_is_fitted(self, "cluster_centers_")
-        lower, upper = self._box()
-        params = {"method": "DP k-means", "n_clusters": self.n_clusters, "max_iter": self.n_iter_,
-                  "bounds": [lower.tolist(), upper.tolist()], "grid": self.grid_}
-        if self.init is not None:
-            params["init"] = np.asarray(self.init, dtype=np.float64).tolist()
+        # The inputs the fit used (set_params after fit changes the estimator, not what was released).
+        params = {"method": "DP k-means", **self._public_inputs, "grid": self.grid_}
         params.update(cluster_centers=self.cluster_centers_.tolist(), counts=np.asarray(self.counts_).tolist(),
                       history=[{k: np.asarray(v).tolist() for k, v in step.items()} for step in self.history_])
         return PublishedRecord(epsilon=self.epsilon_, delta=0.0, unit=PrivacyUnit.ADD_REMOVE, params=params)

@@ -19,6 +19,7 @@ import logging
 import warnings
 from dataclasses import dataclass, field
 
+from dpknn.mechanisms._base import PrivacyUnit
 from dpknn.processing._transforms import Resized, clamp, impute, resize
 from dpknn.schema._flags import flag_columns
 from dpknn.utils._validation import check_keys, check_rng
@@ -78,6 +79,20 @@ class ProcessingPlan:
                 raise ValueError(f"{where}: [resize] needs n (the public number of output records), got {size!r}.")
             check_keys(size, _RESIZE_KEYS, f"{where}: [resize]")
             size = dict(size)
+            if "neighboring" in size:
+                if "privacy_unit" in size:
+                    raise ValueError(f"{where}: [resize] gives privacy_unit and neighboring (its old name); keep "
+                                     "privacy_unit.")
+                # A FutureWarning, not a DeprecationWarning: it is meant for whoever wrote the file, and Python
+                # shows it on the command line by default.
+                warnings.warn(f"{where}: [resize] neighboring is the old name of privacy_unit; write privacy_unit = "
+                              f"{size['neighboring']!r}. The old name will go.", FutureWarning, stacklevel=2)
+                size["privacy_unit"] = size.pop("neighboring")
+            if "privacy_unit" in size:   # checked here, before a step runs
+                try:
+                    PrivacyUnit.parse(size["privacy_unit"])
+                except ValueError as err:
+                    raise ValueError(f"{where}: [resize] privacy_unit: {err}") from None
         return cls(clamp=steps["clamp"], impute=steps["impute"], resize=size)
 
     @classmethod
@@ -160,13 +175,6 @@ def run_plan(df, plan, *, rng=None):
         for k, v in params.items():
             if k != "distribution":
                 pad.setdefault(k, {})[col] = v
-    if "neighboring" in size:
-        if "privacy_unit" in size:
-            raise ValueError("[resize] gives both privacy_unit and neighboring (its deprecated name); keep "
-                             "privacy_unit.")
-        warnings.warn("[resize] neighboring is deprecated; write privacy_unit = \"add_remove\" or \"replace\".",
-                      DeprecationWarning, stacklevel=2)
-        size["privacy_unit"] = size.pop("neighboring")
     result = resize(out, size.pop("n"), unit=size.pop("privacy_unit", "add_remove"), rng=rng, impute_kwargs=pad,
                     **size)
     data = result.data

@@ -446,7 +446,7 @@ def _scaled_delta(log_factor, delta):
     return math.exp(log_value) if log_value < 700 else math.inf
 
 
-def resize(data, n, *, p=1.0, unit=PrivacyUnit.ADD_REMOVE, impute_kwargs=None, rng=None, neighboring=None):
+def resize(data, n, *, p=1.0, unit=None, impute_kwargs=None, rng=None, neighboring=None):
     """Resize data to exactly ``n`` records with subsampling and data-independent padding.
 
     Algorithm 3 of the Privacy Tools notes: c = ceil(p), s = p / c; the data are stacked c
@@ -469,8 +469,9 @@ def resize(data, n, *, p=1.0, unit=PrivacyUnit.ADD_REMOVE, impute_kwargs=None, r
         built in memory.
     p : float, default 1.0
         Proportion of the data used; may exceed 1 (then records can repeat, c = ceil(p)).
-    unit : PrivacyUnit or {"add_remove", "replace"}, default PrivacyUnit.ADD_REMOVE
-        The neighbouring relation of the guarantee the resized data will serve (the sampling follows it).
+    unit : PrivacyUnit or {"add_remove", "replace"} or None, default None
+        The neighbouring relation of the guarantee the resized data will serve (the sampling follows it);
+        None: add/remove one record.
     impute_kwargs : dict
         Passed to :func:`impute` for the padding; it must fill every column.
     rng : numpy.random.Generator, int or None
@@ -482,6 +483,8 @@ def resize(data, n, *, p=1.0, unit=PrivacyUnit.ADD_REMOVE, impute_kwargs=None, r
     Resized
     """
     if neighboring is not None:
+        if unit is not None:
+            raise ValueError("resize() got unit and neighboring (its deprecated name); pass unit only.")
         warnings.warn("resize(neighboring=...) is deprecated; pass unit= (a PrivacyUnit or 'add_remove' / "
                       "'replace').", DeprecationWarning, stacklevel=2)
         unit = neighboring
@@ -492,7 +495,7 @@ def resize(data, n, *, p=1.0, unit=PrivacyUnit.ADD_REMOVE, impute_kwargs=None, r
                          f"{MAX_RESIZE_RECORDS}); choose a smaller n.")
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (p > 0 and math.isfinite(p)):
         raise ValueError(f"p must be a finite number > 0, got {p!r}.")
-    unit = PrivacyUnit.parse(unit)
+    unit = PrivacyUnit.ADD_REMOVE if unit is None else PrivacyUnit.parse(unit)
     rng = check_rng(rng)
     frame, back = _as_frame(data)
     n_true = len(frame)

@@ -8,7 +8,9 @@ fitted imputation, an accountant and a noise source to that path. Query files (:
 sensitivity bounds, one function per theorem, are in ``dpknn/releases/_sensitivity.py``.
 """
 
-from dpknn.utils._lazy import lazy_exports
+import sys
+
+from dpknn.utils._lazy import ProtectedPackage, lazy_exports
 
 __all__ = [
     "CachedStatistics",
@@ -68,3 +70,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "Moments": "dpknn.releases._summation",
     "exact_moments": "dpknn.releases._summation",
 })
+
+# `release` is a function here and the old path of its module (dpknn.releases._release): importing that path must not
+# rebind the name to the module (dpknn.utils._lazy.ProtectedPackage).
+sys.modules[__name__].__class__ = ProtectedPackage

@@ -38,8 +38,6 @@ __all__ = ["release"]
 
 # Steps of the grid of a mean or variance below the scale of its bounds.
 FINE_BITS = 60
-# Public parameters of a Laplace release that depend on the released count: kept for the curator.
-_COUNT_DERIVED = ("sensitivity", "scale")
 
 
 def release(query, statistics, *, accountant, rng, smooth=None):
@@ -96,17 +94,6 @@ def _where_text(where, universe=None):
         return text
     inside = f"inside its universe ({describe_conditions(universe.where)})"
     return f" where {describe_conditions(where)}, {inside}" if where else f" over the records {inside}"
-
-
-def _split_count_derived(rel):
-    """Move noise parameters derived from the released count into the curator diagnostics, so
-    that the published parameters of a mean or variance depend on public inputs only."""
-    diag = dict(rel.diagnostics.values)
-    params = dict(rel.params)
-    for key in _COUNT_DERIVED:
-        if key in params:
-            diag[key] = params.pop(key)
-    return dataclasses.replace(rel, params=params), diag
 
 
 def _universe_param(universe):
@@ -195,7 +182,10 @@ def _mean_mechanism(epsilon, s, bounds, involves_where, involves_col, method, sm
         bound = sens.mean_smooth(l1, bounds, s, depends_on_imputed=involves_where)
         variant = "5.4b" if involves_where else "5.4a"
         return smooth.mechanism(epsilon, bound, grid), variant
-    return Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, 0), grid=grid), "no imputation"
+    # M/s derives from the released count: kept for the curator from the start (published_sensitivity=False), so
+    # that the published parameters depend on the public inputs alone.
+    mech = Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, 0), grid=grid, published_sensitivity=False)
+    return mech, "no imputation"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,7 +244,7 @@ def _mean(ctx, q, smooth):
     moments = _moments(ctx, q, n.universe)
     centre = moments.total / Fraction(s)
     rel = ctx.record(mech.release(centre, rng=ctx.rng), f"mean of {q.column}{_where_text(q.where, n.universe)}")
-    rel, diag = _split_count_derived(rel)
+    diag = dict(rel.diagnostics.values)
     diag.update(s=s, n_records=moments.n, centre=float(centre))
     if variant.startswith("5.4"):
         diag["l1"] = n.l1
@@ -269,7 +259,8 @@ def _mean(ctx, q, smooth):
 def _variance_mechanism(q, n, s, ybar, grid):
     if q.method == "smooth" and n.involves:
         return n.smooth.mechanism(q.epsilon, sens.variance_smooth(n.l1, q.bounds, s, ybar), grid)
-    return Laplace(epsilon=q.epsilon, sensitivity=sens.variance_global(q.bounds, s, ybar, 0), grid=grid)
+    return Laplace(epsilon=q.epsilon, sensitivity=sens.variance_global(q.bounds, s, ybar, 0), grid=grid,
+                   published_sensitivity=False)   # derived from the released count, as a mean's
 
 
 def _variance(ctx, q, smooth):
@@ -283,15 +274,14 @@ def _variance(ctx, q, smooth):
     moments = _moments(ctx, q, n.universe)
     mean_rel = ctx.record(mech.release(moments.total / Fraction(s), rng=ctx.rng),
                           f"mean for variance of {q.column}{_where_text(q.where, n.universe)}")
-    mean_rel, mean_diag = _split_count_derived(mean_rel)
-    mean_rel = dataclasses.replace(mean_rel, value=float(mean_rel.value), diagnostics=CuratorDiagnostics(mean_diag),
+    mean_rel = dataclasses.replace(mean_rel, value=float(mean_rel.value),
                                    params={**mean_rel.params, "query": "mean", "theorem": variant}).clamp(*q.bounds)
     ybar = mean_rel.value
     half_range2 = ((q.bounds[1] - q.bounds[0]) / 2) ** 2
     var_mech = _variance_mechanism(q, n, s, ybar, public_grid(half_range2, bits=FINE_BITS))
     centre = moments.squared_deviations(ybar) / (Fraction(s) - 1)
     rel = ctx.record(var_mech.release(centre, rng=ctx.rng), f"variance of {q.column}{_where_text(q.where, n.universe)}")
-    rel, diag = _split_count_derived(rel)
+    diag = dict(rel.diagnostics.values)
     diag.update(s=s, n_records=moments.n, centre=float(centre))
     if q.method == "smooth" and n.involves:
         diag["l1"] = n.l1
