@@ -107,7 +107,7 @@ install_moved_modules(__name__, {
                "flags", "geometry", "marginals"),
     "sdc": ("neighbourhoods", "rwn"),
     "synth": ("aim", "auto", "base", "bins", "columnwise", "data", "distributed", "graphical_model", "marginal",
-              "misgan", "mst", "privbayes", "ranks", "scores", "tabular"),
+              "misgan", "misgan_torch", "mst", "privbayes", "ranks", "scores", "tabular"),
     "utils": ("cluster", "extras", "io", "lazy", "plotting", "progress", "report", "validation"),
 }, elsewhere={"dpknn.impute.flags": "dpknn.schema._flags"}, hints={
     # the flags' public names are dpknn.impute's; the helpers have none but dpknn.check_rng and dpknn.EncodedData

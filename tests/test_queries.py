@@ -64,6 +64,9 @@ def test_mean_variants_and_methods(private):
     assert {"sensitivity", "scale"} <= set(rel.diagnostics.values) and not {"sensitivity", "scale"} & set(rel.params)
     from dpknn.mechanisms import Laplace
     assert {"sensitivity", "scale"} <= set(Laplace(epsilon=1.0, sensitivity=2.0).release(1.0, rng=0).params)
+    # Its default grid follows Δ, so a hidden Δ needs a public grid.
+    with pytest.raises(ValueError, match="public grid"):
+        Laplace(epsilon=1.0, sensitivity=2.0, published_sensitivity=False)
     # The paper's non-private comparison is not offered by the library.
     with pytest.raises(ValueError, match="experiments"):
         private.mean("INCWAGE", where={"AGE": (20, 59)}, epsilon=EPS, count_epsilon=1.0, method="global")

@@ -68,7 +68,8 @@ class Laplace(Mechanism):
         Publish Δ and the scale in the release's parameters. False where Δ was computed from a
         data-dependent number (an ignore-missing mean's M/s, s the clamped released count): its release
         then puts them in its :class:`CuratorDiagnostics` from the start, so that the published
-        parameters depend on the public inputs alone.
+        parameters depend on the public inputs alone; ``grid`` must then be given (public), as the default
+        grid follows Δ.
     """
 
     name = "laplace"
@@ -82,6 +83,10 @@ class Laplace(Mechanism):
                                 published_sensitivity=published_sensitivity)
         self.epsilon, self.sensitivity, self.coordinates = p["epsilon"], p["sensitivity"], p["coordinates"]
         self.published_sensitivity = p["published_sensitivity"]
+        if not self.published_sensitivity and grid is None:
+            # The default grid is a power of two below Δ/ε: published with the value, it would tell Δ to a factor 2.
+            raise ValueError("a Laplace mechanism that keeps its sensitivity for the curator needs a public grid "
+                             "(published_sensitivity=False with grid=None would publish Δ through the grid).")
         if not math.isfinite(self.sensitivity / self.epsilon):
             raise ValueError(f"sensitivity / epsilon overflows: sensitivity={sensitivity!r}, epsilon={epsilon!r}.")
         self.grid = public_grid(self.sensitivity / self.epsilon) if grid is None else p["grid"]

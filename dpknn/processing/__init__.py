@@ -3,6 +3,8 @@
 from dpknn.utils._lazy import lazy_exports
 
 __all__ = [
+    "ProcessingPlan",
+    "ProcessingResult",
     "Resized",
     "clamp",
     "impute",
@@ -11,14 +13,12 @@ __all__ = [
 ]
 
 # Each public name loads its module on first use (dpknn.utils._lazy): importing the package stays cheap.
-# Names that left the public list still load, with a DeprecationWarning.
 __getattr__, __dir__ = lazy_exports(__name__, {
+    "ProcessingPlan": "dpknn.processing._pipeline",
+    "ProcessingResult": "dpknn.processing._pipeline",
     "run_plan": "dpknn.processing._pipeline",
     "Resized": "dpknn.processing._transforms",
     "clamp": "dpknn.processing._transforms",
     "impute": "dpknn.processing._transforms",
     "resize": "dpknn.processing._transforms",
-}, internal={
-    "ProcessingPlan": "dpknn.processing._pipeline",
-    "ProcessingResult": "dpknn.processing._pipeline",
 })

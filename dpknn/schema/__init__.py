@@ -43,9 +43,10 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "geometric_edges": "dpknn.schema._discretization",
     "read_attributes": "dpknn.schema._discretization",
     "draft_schema": "dpknn.schema._draft",
+}, moved={
+    "EncodedData": "dpknn",
 }, internal={
     "DRAFT_KEY": "dpknn.schema._attributes",
-    "EncodedData": "dpknn.schema._attributes",
     "blank_outside_universes": "dpknn.schema._attributes",
     "check_draft": "dpknn.schema._attributes",
     "observed_outside_universes": "dpknn.schema._attributes",

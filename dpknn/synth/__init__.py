@@ -14,10 +14,9 @@
   Dask (the same releases as in memory), its synthetic rows written as a folder of partitions.
 - :class:`DPMisGAN`: MisGAN trained with DP-SGD on its critics (needs torch, the ``gan`` extra;
   importing this package does not).
-- :class:`Discretization`: the public bins PrivBayes and the column-wise synthesiser use;
-  :class:`TabularEncoding`: the public one-hot codes and in-bin positions of the GAN.
-- :class:`Synthesizer`: their base; ``public_params()`` is what a fitted model publishes
-  beside its rows (the ``dpknn synth`` sidecar).
+- :class:`Synthesizer`: their base; ``public_record()`` (a :class:`~dpknn.mechanisms.PublishedRecord`) is
+  what a fitted model publishes beside its rows (the ``dpknn synth`` sidecar). The public bins PrivBayes and
+  the column-wise synthesiser use are :class:`dpknn.schema.Discretization`.
 - :mod:`dpknn.synth._scores`: the score of PrivBayes's structure search and its sensitivity.
 """
 
@@ -45,8 +44,9 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "MSTSynthesizer": "dpknn.synth._mst",
     "PrivBayes": "dpknn.synth._privbayes",
     "synthesize_parquet": "dpknn.synth._distributed",
+}, moved={
+    "Discretization": "dpknn.schema",
 }, internal={
-    "Discretization": "dpknn.schema._discretization",
     "mutual_information_score": "dpknn.synth._scores",
     "score_sensitivity": "dpknn.synth._scores",
     "TabularEncoding": "dpknn.synth._tabular",

@@ -125,7 +125,7 @@ class AutoSynthesizer(Synthesizer):
     Examples
     --------
     >>> from dpknn import Categorical, Ordinal
-    >>> from dpknn.datasets._census import make_census
+    >>> from dpknn.datasets import make_census
     >>> from dpknn.synth import AutoSynthesizer
     >>> attrs = [Ordinal("AGE", 0, 99), Ordinal("SCHOOL", 0, 17), Categorical("SEX", [1, 2])]
     >>> model = AutoSynthesizer(attrs, epsilon=1.0, never_missing=["SEX"], rng=0).fit(make_census(5_000, rng=0))

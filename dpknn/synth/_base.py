@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import logging
+import warnings
 
 from sklearn.base import BaseEstimator
 
@@ -23,6 +24,15 @@ from dpknn.utils._validation import check_is_fitted
 __all__ = ["Synthesizer", "check_never_missing"]
 
 logger = logging.getLogger(__name__)
+
+
+def __getattr__(name):
+    # NEIGHBOURS was public here (the sidecar's "neighbours"); the relation is PrivacyUnit.ADD_REMOVE now.
+    if name == "NEIGHBOURS":
+        warnings.warn("NEIGHBOURS is deprecated: the privacy unit is dpknn.mechanisms.PrivacyUnit.ADD_REMOVE, "
+                      "published as privacy_unit.", DeprecationWarning, stacklevel=2)
+        return PrivacyUnit.ADD_REMOVE.value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_never_missing(never_missing, names):

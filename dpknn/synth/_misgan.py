@@ -317,7 +317,7 @@ class DPMisGAN(Synthesizer):
     Examples
     --------
     >>> from dpknn import Categorical, Ordinal
-    >>> from dpknn.datasets._census import make_census
+    >>> from dpknn.datasets import make_census
     >>> from dpknn.synth import DPMisGAN
     >>> attrs = [Ordinal("AGE", 0, 99), Categorical("SEX", [1, 2])]
     >>> gan = DPMisGAN(attrs, epsilon=3.0, delta=1e-6, epochs=1, n_rows=2_000, rng=0)

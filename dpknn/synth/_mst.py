@@ -311,7 +311,7 @@ class MSTSynthesizer(MarginalSynthesizer):
     Examples
     --------
     >>> from dpknn import Categorical, Ordinal
-    >>> from dpknn.datasets._census import make_census
+    >>> from dpknn.datasets import make_census
     >>> from dpknn.synth import MSTSynthesizer
     >>> attrs = [Ordinal("AGE", 0, 99), Ordinal("SCHOOL", 0, 17), Categorical("SEX", [1, 2])]
     >>> model = MSTSynthesizer(attrs, epsilon=1.0, never_missing=["SEX"], rng=0).fit(make_census(5_000, rng=0))

@@ -220,7 +220,7 @@ class PrivBayes(Synthesizer):
     Examples
     --------
     >>> from dpknn import Categorical, Ordinal
-    >>> from dpknn.datasets._census import make_census
+    >>> from dpknn.datasets import make_census
     >>> from dpknn.synth import PrivBayes
     >>> attrs = [Ordinal("AGE", 0, 99), Ordinal("SCHOOL", 0, 17), Categorical("SEX", [1, 2])]
     >>> model = PrivBayes(attrs, epsilon=1.0, max_rows=10_000, rng=0).fit(make_census(5_000, rng=0))

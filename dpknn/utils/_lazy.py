@@ -5,6 +5,7 @@ that define them, and a name's module is imported on first access. ``import dpkn
 import importlib
 import importlib.abc
 import importlib.util
+import inspect
 import sys
 import types
 import warnings
@@ -37,24 +38,27 @@ def lazy_exports(package, exports, *, moved=None, internal=None):
 
     moved = dict(moved or {})
     internal = dict(internal or {})
-    warned = set()   # ``from package import name`` looks a name up twice; one warning says it
 
     def __getattr__(name):
         module = exports.get(name)
         if name in moved:
-            if name not in warned:
-                warned.add(name)
-                warnings.warn(f"{package}.{name} moved to {moved[name]}.{name}; the old path will go.",
-                              DeprecationWarning, stacklevel=2)
+            # ``from package import name`` looks the name up twice, from the caller's one line: Python's default
+            # filter shows the warning once per line.
+            warnings.warn(f"{package}.{name} moved to {moved[name]}.{name}; the old path will go.",
+                          DeprecationWarning, stacklevel=2)
             return getattr(importlib.import_module(moved[name]), name)
         if name in internal:
-            if name not in warned:
-                warned.add(name)
-                warnings.warn(f"{package}.{name} is internal now (in {internal[name]}) and leaves the public API; "
-                              "the old path will go.", DeprecationWarning, stacklevel=2)
+            warnings.warn(f"{package}.{name} is internal now (in {internal[name]}) and leaves the public API; "
+                          "the old path will go.", DeprecationWarning, stacklevel=2)
             return getattr(importlib.import_module(internal[name]), name)
         if module is not None:
             value = getattr(importlib.import_module(module), name)
+        elif (finder := _moved_modules()) is not None and f"{package}.{name}" in finder.moved:
+            # An old module path reached as an attribute (``dpknn.mechanisms.noise``): warned here, so that the
+            # warning names the caller's line rather than importlib's.
+            old = f"{package}.{name}"
+            warnings.warn(finder.message(old), DeprecationWarning, stacklevel=2)
+            return importlib.import_module(finder.moved[old])
         else:
             try:
                 value = importlib.import_module(f"{package}.{name}")
@@ -100,10 +104,14 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         return importlib.util.spec_from_loader(fullname, self)
 
+    def message(self, old):
+        """The deprecation warning's text for the old path ``old``."""
+        return f"{old} is a private module now ({self.moved[old]}); {self.public[old]}. The old path will go."
+
     def create_module(self, spec):
-        """The module at its new path, imported, after the deprecation warning."""
-        warnings.warn(f"{spec.name} is a private module now ({self.moved[spec.name]}); {self.public[spec.name]}. "
-                      "The old path will go.", DeprecationWarning, stacklevel=2)
+        """The module at its new path, imported, after the deprecation warning (attributed to the first frame
+        outside the import machinery: the caller's ``import`` or ``importlib.import_module`` line)."""
+        warnings.warn(self.message(spec.name), DeprecationWarning, stacklevel=_caller_level())
         module = importlib.import_module(self.moved[spec.name])
         self._specs[spec.name] = module.__spec__
         return module
@@ -113,6 +121,24 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         alias = module.__spec__.name
         module.__spec__ = self._specs.pop(alias, module.__spec__)
         module.__loader__ = module.__spec__.loader
+
+
+def _moved_modules():
+    """The installed :class:`MovedModules` finder, or None."""
+    return next((f for f in sys.meta_path if isinstance(f, MovedModules)), None)
+
+
+def _caller_level():
+    """The ``stacklevel`` of :func:`warnings.warn`, called from the function that calls this one, that names the
+    first frame outside importlib and this module. :func:`warnings.warn` itself passes over the frames of
+    ``importlib._bootstrap`` without counting them, so they are not counted here either."""
+    frame, level = inspect.currentframe().f_back, 1
+    while frame is not None and ("importlib" in frame.f_code.co_filename or frame.f_code.co_filename == __file__):
+        frame = frame.f_back
+        name = "" if frame is None else frame.f_code.co_filename
+        if not ("importlib" in name and "_bootstrap" in name):
+            level += 1
+    return level
 
 
 class ProtectedPackage(types.ModuleType):
