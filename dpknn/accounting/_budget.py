@@ -26,8 +26,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpknn.accounting import _rdp
 from dpknn.accounting._mcar import mcar_cost
+from dpknn.accounting._rdp import DEFAULT_ORDERS, convert, sgm_rdp, zcdp_curve
 from dpknn.exceptions import BudgetExceededError, DetachedAccountantError
 from dpknn.utils._validation import DELTA, EPSILON, NON_NEGATIVE
 
@@ -133,7 +133,7 @@ class BudgetAccountant:
         if not (isinstance(rdp_delta, numbers.Real) and 0 <= rdp_delta <= self.delta):
             raise ValueError(f"rdp_delta must be in [0, delta={self.delta:g}], got {rdp_delta!r}.")
         self.rdp_delta = float(rdp_delta)
-        self._rdp = np.zeros(len(_rdp.DEFAULT_ORDERS))
+        self._rdp = np.zeros(len(DEFAULT_ORDERS))
         self._rdp_used = False
         self._ledger = []
         self._lock = threading.RLock()
@@ -181,8 +181,8 @@ class BudgetAccountant:
             return 0.0, 0.0
         if self.rdp_delta <= 0:
             return math.inf, 0.0
-        orders = np.asarray(_rdp.DEFAULT_ORDERS)
-        return _rdp.convert(curve, orders, self.rdp_delta, "improved").epsilon, self.rdp_delta
+        orders = np.asarray(DEFAULT_ORDERS)
+        return convert(curve, orders, self.rdp_delta, "improved").epsilon, self.rdp_delta
 
     def spent(self):
         """(ε, δ) spent so far (the RDP part converted at ``rdp_delta``)."""
@@ -273,7 +273,7 @@ class BudgetAccountant:
         """
         self._refuse_if_detached()
         rho = NON_NEGATIVE.check(rho, "rho")
-        add = steps * _rdp.sgm_rdp(q=q, sigma=sigma) + _rdp.zcdp_curve(rho, _rdp.DEFAULT_ORDERS)
+        add = steps * sgm_rdp(q=q, sigma=sigma) + zcdp_curve(rho, DEFAULT_ORDERS)
         with self._lock:
             before, _ = self._rdp_part(self._rdp, self._rdp_used)
             after, d = self._rdp_part(self._rdp + add, True)

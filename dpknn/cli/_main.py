@@ -19,12 +19,12 @@ import sys
 import traceback
 import warnings
 
-from dpknn.cli import _data as data
-from dpknn.cli import _experiments as experiments
-from dpknn.cli import _impute as impute
-from dpknn.cli import _sdc as sdc
-from dpknn.cli import _synth as synth
 from dpknn.cli._common import CLIError
+from dpknn.cli._data import add_census_parser, add_convert_parser, add_process_parser, add_schema_parser
+from dpknn.cli._experiments import add_demo_parser, add_experiment_parser
+from dpknn.cli._impute import add_impute_parser, add_release_parser
+from dpknn.cli._sdc import add_rwn_parser
+from dpknn.cli._synth import add_evaluate_parser, add_synth_parser
 from dpknn.exceptions import PrivacyLeakWarning, WorkLimitError
 from dpknn.utils._io import (
     defer_signal,
@@ -119,17 +119,9 @@ def build_parser():
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    commands = (data.add_census_parser,
-                experiments.add_demo_parser,
-                experiments.add_experiment_parser,
-                impute.add_impute_parser,
-                synth.add_synth_parser,
-                synth.add_evaluate_parser,
-                data.add_schema_parser,
-                data.add_convert_parser,
-                data.add_process_parser,
-                sdc.add_rwn_parser,
-                impute.add_release_parser)
+    commands = (add_census_parser, add_demo_parser, add_experiment_parser, add_impute_parser, add_synth_parser,
+                add_evaluate_parser, add_schema_parser, add_convert_parser, add_process_parser, add_rwn_parser,
+                add_release_parser)
     for add in commands:
         add(sub)
     return parser

@@ -19,7 +19,6 @@ import numpy as np
 from scipy import optimize, stats
 
 from dpknn.accounting._zcdp import zcdp_epsilon
-from dpknn.mechanisms import _noise as noise
 from dpknn.mechanisms._base import (
     CuratorDiagnostics,
     Mechanism,
@@ -31,6 +30,12 @@ from dpknn.mechanisms._base import (
     in_units,
     public_grid,
     to_grid,
+)
+from dpknn.mechanisms._noise import (
+    discrete_gaussian,
+    discrete_gaussian_tail,
+    discrete_laplace,
+    discrete_laplace_survival,
 )
 from dpknn.utils._validation import EPSILON, POSITIVE, POSITIVE_DELTA, Boolean, Interval
 
@@ -104,7 +109,7 @@ class Laplace(Mechanism):
 
     def noise(self, size=None, *, rng=None):
         """Noise in value units (exact integer steps times the grid)."""
-        z = noise.discrete_laplace(self._scale, size, rng=rng)
+        z = discrete_laplace(self._scale, size, rng=rng)
         return in_units(z, self.grid, size)
 
     @classmethod
@@ -113,7 +118,7 @@ class Laplace(Mechanism):
         release's curator diagnostics)."""
         grid = float(release.params["grid"])
         scale = release.params.get("scale", release.diagnostics.values.get("scale"))
-        return noise.discrete_laplace_survival(x / grid, float(scale) / grid)
+        return discrete_laplace_survival(x / grid, float(scale) / grid)
 
     def public_params(self):
         out = {"grid": self.grid}
@@ -125,7 +130,7 @@ class Laplace(Mechanism):
 
     def release(self, value, *, rng=None):
         """Release ``value`` (Generator, int seed or None = OS CSPRNG for ``rng``)."""
-        m = to_grid(value, self.grid) + noise.discrete_laplace(self._scale, rng=rng)
+        m = to_grid(value, self.grid) + discrete_laplace(self._scale, rng=rng)
         curator = {} if self.published_sensitivity else {"sensitivity": self.sensitivity, "scale": self.scale}
         return Release(value=from_grid(m, self.grid), epsilon=self.epsilon, delta=0.0, mechanism=self.name,
                        params=self.public_params(), diagnostics=CuratorDiagnostics(curator))
@@ -134,7 +139,7 @@ class Laplace(Mechanism):
         """Release an array of L1 sensitivity Δ whose neighbours differ in at most ``coordinates``
         coordinates: each rounded to the grid plus its own noise; float64 of the same shape."""
         m = grid_steps(values, self.grid)
-        z = np.asarray(noise.discrete_laplace(self._scale, m.shape, rng=rng), dtype=np.int64)
+        z = np.asarray(discrete_laplace(self._scale, m.shape, rng=rng), dtype=np.int64)
         return (m + z) * self.grid
 
 
@@ -205,12 +210,12 @@ class Geometric(IntegerNoise):
         return 2.0 * a / (1.0 - a) ** 2
 
     def noise(self, size=None, *, rng=None):
-        return noise.discrete_laplace(self._scale, size, rng=rng)
+        return discrete_laplace(self._scale, size, rng=rng)
 
     @classmethod
     def noise_survival(cls, release, x):
         """Exact: discrete Laplace of scale Δ/ε."""
-        return noise.discrete_laplace_survival(x, float(release.params["sensitivity"]) / float(release.epsilon))
+        return discrete_laplace_survival(x, float(release.params["sensitivity"]) / float(release.epsilon))
 
     def public_params(self):
         return {"grid": 1, "sensitivity": self.sensitivity}
@@ -254,8 +259,8 @@ class Gaussian(Mechanism):
         """δ(ε) of the discrete Gaussian with variance parameter σ² (steps) for shift Δ_g."""
         d, e = self.steps, self.epsilon
         t = e * sigma2 / d
-        return (noise.discrete_gaussian_tail(t - d / 2, sigma2)
-                - math.exp(e) * noise.discrete_gaussian_tail(t + d / 2, sigma2))
+        return (discrete_gaussian_tail(t - d / 2, sigma2)
+                - math.exp(e) * discrete_gaussian_tail(t + d / 2, sigma2))
 
     @property
     def sigma(self):
@@ -266,11 +271,11 @@ class Gaussian(Mechanism):
         return self.sigma**2
 
     def noise(self, size=None, *, rng=None):
-        z = noise.discrete_gaussian(self._sigma2, size, rng=rng)
+        z = discrete_gaussian(self._sigma2, size, rng=rng)
         return in_units(z, self.grid, size)
 
     def release(self, value, *, rng=None):
-        m = to_grid(value, self.grid) + noise.discrete_gaussian(self._sigma2, rng=rng)
+        m = to_grid(value, self.grid) + discrete_gaussian(self._sigma2, rng=rng)
         return Release(value=from_grid(m, self.grid), epsilon=self.epsilon, delta=self.delta,
                        mechanism=self.name, params=self.public_params())
 
@@ -327,7 +332,7 @@ class DiscreteGaussian(IntegerNoise):
         return float(self.sigma2)
 
     def noise(self, size=None, *, rng=None):
-        return noise.discrete_gaussian(self.sigma2, size, rng=rng)
+        return discrete_gaussian(self.sigma2, size, rng=rng)
 
     def public_params(self):
         return {"grid": 1, "sensitivity": self.sensitivity, "rho": float(self.rho), "sigma": self.sigma}

@@ -18,7 +18,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpknn.mechanisms import _noise as noise
 from dpknn.mechanisms._base import (
     CuratorDiagnostics,
     Mechanism,
@@ -26,6 +25,18 @@ from dpknn.mechanisms._base import (
     Release,
     from_grid,
     in_units,
+)
+from dpknn.mechanisms._noise import (
+    gamma_fraction,
+    generalized_cauchy_moment,
+    generalized_cauchy_quantile,
+    generalized_cauchy_survival,
+    polyplace_fraction,
+    polyplace_half_width,
+    polyplace_std,
+    polyplace_survival,
+    rounded_generalized_cauchy,
+    rounded_polyplace,
 )
 from dpknn.utils._validation import EPSILON, POSITIVE, Interval, Options
 
@@ -135,10 +146,10 @@ def cauchy_admissible(epsilon, gamma, *, beta=LN2):
 
 
 def _spread(gamma, alpha):
-    second = noise.generalized_cauchy_moment(gamma, 2)
+    second = generalized_cauchy_moment(gamma, 2)
     if math.isfinite(second):
         return math.sqrt(second) / alpha
-    return float(noise.generalized_cauchy_quantile(0.95, gamma)) / alpha
+    return float(generalized_cauchy_quantile(0.95, gamma)) / alpha
 
 
 def choose_gamma(epsilon, gamma="optimal", *, beta=LN2):
@@ -191,7 +202,7 @@ def _choose_gamma(epsilon, gamma, beta):
     else:
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating, Fraction)):
             raise TypeError(f"gamma must be 'optimal', 'paper' or a number > 1, got {gamma!r}.")
-        g, rule = noise.gamma_fraction(gamma), "fixed"
+        g, rule = gamma_fraction(gamma), "fixed"
     if g > _MAX_GAMMA:
         hint = (f"gamma='paper' sets gamma = 1 + epsilon/(2 ln 2), so it needs epsilon <= "
                 f"{2 * beta * float(_MAX_GAMMA - 1):.6g}" if rule == "paper" else "choose a smaller gamma")
@@ -242,24 +253,24 @@ class SmoothCauchy(Mechanism):
         self._width = Fraction(self.scale) / Fraction(self.grid)
 
     def variance(self):
-        return self.scale**2 * noise.generalized_cauchy_moment(self.calibration.gamma, 2)
+        return self.scale**2 * generalized_cauchy_moment(self.calibration.gamma, 2)
 
     def noise(self, size=None, *, rng=None):
-        z = noise.rounded_generalized_cauchy(self.calibration.gamma, self._width, size, rng=rng)
+        z = rounded_generalized_cauchy(self.calibration.gamma, self._width, size, rng=rng)
         return in_units(z, self.grid, size)
 
     @classmethod
     def noise_survival(cls, release, x):
         """σ·X with X generalized Cauchy(γ); σ (data-dependent) from the curator diagnostics."""
         scale = float(release.diagnostics.values["noise_scale"])
-        return noise.generalized_cauchy_survival(x / scale, release.params["gamma"])
+        return generalized_cauchy_survival(x / scale, release.params["gamma"])
 
     def public_params(self):
         c = self.calibration
         return {"grid": self.grid, "gamma": c.gamma, "gamma_rule": c.rule, "alpha": c.alpha, "beta": c.beta}
 
     def release(self, value, *, rng=None):
-        m = noise.rounded_generalized_cauchy(self.calibration.gamma, self._width,
+        m = rounded_generalized_cauchy(self.calibration.gamma, self._width,
                                              center=_exact_center(value, self.grid), rng=rng)
         out = m if self.grid == 1 else from_grid(m, self.grid)
         return Release(value=out, epsilon=self.epsilon, delta=0.0, mechanism=self.name,
@@ -325,7 +336,7 @@ def polyplace_spread(a, c):
     """The spread of PolyPlace noise of exponent a in units of S(D): c times its standard deviation when
     a > 3 (finite variance), else c times the half-width of its central 90%."""
     a = float(a)
-    return float(c) * (noise.polyplace_std(a) if a > 3 else noise.polyplace_half_width(a, 0.9))
+    return float(c) * (polyplace_std(a) if a > 3 else polyplace_half_width(a, 0.9))
 
 
 @dataclass(frozen=True)
@@ -362,7 +373,7 @@ class PolyPlaceCalibration:
 
     def half_width(self, level=0.9):
         """Half-width of the central ``level`` interval of c·X, in units of S(D)."""
-        return float(self.c) * noise.polyplace_half_width(self.a, level)
+        return float(self.c) * polyplace_half_width(self.a, level)
 
 
 def _polyplace_c(a, epsilon, beta):
@@ -413,7 +424,7 @@ def choose_polyplace(epsilon, a="optimal", *, beta=LN2):
     """
     if isinstance(epsilon, bool) or not isinstance(epsilon, (numbers.Real, np.floating)):
         raise TypeError(f"epsilon must be a real number, got {epsilon!r}.")
-    return _choose_polyplace(float(epsilon), a if isinstance(a, str) else noise.polyplace_fraction(a), beta)
+    return _choose_polyplace(float(epsilon), a if isinstance(a, str) else polyplace_fraction(a), beta)
 
 
 @functools.lru_cache(maxsize=256)
@@ -492,21 +503,21 @@ class SmoothPolyPlace(Mechanism):
                 f"grid={self.grid:g})")
 
     def variance(self):
-        return self.scale**2 * noise.polyplace_std(self.calibration.a) ** 2
+        return self.scale**2 * polyplace_std(self.calibration.a) ** 2
 
     def half_width(self, level=0.9):
         """Half-width of the central ``level`` interval of the noise, in value units (curator-only)."""
-        return self.scale * noise.polyplace_half_width(self.calibration.a, level)
+        return self.scale * polyplace_half_width(self.calibration.a, level)
 
     def noise(self, size=None, *, rng=None):
-        z = noise.rounded_polyplace(self.calibration.a, self._width, size, rng=rng)
+        z = rounded_polyplace(self.calibration.a, self._width, size, rng=rng)
         return in_units(z, self.grid, size)
 
     @classmethod
     def noise_survival(cls, release, x):
         """c·S(D)·X with X PolyPlace(a); the scale c·S(D) (data-dependent) from the curator diagnostics."""
         scale = float(release.diagnostics.values["noise_scale"])
-        return noise.polyplace_survival(x / scale, release.params["a"])
+        return polyplace_survival(x / scale, release.params["a"])
 
     def public_params(self):
         c = self.calibration
@@ -514,7 +525,7 @@ class SmoothPolyPlace(Mechanism):
 
     def release(self, value, *, rng=None):
         """Release the exact value ``value`` (int, Fraction, or a float taken as the rational it stores)."""
-        m = noise.rounded_polyplace(self.calibration.a, self._width, center=_exact_center(value, self.grid), rng=rng)
+        m = rounded_polyplace(self.calibration.a, self._width, center=_exact_center(value, self.grid), rng=rng)
         out = m if self.grid == 1 else from_grid(m, self.grid)
         return Release(value=out, epsilon=self.epsilon, delta=0.0, mechanism=self.name,
                        params=self.public_params(),

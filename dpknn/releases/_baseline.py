@@ -15,8 +15,8 @@ References
 from __future__ import annotations
 
 from dpknn.mechanisms._additive import Laplace
-from dpknn.releases import _sensitivity as sens
 from dpknn.releases._query import check_where, involves_imputed, numeric_bounds
+from dpknn.releases._sensitivity import count_global, mean_global
 from dpknn.releases._statistics import universe_of
 
 __all__ = ["NOT_DP", "global_baseline"]
@@ -48,7 +48,7 @@ def global_baseline(private, kind, *, column=None, where=None, within=None, boun
 
     def count(cond, eps):
         involves = involves_imputed(schema, cond)
-        mech = Laplace(epsilon=eps, sensitivity=sens.count_global(n_missing if involves else 0))
+        mech = Laplace(epsilon=eps, sensitivity=count_global(n_missing if involves else 0))
         return mech.release(stats.count(cond), rng=rng).value
 
     # Values are left unclipped (except the ratio), as in the paper's comparison.
@@ -63,7 +63,7 @@ def global_baseline(private, kind, *, column=None, where=None, within=None, boun
     s = max(float(count(where, count_epsilon)), 1.0)
     involves_where = involves_imputed(schema, where)
     affected = n_missing if involves_where or column in schema.imputed_names else 0
-    mech = Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, affected,
+    mech = Laplace(epsilon=epsilon, sensitivity=mean_global(bounds, s, affected,
                                                                    depends_on_imputed=involves_where))
     values = stats.values(column, where, bounds, universe=universe_of(schema, column))
     return mech.release(float(values.sum()) / s, rng=rng).value

@@ -29,8 +29,8 @@ from fractions import Fraction
 from dpknn.accounting import BudgetAccountant
 from dpknn.mechanisms._additive import Geometric, Laplace
 from dpknn.mechanisms._base import CuratorDiagnostics, Release, public_grid
-from dpknn.releases import _sensitivity as sens
 from dpknn.releases._query import Count, Mean, Proportion, SmoothNoise, Variance, available_conditions, involves_imputed
+from dpknn.releases._sensitivity import count_smooth, mean_global, mean_smooth, variance_global, variance_smooth
 from dpknn.releases._statistics import Statistics, universe_of
 from dpknn.schema._conditions import describe_conditions, public_conditions
 
@@ -123,7 +123,7 @@ def _check_mean(q, epsilon, s_min, involves_where, involves_col, smooth):
 # --- counts ------------------------------------------------------------------------------------
 def _count_mechanism(schema, epsilon, where, method, smooth, l1):
     if method == "smooth" and involves_imputed(schema, where):
-        return smooth.mechanism(epsilon, sens.count_smooth(l1), 1)
+        return smooth.mechanism(epsilon, count_smooth(l1), 1)
     return Geometric(epsilon=epsilon, sensitivity=1)
 
 
@@ -179,12 +179,12 @@ def _mean_mechanism(epsilon, s, bounds, involves_where, involves_col, method, sm
     # The grid comes from the public bounds only (fine enough for any count s < 2^40).
     grid = public_grid(max(abs(bounds[0]), abs(bounds[1])), bits=FINE_BITS)
     if method == "smooth" and (involves_where or involves_col):
-        bound = sens.mean_smooth(l1, bounds, s, depends_on_imputed=involves_where)
+        bound = mean_smooth(l1, bounds, s, depends_on_imputed=involves_where)
         variant = "5.4b" if involves_where else "5.4a"
         return smooth.mechanism(epsilon, bound, grid), variant
     # M/s derives from the released count: kept for the curator from the start (published_sensitivity=False), so
     # that the published parameters depend on the public inputs alone.
-    mech = Laplace(epsilon=epsilon, sensitivity=sens.mean_global(bounds, s, 0), grid=grid, published_sensitivity=False)
+    mech = Laplace(epsilon=epsilon, sensitivity=mean_global(bounds, s, 0), grid=grid, published_sensitivity=False)
     return mech, "no imputation"
 
 
@@ -258,8 +258,8 @@ def _mean(ctx, q, smooth):
 
 def _variance_mechanism(q, n, s, ybar, grid):
     if q.method == "smooth" and n.involves:
-        return n.smooth.mechanism(q.epsilon, sens.variance_smooth(n.l1, q.bounds, s, ybar), grid)
-    return Laplace(epsilon=q.epsilon, sensitivity=sens.variance_global(q.bounds, s, ybar, 0), grid=grid,
+        return n.smooth.mechanism(q.epsilon, variance_smooth(n.l1, q.bounds, s, ybar), grid)
+    return Laplace(epsilon=q.epsilon, sensitivity=variance_global(q.bounds, s, ybar, 0), grid=grid,
                    published_sensitivity=False)   # derived from the released count, as a mean's
 
 

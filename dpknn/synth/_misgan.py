@@ -111,6 +111,7 @@ References
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import logging
 import math
@@ -161,10 +162,9 @@ TORCH_HINT = ("DPMisGAN needs torch (the 'gan' extra). On the CPU: pip install t
 
 def _torch():
     try:
-        from dpknn.synth import _misgan_torch as misgan_torch
+        return importlib.import_module("dpknn.synth._misgan_torch")
     except ImportError as exc:  # torch absent or broken
         raise ImportError(f"{TORCH_HINT} ({exc})") from exc
-    return misgan_torch
 
 
 #: The largest noise multiplier DP-MisGAN accepts: past it the noise per coordinate, σC/B, swamps a
