@@ -105,6 +105,10 @@ def warn_seeded(args):
                        "seed on neighbouring files gives the same noise. Do not publish seeded releases.")
 
 
+#: What an --input may also be, in every command's help (read by :func:`read_input`).
+AGENCY_INPUT = "an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with --codebook"
+
+
 def add_na_values(p):
     p.add_argument("--na-values", type=lambda t: tuple(v.strip() for v in t.split(",") if v.strip()), default=(),
                    metavar="S,T", help="CSV input: strings that mean a missing cell besides an empty field "

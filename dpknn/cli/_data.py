@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from dpknn.cli._common import (
+    AGENCY_INPUT,
     CLIError,
     add_na_values,
     add_progress,
@@ -239,8 +240,7 @@ def add_process_parser(sub):
                        "integer columns or integer = true), then optionally resize to a public number of records. "
                        "Use it to complete known attributes before dpknn impute or release.")
     p.add_argument("--input", type=Path, required=True,
-                   help=".csv or .parquet; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with "
-                        "--codebook")
+                   help=f".csv or .parquet; or {AGENCY_INPUT}")
     p.add_argument("--steps", type=Path, required=True, help="TOML file of [clamp.COLUMN], [impute.COLUMN], [resize]")
     p.add_argument("--output", type=Path, required=True,
                    help=".csv or .parquet; .dta or .sav for an agency input (its labels and missing "

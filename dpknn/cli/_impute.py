@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 from dpknn.cli._common import (
+    AGENCY_INPUT,
     SEEDED_NOTE,
     CLIError,
     add_diagnostics,
@@ -225,7 +226,7 @@ def add_impute_parser(sub):
     p.add_argument("--schema", type=Path, required=True, help="TOML schema (see dpknn.Schema.from_file)")
     p.add_argument("--input", type=Path, required=True,
                    help=".csv or .parquet, or a folder of Parquet partitions (imputed on Dask, out of core)"
-                   "; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with --codebook")
+                   f"; or {AGENCY_INPUT}")
     p.add_argument("--output", type=Path, required=True,
                    help=".csv or .parquet; a new folder for a folder of partitions"
                    "; .dta or .sav for an agency input (its labels and missing codes)")
@@ -266,7 +267,7 @@ def add_release_parser(sub):
                    help="TOML file of [[query]] tables, the releases and their budgets (docs/queries.md)")
     p.add_argument("--input", type=Path, required=True,
                    help=".csv or .parquet, or a folder of Parquet partitions (imputed and summed on Dask)"
-                   "; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with --codebook")
+                   f"; or {AGENCY_INPUT}")
     p.add_argument("--output", type=Path, required=True, help="JSON file of the releases (a name ending in .json)")
     p.add_argument("--epsilon", type=float, required=True, help="total privacy budget")
     p.add_argument("--k", type=int, default=1, help="donors per incomplete record (default 1)")

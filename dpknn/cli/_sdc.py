@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 from dpknn.cli._common import (
+    AGENCY_INPUT,
     CLIError,
     add_na_values,
     add_progress,
@@ -94,7 +95,7 @@ def add_rwn_parser(sub):
                        "differential privacy. It prints the share of values changed per perturbed column and warns "
                        "about a column left (nearly) unchanged (docs/rwn.md).")
     p.add_argument("--input", type=Path, required=True, help=".csv or .parquet file, or a folder of Parquet files"
-                   "; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with --codebook")
+                   f"; or {AGENCY_INPUT}")
     p.add_argument("--output", type=Path, required=True, help="file (.csv/.parquet) or folder for Parquet input"
                    "; .dta or .sav for an agency input (its labels and missing codes)")
     p.add_argument("--k", type=int, default=5,

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from dpknn.cli._common import (
+    AGENCY_INPUT,
     SEEDED_NOTE,
     CLIError,
     add_na_values,
@@ -321,9 +322,8 @@ def add_synth_parser(sub):
     p.add_argument("--attributes", type=Path, required=True,
                    help="TOML file of [[attribute]] tables (or a schema file): the public domains")
     p.add_argument("--input", type=Path, required=True,
-                   help=".csv or .parquet; or an agency file: .dta, .sav, .sas7bdat, an IPUMS .dat.gz with "
-                        "--codebook; or a folder of Parquet partitions (auto, aim, mst: read in passes on Dask, "
-                        "out of core)")
+                   help=f".csv or .parquet; or {AGENCY_INPUT}; or a folder of Parquet partitions (auto, aim, mst: read "
+                        "in passes on Dask, out of core)")
     p.add_argument("--output", type=Path, required=True,
                    help=".csv or .parquet; .dta or .sav for an agency input (its labels and missing "
                         "codes); a new folder of Parquet partitions for a folder input")
@@ -404,11 +404,9 @@ def add_evaluate_parser(sub):
                                    "risk (closest records, linkage, attribution, uniques). The report is computed "
                                    "from the real data: it is confidential, not a release.")
     p.add_argument("--real", type=Path, required=True,
-                   help="the real table (.csv or .parquet; or an agency file: .dta, .sav, .sas7bdat, an "
-                        "IPUMS .dat.gz with --codebook)")
+                   help=f"the real table (.csv or .parquet; or {AGENCY_INPUT})")
     p.add_argument("--released", type=Path, required=True,
-                   help="the released table (.csv or .parquet; or an agency file: .dta, .sav, .sas7bdat, an "
-                        "IPUMS .dat.gz with --codebook)")
+                   help=f"the released table (.csv or .parquet; or {AGENCY_INPUT})")
     p.add_argument("--attributes", type=Path, required=True,
                    help="TOML file of the public attributes (as for synth; a schema file also works)")
     p.add_argument("--out", type=Path, required=True, help="folder for evaluation.md, evaluation.json and PNGs")

@@ -36,21 +36,19 @@ def lazy_exports(package, exports, *, moved=None, internal=None):
         To assign to the package's ``__getattr__`` and ``__dir__`` (PEP 562).
     """
 
-    moved = dict(moved or {})
-    internal = dict(internal or {})
+    # A name that left the list: where it is now, and what the warning says of it.
+    gone = {name: (home, f"moved to {home}.{name}") for name, home in (moved or {}).items()}
+    gone.update({name: (home, f"is internal now (in {home}) and leaves the public API")
+                 for name, home in (internal or {}).items()})
 
     def __getattr__(name):
         module = exports.get(name)
-        if name in moved:
+        if name in gone:
+            home, what = gone[name]
             # ``from package import name`` looks the name up twice, from the caller's one line: Python's default
             # filter shows the warning once per line.
-            warnings.warn(f"{package}.{name} moved to {moved[name]}.{name}; the old path will go.",
-                          DeprecationWarning, stacklevel=2)
-            return getattr(importlib.import_module(moved[name]), name)
-        if name in internal:
-            warnings.warn(f"{package}.{name} is internal now (in {internal[name]}) and leaves the public API; "
-                          "the old path will go.", DeprecationWarning, stacklevel=2)
-            return getattr(importlib.import_module(internal[name]), name)
+            warnings.warn(f"{package}.{name} {what}; the old path will go.", DeprecationWarning, stacklevel=2)
+            return getattr(importlib.import_module(home), name)
         if module is not None:
             value = getattr(importlib.import_module(module), name)
         elif (finder := _moved_modules()) is not None and f"{package}.{name}" in finder.moved:
