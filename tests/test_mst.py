@@ -97,6 +97,32 @@ def test_universes_that_fix_the_tree_give_its_edges_the_selection_share():
     assert free.public_params()["sigma_two_way"] == pytest.approx((3 / (2 * rho * 0.7)) ** 0.5)
 
 
+def test_edge_costs_weigh_the_fixed_analysis_tables_and_add_up_exactly():
+    """An analysis' tables (fixed before anything is read) weigh ANALYSIS_WEIGHT, every other table 1, a chosen
+    edge 1 even when it joins two analysis attributes: the weights are public before the choice, and the costs
+    add up to the step's budget exactly. Without analyses every table gets an equal share."""
+    from dpknn.synth._marginal import ANALYSIS_WEIGHT, edge_costs
+
+    total = Fraction(7, 1000)
+    tables = [(0, 1), (0, 2), (1, 2), (3, 4), (1, 2)]   # fixed (0,1), (0,2), the pair (1,2); chosen (3,4), (1,2)
+    costs = edge_costs(total, tables, [(0, 1), (0, 2), (1, 2)], chosen=2)
+    assert sum(costs) == total and all(isinstance(c, Fraction) for c in costs)
+    w = 3 * ANALYSIS_WEIGHT + 2
+    assert costs == [total * ANALYSIS_WEIGHT / w] * 3 + [total / w] * 2
+    assert edge_costs(total, tables, [], chosen=2) == [total / 5] * 5
+    # the released σ of each table is the one its weight gives
+    df = people(3000)
+    m = MSTSynthesizer(ATTRS, epsilon=1.0, noise="gaussian", bins=10, never_missing=["AGE", "SEX", "WORK"],
+                       analyses=["INCOME ~ AGE + SEX"], rng=0).fit(df)
+    pub, rho = m.public_params(), zcdp_rho(1.0, 1e-9)
+    rho3 = rho * 0.7   # bins=10: no quantiles; no rank sums without quantile bins
+    # tables: INCOME with AGE and with SEX, the pair AGE, SEX (analysis, weight 3), one chosen edge (weight 1)
+    assert pub["sigma_analysis_tables"] == pytest.approx((10 / (3 * 2 * rho3)) ** 0.5)
+    assert pub["sigma_two_way"] == pytest.approx((10 / (2 * rho3)) ** 0.5)
+    assert [ms.sigma for ms in m.measurements_[4:]] == pytest.approx(
+        [(10 / (3 * 2 * rho3)) ** 0.5] * 3 + [(10 / (2 * rho3)) ** 0.5])
+
+
 def test_accuracy_with_a_large_budget():
     # ε = 1000: the noise is negligible, so the synthetic two-way marginals of the tree's edges
     # match the real ones up to rounding, on the model's bins (those at the released quantiles).

@@ -142,7 +142,7 @@ WEIGHT_ATTRS = [Continuous("w", 25, 200), Continuous("h", 1.0, 2.2), Categorical
 def test_mst_measures_the_covariates_pairs_so_a_mediated_effect_is_not_misplaced(monkeypatch):
     """The analysis joins w to h and to sex in MST's tree, where h and sex are then independent given w: OLS on
     the synthetic file gives sex much of h's effect. Measuring the pair (h, sex) beside the tree puts it back.
-    The pair costs one more table of the edges' share."""
+    The pair is one more table of the edges' share; the analysis' tables get three times a chosen edge's."""
     import dpknn.synth._marginal as marginal
 
     n = 20_000
@@ -155,7 +155,10 @@ def test_mst_measures_the_covariates_pairs_so_a_mediated_effect_is_not_misplaced
     pub = model.public_params()
     assert pub["covariate_pairs"] == [["h", "sex"]] and len(model.measurements_) == 4 + 3 + 1
     rest = Fraction(pub["rho"]) * (1 - Fraction(pub["quantile_share"])) * (1 - Fraction(pub["rank_share"]))
-    assert pub["sigma_two_way"] == pytest.approx(float((3 + 1) / (2 * rest * Fraction(7, 10))) ** 0.5, rel=1e-6)
+    # three analysis tables (w with h and with sex, the pair h, sex) at weight 3 and one chosen edge at 1: Σw = 10
+    assert pub["sigma_two_way"] == pytest.approx(float(10 / (2 * rest * Fraction(7, 10))) ** 0.5, rel=1e-6)
+    assert pub["sigma_analysis_tables"] == pytest.approx(float(10 / (3 * 2 * rest * Fraction(7, 10))) ** 0.5,
+                                                         rel=1e-6)
     fit = smf.ols("w ~ h + sex", model.sample(n, rng=1)).fit().params
     assert abs(fit["sex[T.M]"]) < 2.5 and fit["h"] == pytest.approx(real["h"], rel=0.15)
     # Negative control: without the pair (no analysis is paired) the effect moves to sex.

@@ -17,6 +17,13 @@ between the densities at its edges (:func:`within_bin`), and in the lowest and h
 outer end is only a public bound (a wage's range may be 25 times its median), when the density
 falls outward, exponential from the density at the inner edge with the bin's mass
 (:func:`tail_rate`), so a long empty tail is not filled uniformly. A missing cell has code −1.
+
+A :class:`ValueShape` made of many bins (DP quantiles) draws its highest bin from a generalised Pareto
+tail fitted to the shape's own upper quarter instead (:func:`pareto_tail`): the exponential from the inner
+edge's density is the right law only for a light tail, and an income's is heavy (the GSS wage table's
+income, six levels of its exact quantiles: the exponential drew the top bin's values with 0.41 of the
+data's mean excess over the bin's edge, ``benchmarks/pareto_tail.py``; the synthetic income's standard
+deviation came out 16 % low and the slopes of a regression on it 4-9 % flat, even without noise).
 """
 
 from __future__ import annotations
@@ -34,11 +41,13 @@ from dpknn.utils._validation import check_keys, check_positive_int
 __all__ = [
     "AttributesFile",
     "Discretization",
+    "ParetoTail",
     "ValueShape",
     "bin_positions",
     "check_attributes",
     "edge_densities",
     "geometric_edges",
+    "pareto_tail",
     "read_attributes",
     "read_attributes_file",
     "tail_rate",
@@ -207,16 +216,104 @@ def bin_positions(lo, hi, masses, c, u):
     return t
 
 
+#: The fitted tail's shape ξ is kept in [XI_MIN, XI_MAX]: ξ = −1 is the uniform law, and beyond ξ = 2 the
+#: fitted law has no finite moment of order 1/2, a tail no survey amount has been seen to need.
+XI_MIN, XI_MAX = -0.9, 2.0
+#: The fewest points a tail is fitted to: two parameters need three.
+TAIL_POINTS = 3
+#: A tail is fitted to the points of survival at most this (:func:`pareto_tail`).
+TAIL_SURVIVAL = 0.25
+
+
+@dataclass(frozen=True)
+class ParetoTail:
+    """A generalised Pareto law above ``threshold`` u: P(X > x | X > u) = (1 + ξ(x − u)/σ)^(−1/ξ) (the
+    exponential e^{−(x − u)/σ} at ξ = 0; bounded above by u − σ/ξ when ξ < 0)."""
+
+    threshold: float
+    xi: float
+    sigma: float
+
+    def exponential_scale(self, x):
+        """The exponential scale: −log of the survival ratio, (1/ξ)·log(1 + ξ(x − u)/σ)."""
+        y = (np.asarray(x, dtype=np.float64) - self.threshold) / self.sigma
+        return np.log1p(self.xi * y) / self.xi if abs(self.xi) > 1e-9 else y
+
+    def end(self):
+        """The law's upper end: u − σ/ξ for ξ < 0, else infinity."""
+        return self.threshold - self.sigma / self.xi if self.xi < 0 else math.inf
+
+    def positions(self, u, lo, hi):
+        """Positions in [0, 1) inside [lo, hi) for uniforms ``u`` under the law restricted to [lo, min(hi, end)), or
+        None when that interval is empty (lo at or past the law's end)."""
+        top = min(hi, float(np.nextafter(self.end(), -np.inf)))
+        if not top > lo:
+            return None
+        za, zb = float(self.exponential_scale(lo)), float(self.exponential_scale(top))
+        z = za + within_tail(u, zb - za) * (zb - za)   # above u the exponential scale is a unit exponential
+        x = self.threshold + self.sigma * (np.expm1(self.xi * z) / self.xi if abs(self.xi) > 1e-9 else z)
+        return np.clip((x - lo) / (hi - lo), 0.0, np.nextafter(1.0, 0.0))
+
+
+def pareto_tail(edges, survival):
+    """The :class:`ParetoTail` fitted to the points (``edges``, ``survival``) of a shape's upper quarter (survival
+    at most :data:`TAIL_SURVIVAL`): its threshold the point of largest survival, ξ and σ by least squares on the
+    log survival ratios, each octave of survival (1/4–1/8, 1/8–1/16, …) weighing the same, so the many points
+    near the threshold do not outvote the few of the tail. None with fewer than :data:`TAIL_POINTS` points
+    (four levels of quantiles give four).
+
+    Why the upper quarter: above a threshold the law of the excess tends to a generalised Pareto one as the
+    threshold rises (Pickands 1975; Balkema and de Haan 1974), so the fit is biased by a threshold too low. From
+    the median (the whole upper half) a normal amount's top bin came out 26 % short of its mean excess, from
+    the upper quarter 16 % (the exponential of :func:`bin_positions`: 19 %), a lognormal one's within 2 % either
+    way (the exponential: 44 % short); ``benchmarks/pareto_tail.py`` prints these figures.
+
+    The fit reads only the points it is given: of a shape built from released quantiles, post-processing.
+    It is the quantile route to the tail of extreme-value theory (Pickands 1975, whose estimator of ξ reads
+    three quantiles at survivals p, 2p, 4p; this fit reads every point of the upper quarter)."""
+    x = np.asarray(edges, dtype=np.float64)
+    s = np.asarray(survival, dtype=np.float64)
+    keep = (s > 0) & (s <= TAIL_SURVIVAL + 1e-12) & np.isfinite(x)
+    x, s = x[keep], s[keep]
+    if x.size < TAIL_POINTS:
+        return None
+    i = int(np.argmax(s))
+    u, su = x[i], s[i]
+    above = (s < su) & (x > u)
+    y, target = x[above] - u, np.log(s[above] / su)
+    if y.size < TAIL_POINTS - 1:
+        return None
+    octave = np.floor(-np.log2(s[above])).astype(np.int64)
+    weight = np.sqrt(1.0 / np.bincount(octave)[octave])
+    scale = float(y[-1] / -target[-1]) if target[-1] < 0 else float(y[-1])
+
+    def residuals(p):
+        tail = ParetoTail(u, p[0], scale * math.exp(p[1]))
+        arg = 1.0 + tail.xi * y / tail.sigma
+        if np.any(arg <= 0):   # a point past a bounded law's end: infinitely unlikely
+            return weight * 1e3
+        return weight * (-tail.exponential_scale(y + u) - target)
+
+    fit = optimize.least_squares(residuals, [0.1, 0.0], bounds=([XI_MIN, -10.0], [XI_MAX, 10.0]))
+    return ParetoTail(float(u), float(fit.x[0]), float(scale * math.exp(fit.x[1])))
+
+
 @dataclass(frozen=True)
 class ValueShape:
     """A distribution of a numeric attribute on [lower, upper): bins [lo, hi) with ``masses`` and the
     law of :func:`bin_positions` inside each, tabulated as a CDF (``points`` per bin) to draw from
-    its restriction to any interval. Post-processing: built from released edges and masses."""
+    its restriction to any interval. Post-processing: built from released edges and masses.
+
+    With ``pareto_top`` (and at least :data:`TAIL_POINTS` edges in the upper quarter), the highest bin, when its
+    density falls outward, holds the generalised Pareto tail fitted to the shape's upper quarter
+    (:func:`pareto_tail`, kept as ``tail``; None where the rule of :func:`bin_positions` applies): the law of
+    a shape from quantiles, whose upper quarter has points enough to say how heavy its tail is."""
 
     lo: np.ndarray
     hi: np.ndarray
     masses: np.ndarray
     points: int = 256
+    pareto_top: bool = False
 
     def __post_init__(self):
         lo, hi = np.asarray(self.lo, dtype=np.float64), np.asarray(self.hi, dtype=np.float64)
@@ -225,7 +322,17 @@ class ValueShape:
         u = np.linspace(0.0, 1.0, self.points + 1)[:-1]
         c = np.repeat(np.arange(lo.size), u.size)
         uu = np.tile(u, lo.size)
-        x = lo[c] + bin_positions(lo, hi, m, c, uu) * (hi - lo)[c]
+        t = bin_positions(lo, hi, m, c, uu)
+        tail = None
+        k = lo.size
+        if self.pareto_top and k >= 3 and m[k - 1] / (hi[k - 1] - lo[k - 1]) <= m[k - 2] / (hi[k - 2] - lo[k - 2]):
+            fitted = pareto_tail(hi[:-1], 1.0 - np.cumsum(m)[:-1])
+            top = c == k - 1
+            drawn = None if fitted is None else fitted.positions(uu[top], lo[k - 1], hi[k - 1])
+            if drawn is not None:
+                t[top], tail = drawn, fitted
+        object.__setattr__(self, "tail", tail)
+        x = lo[c] + t * (hi - lo)[c]
         g = np.r_[0.0, np.cumsum(m)[:-1]][c] + uu * m[c]
         x, idx = np.unique(np.r_[x, hi[-1]], return_index=True)
         object.__setattr__(self, "grid", x)

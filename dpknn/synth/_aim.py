@@ -70,7 +70,14 @@ import numpy as np
 
 from dpknn.mechanisms._selection import ExponentialMechanism
 from dpknn.synth._graphical_model import fit_model, junction_tree
-from dpknn.synth._marginal import MARGINAL_CONSTRAINTS, MarginalSynthesizer, analysis_pairs, measure, universe_edges
+from dpknn.synth._marginal import (
+    ANALYSIS_WEIGHT,
+    MARGINAL_CONSTRAINTS,
+    MarginalSynthesizer,
+    analysis_pairs,
+    measure,
+    universe_edges,
+)
 from dpknn.utils._progress import progress_bar
 from dpknn.utils._validation import (
     InstanceOf,
@@ -86,8 +93,6 @@ __all__ = ["AIMSynthesizer", "Round", "affordable", "auto_model_size", "candidat
 logger = logging.getLogger(__name__)
 
 ROUND_TOL = 1e-10   # a round's estimate only scores the next candidates: looser than the final fit's
-#: Copies of an analysis' attribute set in AIM's workload (``analyses``): its candidates weigh this much more.
-ANALYSIS_WEIGHT = 3
 
 
 @dataclass(frozen=True)

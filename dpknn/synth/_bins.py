@@ -73,10 +73,12 @@ class QuantileEdges:
 
     def shape(self, attribute):
         """The :class:`~dpknn.schema._discretization.ValueShape` of ``attribute`` whose bins are cut at
-        the edges and hold the ranks' differences (an Ordinal's values v span [v, v + 1))."""
+        the edges and hold the ranks' differences (an Ordinal's values v span [v, v + 1)); its top bin the
+        generalised Pareto tail fitted to the upper quarter's edges (``pareto_top``), which the quantiles'
+        levels place at survivals 1/4, 1/8, …, 2^−levels and between: post-processing of released values."""
         top = attribute.upper + 1 if isinstance(attribute, Ordinal) else attribute.upper
         ends = np.r_[attribute.lower, self.edges, top].astype(np.float64)
-        return ValueShape(ends[:-1], ends[1:], np.diff(np.r_[0.0, self.ranks, 1.0]))
+        return ValueShape(ends[:-1], ends[1:], np.diff(np.r_[0.0, self.ranks, 1.0]), pareto_top=True)
 
 
 #: A public candidate value is a point mass when its noisy count holds at least this share of the noisy number of

@@ -36,10 +36,15 @@ step reads the data only through the mechanism named):
 - Step 2: r choices, r = d − 1 − (universe edges), each
   :class:`~dpknn.mechanisms.ExponentialMechanism` with ε_s = √(8ρ₂/r) rounded down, which is
   ε_s-bounded-range and so ε_s²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2).
-- Step 3: d − 1 + e tables, each with ρ₃/(d − 1 + e): the tree's edges and the e pairs of the
-  analyses' covariates (:func:`~dpknn.synth._marginal.covariate_pairs`; public, from ``analyses``;
-  e = 0 without analyses or with ``mcar_rates``). When the universes fix the whole tree (r = 0, a
-  public fact), nothing is chosen and the tables get ρ₂ too: ρ₃ + ρ₂.
+- Step 3: d − 1 + e tables, the tree's edges and the e pairs of the analyses' covariates
+  (:func:`~dpknn.synth._marginal.covariate_pairs`; public, from ``analyses``; e = 0 without analyses
+  or with ``mcar_rates``), table t with ρ₃·w_t/Σw: w_t = ``ANALYSIS_WEIGHT`` (3) for an analysis'
+  table (its response with a covariate, two of its covariates), 1 for the others, the chosen edges
+  included whatever they join (:func:`~dpknn.synth._marginal.edge_costs`). The analysis' tables are
+  fixed before anything is read and the number of chosen edges is r, so every w_t and Σw are public
+  and the costs add up to ρ₃ exactly; without analyses every table gets ρ₃/(d − 1). When the
+  universes fix the whole tree (r = 0, a public fact), nothing is chosen and the tables get ρ₂ too:
+  ρ₃ + ρ₂.
 - Step 4 and sampling are post-processing.
 
 Adaptive composition adds ρ (Bun and Steinke 2016, Lemma 2.3): ρ_q + ρ₁ + r·ε_s²/8 + ρ₃ ≤ ρ, so
@@ -96,6 +101,7 @@ from dpknn.synth._marginal import (
     MarginalSynthesizer,
     analysis_pairs,
     covariate_pairs,
+    edge_costs,
     mean_pair_cells,
     measure,
     rescaled,
@@ -412,7 +418,7 @@ class MSTSynthesizer(MarginalSynthesizer):
             cost1, cost3 = amplified_costs(rho1, rho3, d, rates)
             self.table_epsilons_ = (float(cost1), float(cost3))
         else:
-            cost1, cost3 = rho1 / d, (rho3 / (d - 1 + len(extra)) if d > 1 else Fraction(0))
+            cost1, cost3 = rho1 / d, None   # step 3's costs: edge_costs, once the edges are known
             self.table_epsilons_ = None
         one_way = [measure(counts, (a,), cost1, src, budget=budget) for a in range(d)]
         scaled = [rescaled(m, rates) for m in one_way]   # as estimates of all rows: the scores and the fit
@@ -424,9 +430,19 @@ class MSTSynthesizer(MarginalSynthesizer):
             observed = {pair: observed_probability(pair, by_index) for pair in pairs}
             edges = select_tree(pair_counts, scaled, fixed, replace(budget, total=rho2), src, observed=observed,
                                 progress=self.progress)
-            two_way = [measure(counts, e, cost3, src, budget=budget) for e in [*edges, *extra]]
+            # The fixed tables first (the universes' and analyses' edges, which select_tree puts first, and the
+            # covariate pairs), then the chosen edges: each table's cost is fixed before any edge is chosen.
+            chosen = len(edges) - len(fixed)
+            tables = [*edges[:len(edges) - chosen], *extra, *edges[len(edges) - chosen:]]
+            costs = [cost3] * len(tables) if cost3 is not None else edge_costs(
+                rho3, tables, [(y, x) for y, xs in analyses for x in xs] + extra, chosen)
+            two_way = [measure(counts, e, c, src, budget=budget) for e, c in zip(tables, costs)]
+        heavier = [c > min(costs) for c in costs] if two_way else []
+        self.edge_sigmas_ = tuple(next((m.sigma for m, h in zip(two_way, heavier) if h == flag), None)
+                                  for flag in (False, True))   # (a chosen or other edge's, an analysis table's)
         self.covariate_pairs_ = tuple(tuple(disc.names[v] for v in p) for p in extra)
-        model = fit_model(counts.ext_sizes, [*edges, *extra] or [(0,)], scaled + [rescaled(m, rates) for m in two_way],
+        model = fit_model(counts.ext_sizes, [m.attributes for m in two_way] or [(0,)],
+                          scaled + [rescaled(m, rates) for m in two_way],
                           iterations=self.iterations, method="mirror")
         return one_way + two_way, model, edges
 
@@ -439,12 +455,12 @@ class MSTSynthesizer(MarginalSynthesizer):
         """Public bins, released bin edges, never-missing attributes, budget split, the released
         tree and the noise."""
         one = self.measurements_[0].sigma
-        two = self.measurements_[-1].sigma if len(self.measurements_) > self.n_features_in_ else None
+        two, analysis = self.edge_sigmas_
         return {**super().released_params(), "one_way_share": self.one_way_share,
                 "selection_share": self.selection_share if self.selection_spent_ else 0.0,
                 "tree": [list(e) for e in self.tree_],
                 "covariate_pairs": [list(p) for p in self.covariate_pairs_],
-                "sigma_one_way": one, "sigma_two_way": two,
+                "sigma_one_way": one, "sigma_two_way": two, "sigma_analysis_tables": analysis,
                 **({} if self.table_epsilons_ is None else
                    {"mcar_rates": dict(self.mcar_rates), "table_epsilons": list(self.table_epsilons_),
                     "mcar_bound": "accounting.tree_bound (any spanning tree)"})}
