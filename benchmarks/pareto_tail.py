@@ -7,7 +7,7 @@ the privacy) and prints, for the values drawn in the top bin, their mean excess 
 and their standard deviation, as ratios to the data's own top-bin values (1 is right), under three laws:
 the exponential from the inner edge's density (``ValueShape(pareto_top=False)``, the rule before), and the
 generalised Pareto tail fitted to the upper half (threshold at the median) or to the upper quarter (the
-default, :data:`~dpknn.schema._discretization.TAIL_SURVIVAL`). Four textbook laws of 400,000 draws (public
+default, :data:`~dpknn.schema._discretization.TAIL_SURVIVAL`). Five textbook laws of 400,000 draws (public
 range: from 0 to 1.5 times the largest draw) and the GSS wage table's income (public range 0-500,000).
 
     python benchmarks/pareto_tail.py
@@ -44,7 +44,8 @@ def top_bin(data, upper, levels, law):
 def main():
     laws = {name: law.rvs(size=400_000, random_state=4) for name, law in [
         ("lognormal (σ 0.8)", stats.lognorm(0.8, scale=20_000)), ("gamma (shape 3)", stats.gamma(3, scale=10)),
-        ("normal", stats.norm(60, 12)), ("Lomax (α 2.2)", stats.lomax(2.2, scale=20_000))]}
+        ("normal", stats.norm(60, 12)), ("beta (2, 5) × 1000", stats.beta(2, 5, scale=1000)),
+        ("Lomax (α 2.2)", stats.lomax(2.2, scale=20_000))]}
     tables = {name: (data, float(data.max() * 1.5)) for name, data in laws.items()}
     try:
         from compare_synthesis import table

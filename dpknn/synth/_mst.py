@@ -102,6 +102,7 @@ from dpknn.synth._marginal import (
     analysis_pairs,
     covariate_pairs,
     edge_costs,
+    edge_weights,
     mean_pair_cells,
     measure,
     rescaled,
@@ -302,7 +303,13 @@ class MSTSynthesizer(MarginalSynthesizer):
     tree_ : tuple of (str, str)
         The released edges, universe edges first.
     measurements_ : list of Measurement
-        The released noisy tables (one-way, then the edges).
+        The released noisy tables: the one-way tables, then the fixed edges (universes', analyses'), the pairs of
+        the analyses' covariates and the chosen edges.
+    covariate_pairs_ : tuple of (str, str)
+        The pairs of the analyses' covariates measured beside the tree.
+    edge_sigmas_ : tuple of (float or None, float or None)
+        The noise deviation of a two-way table of weight 1 and of an analysis table (None where there is none),
+        public; in the record as ``sigma_two_way`` and ``sigma_analysis_tables``.
     model_ : GraphicalModel
         The fitted distribution (post-processing of ``measurements_``).
     noise_ : str
@@ -405,20 +412,25 @@ class MSTSynthesizer(MarginalSynthesizer):
         # the pairs a regression reads.
         analyses = analysis_pairs(self.analyses, disc.names)
         fixed = universe_edges(disc.attributes, [(y, x) for y, xs in analyses for x in xs])
-        # Each pair of an analysis' covariates is measured beside the tree (covariate_pairs says why); not with
-        # MCAR rates, whose amplification bound holds for a spanning tree's tables only.
-        extra = [] if rates.any() else covariate_pairs(analyses)
+        # Each pair of an analysis' covariates is measured beside the tree (covariate_pairs says why), unless it is
+        # already a fixed edge; not with MCAR rates, whose amplification bound holds for a spanning tree's tables only.
+        in_tree = {frozenset(e) for e in fixed}
+        extra = [] if rates.any() else [p for p in covariate_pairs(analyses) if frozenset(p) not in in_tree]
         rho1, rho2, rho3 = mst_budget(budget.total, self.one_way_share, self.selection_share)
         d = len(counts.sizes)
         if len(fixed) >= d - 1:   # the universes fix the tree (public): no choice to pay for
             rho2, rho3 = Fraction(0), rho3 + rho2
         self.selection_spent_ = bool(rho2)
-        # An attribute without a gap code is counted on its observed rows (Counts cuts the code).
-        if rates.any():
+        # Step 3's tables: the fixed edges, the covariate pairs, then the r = d - 1 - len(fixed) chosen edges. Their
+        # weights (edge_weights) and so their costs are fixed here, from public facts, before any edge is chosen.
+        chosen = max(d - 1 - len(fixed), 0)
+        weights = edge_weights([*fixed, *extra], [(y, x) for y, xs in analyses for x in xs] + extra, chosen)
+        if rates.any():   # the amplification bound is for equal edge costs: MCAR rates keep equal shares
             cost1, cost3 = amplified_costs(rho1, rho3, d, rates)
             self.table_epsilons_ = (float(cost1), float(cost3))
+            weights, costs = [1] * len(weights), [cost3] * len(weights)
         else:
-            cost1, cost3 = rho1 / d, None   # step 3's costs: edge_costs, once the edges are known
+            cost1, costs = rho1 / d, edge_costs(rho3, weights) if weights else []
             self.table_epsilons_ = None
         one_way = [measure(counts, (a,), cost1, src, budget=budget) for a in range(d)]
         scaled = [rescaled(m, rates) for m in one_way]   # as estimates of all rows: the scores and the fit
@@ -430,16 +442,12 @@ class MSTSynthesizer(MarginalSynthesizer):
             observed = {pair: observed_probability(pair, by_index) for pair in pairs}
             edges = select_tree(pair_counts, scaled, fixed, replace(budget, total=rho2), src, observed=observed,
                                 progress=self.progress)
-            # The fixed tables first (the universes' and analyses' edges, which select_tree puts first, and the
-            # covariate pairs), then the chosen edges: each table's cost is fixed before any edge is chosen.
-            chosen = len(edges) - len(fixed)
-            tables = [*edges[:len(edges) - chosen], *extra, *edges[len(edges) - chosen:]]
-            costs = [cost3] * len(tables) if cost3 is not None else edge_costs(
-                rho3, tables, [(y, x) for y, xs in analyses for x in xs] + extra, chosen)
+            # select_tree returns the fixed edges first, then the chosen ones: the order of the weights.
+            tables = [*edges[:len(fixed)], *extra, *edges[len(fixed):]]
             two_way = [measure(counts, e, c, src, budget=budget) for e, c in zip(tables, costs)]
-        heavier = [c > min(costs) for c in costs] if two_way else []
-        self.edge_sigmas_ = tuple(next((m.sigma for m, h in zip(two_way, heavier) if h == flag), None)
-                                  for flag in (False, True))   # (a chosen or other edge's, an analysis table's)
+        # The σ of a table of weight 1 and of an analysis table (None where there is none), for the public record.
+        self.edge_sigmas_ = tuple(next((m.sigma for m, w in zip(two_way, weights) if (w > 1) == heavy), None)
+                                  for heavy in (False, True))
         self.covariate_pairs_ = tuple(tuple(disc.names[v] for v in p) for p in extra)
         model = fit_model(counts.ext_sizes, [m.attributes for m in two_way] or [(0,)],
                           scaled + [rescaled(m, rates) for m in two_way],
