@@ -270,8 +270,8 @@ class SmoothCauchy(Mechanism):
         return {"grid": self.grid, "gamma": c.gamma, "gamma_rule": c.rule, "alpha": c.alpha, "beta": c.beta}
 
     def release(self, value, *, rng=None):
-        m = rounded_generalized_cauchy(self.calibration.gamma, self._width,
-                                             center=_exact_center(value, self.grid), rng=rng)
+        m = rounded_generalized_cauchy(self.calibration.gamma, self._width, center=_exact_center(value, self.grid),
+                                       rng=rng)
         out = m if self.grid == 1 else from_grid(m, self.grid)
         return Release(value=out, epsilon=self.epsilon, delta=0.0, mechanism=self.name,
                        params=self.public_params(),

@@ -63,7 +63,6 @@ def global_baseline(private, kind, *, column=None, where=None, within=None, boun
     s = max(float(count(where, count_epsilon)), 1.0)
     involves_where = involves_imputed(schema, where)
     affected = n_missing if involves_where or column in schema.imputed_names else 0
-    mech = Laplace(epsilon=epsilon, sensitivity=mean_global(bounds, s, affected,
-                                                                   depends_on_imputed=involves_where))
+    mech = Laplace(epsilon=epsilon, sensitivity=mean_global(bounds, s, affected, depends_on_imputed=involves_where))
     values = stats.values(column, where, bounds, universe=universe_of(schema, column))
     return mech.release(float(values.sum()) / s, rng=rng).value

@@ -48,6 +48,7 @@ __all__ = [
     "bin_positions",
     "check_attributes",
     "edge_densities",
+    "falling_ends",
     "geometric_edges",
     "pareto_tail",
     "read_attributes",
@@ -193,24 +194,33 @@ def edge_densities(lo, hi, masses):
     return f
 
 
+def falling_ends(lo, hi, masses):
+    """(lowest, highest): whether each end bin of bins [lo, hi) with ``masses`` holds a tail, its density at
+    most its inner neighbour's (three bins or more). An end bin denser than its neighbour holds a mode (equal
+    bins of a skewed amount) and keeps the linear shape."""
+    k = lo.size
+    if k < 3:
+        return False, False
+    d = np.maximum(np.asarray(masses, dtype=np.float64)[:k], 0.0) / (hi - lo)
+    return bool(d[0] <= d[1]), bool(d[k - 1] <= d[k - 2])
+
+
 def bin_positions(lo, hi, masses, c, u):
     """Positions in [0, 1) inside the bins ``c`` (of bins [lo, hi) with ``masses``) for uniforms
     ``u``: linear between the edge densities (:func:`edge_densities`, :func:`within_bin`), and in
-    an end bin whose density falls outward, the exponential tail (:func:`tail_rate`)."""
+    an end bin whose density falls outward (:func:`falling_ends`), the exponential tail (:func:`tail_rate`)."""
     k = lo.size
     c = np.asarray(c, dtype=np.int64)
     u = np.asarray(u, dtype=np.float64)
     f = edge_densities(lo, hi, masses)
     t = within_bin(u, f[c], f[c + 1])
-    if k >= 3:
+    low_tail, high_tail = falling_ends(lo, hi, masses)
+    if low_tail or high_tail:
         m = np.maximum(np.asarray(masses, dtype=np.float64)[:k], 0.0)
-        d = m / (hi - lo)
-        # A tail only where the density falls outward; an end bin denser than its neighbour
-        # holds a mode (equal bins of a skewed amount) and keeps the linear shape.
-        if d[k - 1] <= d[k - 2]:
+        if high_tail:
             top = c == k - 1
             t[top] = within_tail(u[top], tail_rate(f[k - 1], m[k - 1], hi[k - 1] - lo[k - 1]))
-        if d[0] <= d[1]:
+        if low_tail:
             bottom = c == 0
             # 1 − u keeps t increasing in u: ValueShape tabulates these positions as a quantile function.
             t[bottom] = np.minimum(1.0 - within_tail(1.0 - u[bottom], tail_rate(f[1], m[0], hi[0] - lo[0])),
@@ -338,7 +348,7 @@ class ValueShape:
         t = bin_positions(lo, hi, m, c, uu)
         tail = None
         k = lo.size
-        if self.pareto_top and k >= 3 and m[k - 1] / (hi[k - 1] - lo[k - 1]) <= m[k - 2] / (hi[k - 2] - lo[k - 2]):
+        if self.pareto_top and falling_ends(lo, hi, m)[1]:
             fitted = pareto_tail(hi[:-1], 1.0 - np.cumsum(m)[:-1])
             top = c == k - 1
             drawn = None if fitted is None else fitted.positions(uu[top], lo[k - 1], hi[k - 1])

@@ -424,13 +424,14 @@ class MSTSynthesizer(MarginalSynthesizer):
         # Step 3's tables: the fixed edges, the covariate pairs, then the r = d - 1 - len(fixed) chosen edges. Their
         # weights (edge_weights) and so their costs are fixed here, from public facts, before any edge is chosen.
         chosen = max(d - 1 - len(fixed), 0)
-        weights = edge_weights([*fixed, *extra], [(y, x) for y, xs in analyses for x in xs] + extra, chosen)
         if rates.any():   # the amplification bound is for equal edge costs: MCAR rates keep equal shares
             cost1, cost3 = amplified_costs(rho1, rho3, d, rates)
             self.table_epsilons_ = (float(cost1), float(cost3))
-            weights, costs = [1] * len(weights), [cost3] * len(weights)
+            weights = [1] * (len(fixed) + chosen)   # no covariate pairs with MCAR rates
+            costs = [cost3] * len(weights)
         else:
-            cost1, costs = rho1 / d, edge_costs(rho3, weights) if weights else []
+            weights = edge_weights([*fixed, *extra], [(y, x) for y, xs in analyses for x in xs] + extra, chosen)
+            cost1, costs = rho1 / d, edge_costs(rho3, weights)
             self.table_epsilons_ = None
         one_way = [measure(counts, (a,), cost1, src, budget=budget) for a in range(d)]
         scaled = [rescaled(m, rates) for m in one_way]   # as estimates of all rows: the scores and the fit
