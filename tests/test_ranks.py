@@ -10,6 +10,7 @@ regression's coefficients.
 import itertools
 import math
 from fractions import Fraction
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -18,11 +19,20 @@ import statsmodels.formula.api as smf
 
 from dpknn import Categorical, Continuous, Ordinal
 from dpknn.accounting import BudgetAccountant
-from dpknn.mechanisms import Geometric
+from dpknn.mechanisms import DiscreteGaussian, Geometric
+from dpknn.mechanisms._noise import discrete_laplace_survival
 from dpknn.schema import Discretization
 from dpknn.schema._marginals import extended_codes
 from dpknn.synth import AIMSynthesizer, AutoSynthesizer, MSTSynthesizer
-from dpknn.synth._bins import QuantileEdges, mass_candidates, point_masses, quantile_edges
+from dpknn.synth._bins import (
+    FALSE_MASS,
+    QuantileEdges,
+    bin_candidates,
+    false_mass_threshold,
+    mass_candidates,
+    point_masses,
+    quantile_edges,
+)
 from dpknn.synth._ranks import RANK_STEPS, conditional_ranks, rank_tables, release_ranks, within_bin_ranks
 
 
@@ -52,14 +62,23 @@ ATTRS = [Continuous("income", 0, 500_000), Ordinal("age", 18, 89), Categorical("
 
 # --- point masses ------------------------------------------------------------------------------------
 def test_the_candidates_are_public_values_of_the_domain():
-    assert mass_candidates(Continuous("x", 0, 500_000)) == (0.0, 500_000.0)
-    assert mass_candidates(Continuous("x", -5, 5)) == (-5.0, 0.0, 5.0)
-    assert mass_candidates(Ordinal("x", 1, 9)) == (1, 9)
+    """The range's ends, 0 inside it, and its round values: multiples of the smallest of 1, 2, 5 times a power of
+    ten that cuts the range in at most MASS_GRID = 50 steps."""
+    assert mass_candidates(Continuous("x", 0, 500_000)) == tuple(10_000.0 * k for k in range(51))
+    assert mass_candidates(Continuous("x", -5, 5)) == tuple(np.round(np.arange(-25, 26) * 0.2, 1))
+    assert mass_candidates(Continuous("x", 0, 20))[:4] == (0.0, 0.5, 1.0, 1.5) and 12.0 in mass_candidates(
+        Continuous("x", 0, 20))
+    assert mass_candidates(Continuous("x", 1.0, 2.2))[:3] == (1.0, 1.05, 1.1)   # 1.05, not 1.0500000000000003
+    assert mass_candidates(Ordinal("x", 1, 9)) == tuple(range(1, 10))
+    assert mass_candidates(Ordinal("x", 0, 200)) == tuple(range(0, 201, 5))
+    assert mass_candidates(Ordinal("x", 3, 203)) == (3, *range(5, 201, 5), 203)   # the ends, whatever they are
+    assert bin_candidates(Continuous("x", -5, 5)) == (-5.0, 0.0, 5.0) and bin_candidates(Ordinal("x", 1, 9)) == (1, 9)
 
 
-def test_the_point_mass_histogram_has_sensitivity_one_on_every_neighbour():
-    """Adding or removing any one record moves exactly one cell of the histogram by one (L1 = L2 = 1), which is
-    the sensitivity its mechanism is calibrated to. Negative control: two records move it by two."""
+def test_the_point_mass_histogram_moves_by_two_in_l1_and_root_two_in_l2_on_every_neighbour():
+    """Adding or removing any one record moves its candidate's cell and the "at a candidate" cell by one, or the
+    others' cell by one: L1 at most 2, L2 at most √2, the sensitivities its mechanism is calibrated to (the
+    mechanism of sensitivity 1 at half the cost). Negative control: two records move it by more."""
     rng = np.random.default_rng(0)
     a = Continuous("x", 0, 100)
     base = np.where(rng.random(60) < 0.4, 0.0, np.round(rng.uniform(0, 100, 60), 1))
@@ -69,11 +88,61 @@ def test_the_point_mass_histogram_has_sensitivity_one_on_every_neighbour():
         return point_masses(values, a, _Exact(), None)[1]
 
     h = hist(base)
-    for extra in [0.0, 100.0, 37.5, 0.1]:
-        assert np.abs(hist(np.r_[base, extra]) - h).sum() == 1
-    for i in range(base.size):
-        assert np.abs(hist(np.delete(base, i)) - h).sum() == 1
-    assert np.abs(hist(np.r_[base, 0.0, 0.0]) - h).sum() == 2
+    moves = [hist(np.r_[base, extra]) - h for extra in [0.0, 100.0, 37.5, 0.1, 50.0]]
+    moves += [hist(np.delete(base, i)) - h for i in range(base.size)]
+    assert max(np.abs(m).sum() for m in moves) == 2 and max(np.sqrt((m**2).sum()) for m in moves) == np.sqrt(2)
+    assert {np.abs(m).sum() for m in moves} == {1, 2}   # a value off the round grid moves one cell
+    assert np.abs(hist(np.r_[base, 0.0, 0.0]) - h).sum() == 4
+    # The last two cells count every counted value.
+    assert h[-2] + h[-1] == base.size
+
+
+def test_false_mass_threshold_bounds_the_noise_of_an_empty_cell():
+    """The count noise alone exceeds on one empty cell with probability at most FALSE_MASS/candidates: exactly
+    for the discrete Laplace, by summing the discrete Gaussian's exact law. Negative control: three deviations,
+    the rule before round values were candidates, exceed it on 51 cells."""
+    for mech in [Geometric(epsilon=0.5), Geometric(epsilon=0.05), DiscreteGaussian(rho=0.01),
+                 DiscreteGaussian(rho=0.0004)]:
+        t = false_mass_threshold(mech, 51)
+        if isinstance(mech, Geometric):
+            tail = discrete_laplace_survival(math.ceil(t) - 1, 1 / mech.epsilon)
+            below = discrete_laplace_survival(math.ceil(t) - 2, 1 / mech.epsilon)
+            assert tail <= FALSE_MASS / 51 < below   # the least such count
+        else:
+            z = np.arange(0, int(40 * mech.sigma))
+            law = np.exp(-(z**2) / (2 * mech.sigma**2))
+            law = law / (2 * law.sum() - law[0])
+            tail = law[z >= t].sum()
+            assert tail <= FALSE_MASS / 51
+        three = 3 * math.sqrt(mech.variance())
+        assert 51 * (discrete_laplace_survival(math.ceil(three) - 1, 1 / mech.epsilon) if isinstance(mech, Geometric)
+                     else law[z >= three].sum()) > FALSE_MASS
+
+
+def test_heaps_are_drawn_at_their_values_and_keep_the_model_bins():
+    """A Continuous amount recorded mostly on whole numbers (years of schooling: 30 % at 12, 15 % at 16): the heaps
+    are released as atoms of the shape, so the synthetic values sit on them in the same shares, while the model's
+    bins are the quantiles' (no bin of its own: on a covariate that cost the regressions, issue 48). Negative
+    control: without round candidates no synthetic value is exactly 12."""
+    rng = np.random.default_rng(4)
+    n = 20_000
+    x = rng.choice([12.0, 16.0, 10.0], n, p=[0.5, 0.25, 0.25])
+    x = np.where(rng.random(n) < 0.4, np.round(rng.uniform(0, 20, n), 2), x)
+    age = rng.integers(20, 70, n)
+    df = pd.DataFrame({"educ": x, "age": age})
+    attrs = [Continuous("educ", 0, 20), Ordinal("age", 20, 69)]
+    model = MSTSynthesizer(attrs, epsilon=1.0, n_rows=n, never_missing=["educ", "age"], rng=0).fit(df)
+    heaps = dict(model.public_params()["released_heaps"]["educ"])
+    assert set(heaps) >= {10.0, 12.0, 16.0} and model.point_masses_ == {}
+    q = model.quantile_edges_["educ"]
+    assert model.discretization_.inner_edges(attrs[0]) == q.model_edges(attrs[0], min(q.levels, 4))
+    syn = model.sample(n, rng=1).educ
+    for v in (10.0, 12.0, 16.0):
+        assert abs((syn == v).mean() - (x == v).mean()) < 0.03
+    plain = mock.patch("dpknn.synth._marginal.mass_candidates", lambda a: bin_candidates(a))
+    with plain, mock.patch("dpknn.synth._bins.mass_candidates", lambda a: bin_candidates(a)):
+        flat = MSTSynthesizer(attrs, epsilon=1.0, n_rows=n, never_missing=["educ", "age"], rng=0).fit(df)
+    assert (flat.sample(n, rng=1).educ == 12.0).mean() < 0.01
 
 
 def test_a_point_mass_is_found_and_given_a_bin_of_its_own():

@@ -330,26 +330,40 @@ class ValueShape:
     With ``pareto_top`` (and at least :data:`TAIL_POINTS` edges in the upper quarter), the highest bin, when its
     density falls outward, holds the generalised Pareto tail fitted to the shape's upper quarter
     (:func:`pareto_tail`, kept as ``tail``; None where the rule of :func:`bin_positions` applies): the law of
-    a shape from quantiles, whose upper quarter has points enough to say how heavy its tail is."""
+    a shape from quantiles, whose upper quarter has points enough to say how heavy its tail is.
+
+    ``atoms``, pairs (position, share), put that share of the whole law exactly at each position (a heaped
+    value: 12 years of schooling, an income bracket's code), the bins' law holding the rest: the tabulated
+    CDF jumps there (``grid`` repeats the position), and :meth:`cdf_at` gives either side of a jump. The law
+    inside each bin (its position, the end bins' tails) is read from ``laws`` when given (the masses before the
+    atoms were taken out of them: an end bin's tail fitted to what is left of its mass drew heights to the
+    public bound), else from ``masses``."""
 
     lo: np.ndarray
     hi: np.ndarray
     masses: np.ndarray
     points: int = 256
     pareto_top: bool = False
+    atoms: tuple = ()
+    laws: np.ndarray = None
 
     def __post_init__(self):
         lo, hi = np.asarray(self.lo, dtype=np.float64), np.asarray(self.hi, dtype=np.float64)
-        m = np.maximum(np.asarray(self.masses, dtype=np.float64), 0.0)
-        m = m / m.sum() if m.sum() > 0 else np.full(lo.size, 1.0 / lo.size)
+
+        def normalised(masses):
+            m = np.maximum(np.asarray(masses, dtype=np.float64), 0.0)
+            return m / m.sum() if m.sum() > 0 else np.full(lo.size, 1.0 / lo.size)
+
+        m = normalised(self.masses)
+        law = m if self.laws is None else normalised(self.laws)
         u = np.linspace(0.0, 1.0, self.points + 1)[:-1]
         c = np.repeat(np.arange(lo.size), u.size)
         uu = np.tile(u, lo.size)
-        t = bin_positions(lo, hi, m, c, uu)
+        t = bin_positions(lo, hi, law, c, uu)
         tail = None
         k = lo.size
-        if self.pareto_top and falling_ends(lo, hi, m)[1]:
-            fitted = pareto_tail(hi[:-1], 1.0 - np.cumsum(m)[:-1])
+        if self.pareto_top and falling_ends(lo, hi, law)[1]:
+            fitted = pareto_tail(hi[:-1], 1.0 - np.cumsum(law)[:-1])
             top = c == k - 1
             drawn = None if fitted is None else fitted.positions(uu[top], lo[k - 1], hi[k - 1])
             if drawn is not None:
@@ -361,13 +375,33 @@ class ValueShape:
         # linear interpolation would otherwise spread the last 1/points of the top bin's mass past the law's end.
         ends = [min(float(hi[-1]), tail.end())] if tail is not None and tail.end() < hi[-1] else []
         x, idx = np.unique(np.r_[x, ends, hi[-1]], return_index=True)
-        object.__setattr__(self, "grid", x)
-        object.__setattr__(self, "cdf", np.maximum.accumulate(np.r_[g, np.ones(len(ends)), 1.0][idx]))
+        f = np.maximum.accumulate(np.r_[g, np.ones(len(ends)), 1.0][idx])
+        pos = np.array([p for p, _ in self.atoms], dtype=np.float64)
+        share = np.array([w for _, w in self.atoms], dtype=np.float64)
+        if share.sum() >= 1.0 or (share < 0).any():
+            raise ValueError(f"the atoms' shares must be non-negative and add up to less than 1, got {share}.")
+        object.__setattr__(self, "_bins", (x, f, pos, share))
+        # The whole law's CDF at every tabulated point, then both sides of each atom's jump.
+        xs = np.r_[x, pos, pos]
+        fs = np.r_[self.cdf_at(x, "right"), self.cdf_at(pos, "left"), self.cdf_at(pos, "right")]
+        order = np.lexsort((fs, xs))
+        object.__setattr__(self, "grid", xs[order])
+        object.__setattr__(self, "cdf", np.maximum.accumulate(fs[order]))
+
+    def cdf_at(self, x, side="left"):
+        """P(X < x) (``side="left"``), P(X <= x) (``"right"``) or their mean (``"mid"``: where a value on an
+        atom ranks inside its jump)."""
+        xb, fb, pos, share = self._bins
+        x = np.asarray(x, dtype=np.float64)
+        out = (1.0 - share.sum()) * np.interp(x, xb, fb)
+        for p, w in zip(pos, share):
+            out = out + w * {"left": x > p, "right": x >= p, "mid": (x > p) + 0.5 * (x == p)}[side]
+        return out
 
     def draw_between(self, a, b, u):
         """Values in [a, b) for uniforms ``u`` from the shape restricted to [a, b) (uniform where
-        the shape puts no mass there)."""
-        ga, gb = np.interp(a, self.grid, self.cdf), np.interp(b, self.grid, self.cdf)
+        the shape puts no mass there); an atom at a belongs to [a, b), one at b does not."""
+        ga, gb = self.cdf_at(a), self.cdf_at(b)
         q = ga + u * (gb - ga)
         v = np.interp(q, self.cdf, self.grid)
         flat = gb - ga <= 1e-12

@@ -29,19 +29,29 @@ releases nothing (so an attribute can get fewer than 2^L bins, a fact about the 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from sklearn.isotonic import isotonic_regression
 
+from dpknn.mechanisms._additive import DiscreteGaussian, Geometric
 from dpknn.mechanisms._selection import ExponentialMechanism
 from dpknn.schema._attributes import Categorical, Ordinal
 from dpknn.schema._discretization import ValueShape
 
-__all__ = ["GRID", "POINT_MASS_SHARE", "QuantileEdges", "ValueHistogram", "candidate_grid", "mass_candidates",
-           "median_scores", "point_masses", "quantile_edges", "rank_scores", "value_histogram"]
+__all__ = ["FALSE_MASS", "GRID", "HEAP_SHARE", "MASS_GRID", "POINT_MASS_SHARE", "QUANTILE_THETA", "QuantileEdges",
+           "ValueHistogram", "bin_candidates", "candidate_grid", "false_mass_threshold", "mass_candidates",
+           "mass_step", "median_scores", "point_masses", "quantile_edges", "rank_scores", "value_histogram"]
 
 GRID = 4096
+
+#: A level of quantiles is bought when the records of each of its parts are at least θ times its median's rank
+#: error (``dpknn.synth._marginal.useful_levels``), and a public edge cuts a model bin when the records on each side
+#: are θ times a count's noise (:meth:`QuantileEdges.refinement`); 2.5, the θ of
+#: :class:`~dpknn.synth.AutoSynthesizer`.
+QUANTILE_THETA = 2.5
 
 
 @dataclass(frozen=True)
@@ -57,12 +67,16 @@ class QuantileEdges:
     levels: int
     epsilon: float
     point_masses: tuple = ()
+    heaps: tuple = ()
+    rest: float = 0.0
 
-    def model_edges(self, attribute, levels, *, base=()):
+    def model_edges(self, attribute, levels, *, public=(), noise=1.0, theta=QUANTILE_THETA):
         """Inner edges of the attribute's model bins: its quantile edges of the first ``levels`` levels (rank
-        k/2^levels), the public edges ``base``, and edges that give each point mass a bin of its own ([v, v + 1)
-        for an Ordinal, [v, v⁺) for a Continuous, v⁺ the next float): post-processing of released values."""
-        keep = {e for e, r in zip(self.edges, self.ranks) if float(r * 2**levels).is_integer()} | set(base)
+        k/2^levels); the ``public`` edges of :meth:`refinement` (all of them when no level was bought); and edges
+        that give each point mass a bin of its own ([v, v + 1) for an Ordinal, [v, v⁺) for a Continuous, v⁺ the
+        next float): post-processing of released values."""
+        keep = {e for e, r in zip(self.edges, self.ranks) if float(r * 2**levels).is_integer()}
+        keep |= set(public) if not self.levels else set(self.refinement(attribute, keep, public, noise * theta))
         for v in self.point_masses:
             if isinstance(attribute, Ordinal):
                 keep |= {v, v + 1}
@@ -71,26 +85,111 @@ class QuantileEdges:
         cast = int if isinstance(attribute, Ordinal) else float
         return tuple(sorted(cast(e) for e in keep if attribute.lower < e <= attribute.upper))
 
+    def refinement(self, attribute, edges, public, least):
+        """The ``public`` edges that cut a bin of ``edges`` holding a whole public bin, where the public pieces on
+        both sides hold at least ``least`` records by the released shape (:meth:`shape`) and count (``rest``, the
+        values away from the point masses): where the levels bought are too few to say how the values spread and
+        the public bins can (a wage's median alone leaves half the records to a tail drawn to the range's end).
+        Post-processing of released values."""
+        shape = self.shape(attribute)
+        top = attribute.upper + 1 if isinstance(attribute, Ordinal) else attribute.upper
+        ends = np.r_[attribute.lower, sorted(edges), top].astype(np.float64)
+        cuts = np.setdiff1d(np.asarray([e for e in public if attribute.lower < e < top], dtype=np.float64), ends)
+        # Only a bin that holds a whole public bin (the range's ends are public edges too) is cut: a narrower one
+        # already says more than the public bins could.
+        grid = np.r_[ends[0], np.setdiff1d(np.asarray(public, dtype=np.float64), ends[[0, -1]]), ends[-1]]
+        whole = np.searchsorted(grid, ends[1:], side="right") - np.searchsorted(grid, ends[:-1], side="left") >= 2
+        cuts = cuts[whole[np.searchsorted(ends, cuts, side="right") - 1]]
+        pieces = np.unique(np.r_[ends, cuts])
+        full = self.rest * np.diff(np.interp(pieces, shape.grid, shape.cdf)) >= least
+        return [e for e, ok in zip(pieces[1:-1], full[:-1] & full[1:]) if ok and e in cuts]
+
     def shape(self, attribute):
         """The :class:`~dpknn.schema._discretization.ValueShape` of ``attribute`` whose bins are cut at
         the edges and hold the ranks' differences (an Ordinal's values v span [v, v + 1)); its top bin the
         generalised Pareto tail fitted to the upper quarter's edges (``pareto_top``), which the quantiles'
-        levels place at survivals 1/4, 1/8, …, 2^−levels and between: post-processing of released values."""
+        levels place at survivals 1/4, 1/8, …, 2^−levels and between; and the heaps as atoms (:meth:`atoms`):
+        post-processing of released values."""
         top = attribute.upper + 1 if isinstance(attribute, Ordinal) else attribute.upper
         ends = np.r_[attribute.lower, self.edges, top].astype(np.float64)
-        return ValueShape(ends[:-1], ends[1:], np.diff(np.r_[0.0, self.ranks, 1.0]), pareto_top=True)
+        atoms = self.atoms(attribute)
+        # The quantiles counted the heaps' values, whose edges straddle a heap wherever the noise put them: the
+        # bins' law is what the ranks leave below each edge once the atoms below it are taken out, made monotone
+        # (isotonic regression, the ends held) where a heap's share outruns its bins' ranks.
+        below = np.array([sum(w for p, w in atoms if p < e) for e in ends])
+        left = np.r_[0.0, self.ranks, 1.0] - below
+        weight = np.r_[1e9, np.ones(len(self.ranks)), 1e9]
+        cdf = isotonic_regression(left, sample_weight=weight, y_min=0.0, y_max=float(left[-1]))
+        return ValueShape(ends[:-1], ends[1:], np.maximum(np.diff(cdf), 0.0), pareto_top=True, atoms=atoms,
+                          laws=np.diff(np.r_[0.0, self.ranks, 1.0]) if atoms else None)
+
+    def atoms(self, attribute):
+        """The heaps as the shape's atoms: (position, share), each heap's released count over ``rest`` (an
+        Ordinal's value v at v + 1/2, the middle of its slot [v, v + 1)), scaled down where they would hold more
+        than 1 − 2^−levels of the values together (the least the quantiles leave to the others)."""
+        if not self.heaps:
+            return ()
+        share = np.array([max(k, 0) for _, k in self.heaps], dtype=np.float64) / max(self.rest, 1.0)
+        share *= min(1.0, (1.0 - 2.0 ** -max(self.levels, 1)) / max(share.sum(), 1e-12))
+        slot = 0.5 if isinstance(attribute, Ordinal) else 0.0
+        return tuple((float(v) + slot, float(w)) for (v, _), w in zip(self.heaps, share))
 
 
-#: A public candidate value is a point mass when its noisy count holds at least this share of the noisy number of
-#: counted values (and three noise deviations): 44 % of ACS incomes are exactly 0, 0.5 % would be noise.
+#: A range's end or 0 is a point mass when its noisy count holds at least this share of the noisy number of counted
+#: values (and more than noise alone reaches, :func:`false_mass_threshold`): 44 % of ACS incomes are exactly 0, 0.5 %
+#: would be noise; it costs a model bin.
 POINT_MASS_SHARE = 0.05
+#: A round value inside the range is a heap at this share: an atom of the drawing law costs no model bin.
+HEAP_SHARE = 0.02
+#: An amount's round values, candidate heaps, cut its range in at most this many steps (:func:`mass_step`).
+MASS_GRID = 50
+#: The chance that noise alone makes any empty candidate a point mass is at most this (a union bound).
+FALSE_MASS = 0.05
 
 
-def mass_candidates(attribute):
-    """The public values an amount may pile up on: its range's ends, and 0 inside it (no income, no hours)."""
+def bin_candidates(attribute):
+    """The candidates whose point mass gets a model bin of its own: the range's ends, and 0 inside it (no income,
+    no hours: a state of its own, not a heap of a continuum)."""
     a = attribute
     cands = {a.lower, a.upper} | ({0} if a.lower < 0 < a.upper else set())
     return tuple(sorted(int(v) if isinstance(a, Ordinal) else float(v) for v in cands))
+
+
+def mass_step(attribute):
+    """The public spacing of an attribute's round values: the smallest of 1, 2 and 5 times a power of ten that
+    cuts its range in at most :data:`MASS_GRID` steps (at least 1 on an Ordinal)."""
+    span = float(attribute.upper - attribute.lower)
+    e = math.floor(math.log10(span / MASS_GRID)) if span > 0 else 0
+    step = next(m * 10.0**k for k in (e, e + 1) for m in (1, 2, 5) if span <= MASS_GRID * m * 10.0**k)
+    return max(step, 1.0) if isinstance(attribute, Ordinal) else step
+
+
+def mass_candidates(attribute):
+    """The public values an amount may pile up on: :func:`bin_candidates`, and the range's round values, the
+    multiples of :func:`mass_step` (the heaps of a recorded amount: 12 years of schooling, 40 hours, 15 minutes,
+    an income bracket's code)."""
+    a = attribute
+    step = mass_step(a)
+    k = np.arange(math.ceil(a.lower / step - 1e-9), math.floor(a.upper / step + 1e-9) + 1)
+    digits = max(0, -math.floor(math.log10(step))) + 1   # 0.05 * 3 is 0.15000000000000002; rounded, 0.15
+    cast = int if isinstance(a, Ordinal) else float
+    rounds = {cast(v) for v in np.round(k * step, digits) if a.lower <= v <= a.upper}
+    return tuple(sorted(rounds | set(bin_candidates(a))))
+
+
+def false_mass_threshold(mechanism, candidates):
+    """A count that the mechanism's noise on one empty cell exceeds with probability at most
+    :data:`FALSE_MASS`/``candidates``, so on any of ``candidates`` empty cells with probability at most
+    :data:`FALSE_MASS` (the union bound): exact for the discrete Laplace (P(Z >= t) = a^t/(1 + a), a = e^−ε),
+    the sub-Gaussian bound e^{−t²/2σ²} for the discrete Gaussian (Canonne, Kamath, Steinke 2020), Chebyshev's
+    for any other noise. Public: a fact of the mechanism and of the number of candidates."""
+    p = FALSE_MASS / max(candidates, 1)
+    if isinstance(mechanism, Geometric):
+        a = mechanism.alpha
+        return max(math.ceil(math.log(p * (1 + a)) / math.log(a)), 1)
+    if isinstance(mechanism, DiscreteGaussian):
+        return mechanism.sigma * math.sqrt(2 * math.log(1 / p))
+    return math.sqrt(mechanism.variance() / p)
 
 
 @dataclass(frozen=True)
@@ -132,30 +231,38 @@ def value_histogram(values, attribute, *, grid=None):
     g = candidate_grid(attribute) if grid is None else np.asarray(grid, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
     below = np.bincount(np.searchsorted(g, v, side="right"), minlength=g.size + 1).astype(np.int64)
-    return ValueHistogram(attribute.name, below, tuple(int((v == c).sum()) for c in mass_candidates(attribute)))
+    cands = np.asarray(mass_candidates(attribute), dtype=np.float64)
+    i = np.minimum(np.searchsorted(cands, v), cands.size - 1)
+    at = np.bincount(i[cands[i] == v], minlength=cands.size)
+    return ValueHistogram(attribute.name, below, tuple(int(k) for k in at))
 
 
 def point_masses(values, attribute, mechanism, src):
     """The public candidates (:func:`mass_candidates`) that hold a point mass of ``values``, and the noisy counts.
 
-    One histogram per attribute: the count of each candidate value and of every other value, released by
-    ``mechanism`` (a :class:`~dpknn.mechanisms.Geometric` or :class:`~dpknn.mechanisms.DiscreteGaussian` of the
-    synthesiser's currency). Adding or removing one record moves one cell by one (L1 and L2 sensitivity 1), so the
-    histogram has the mechanism's guarantee; the choice of point masses reads the noisy counts only.
+    One histogram per attribute: the count of each candidate value, of every other value, and of the values at
+    any candidate, released by ``mechanism`` (a :class:`~dpknn.mechanisms.Geometric` or
+    :class:`~dpknn.mechanisms.DiscreteGaussian` of the synthesiser's currency). Adding or removing one record moves
+    its candidate's cell and the last cell by one, or the others' cell by one: L1 sensitivity 2, L2 sensitivity
+    √2, so ``mechanism`` is calibrated to them (the mechanism of sensitivity 1 at half the cost, in either
+    currency: ``budget.mechanism(cost / 2)``). The last two cells add up to the number of counted values with the
+    noise of two cells, where the sum of every cell would carry the noise of each candidate's. The choice of point
+    masses reads the noisy counts only.
 
     ``values`` is an array of the counted values or their :class:`ValueHistogram`.
 
     Returns
     -------
-    (tuple of values, ndarray of the noisy counts, the candidates' then the others')
+    (tuple of values, ndarray of the noisy counts: the candidates', the others', then those at any candidate)
     """
     hist = values if isinstance(values, ValueHistogram) else value_histogram(values, attribute)
     cands = mass_candidates(attribute)
-    counts = np.array([*hist.at, hist.total - sum(hist.at)], dtype=np.int64)
+    counts = np.array([*hist.at, hist.total - sum(hist.at), sum(hist.at)], dtype=np.int64)
     noisy = np.asarray(mechanism.release_array(counts, rng=src), dtype=np.int64)
-    total = max(int(noisy.sum()), 1)
-    sd = float(np.sqrt(mechanism.variance()))
-    found = tuple(c for c, k in zip(cands, noisy[:-1]) if k >= POINT_MASS_SHARE * total and k >= 3 * sd)
+    total = max(int(noisy[-2] + noisy[-1]), 1)
+    floor = false_mass_threshold(mechanism, len(cands))
+    share = dict.fromkeys(cands, HEAP_SHARE) | dict.fromkeys(bin_candidates(attribute), POINT_MASS_SHARE)
+    found = tuple(c for c, k in zip(cands, noisy[:-2]) if k >= share[c] * total and k >= floor)
     return found, noisy
 
 

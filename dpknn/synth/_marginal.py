@@ -93,7 +93,14 @@ from dpknn.schema._attributes import Continuous, Ordinal, log_outside_universes
 from dpknn.schema._discretization import Discretization
 from dpknn.schema._marginals import extended_codes
 from dpknn.synth._base import Synthesizer, check_never_missing
-from dpknn.synth._bins import candidate_grid, point_masses, quantile_edges
+from dpknn.synth._bins import (
+    QUANTILE_THETA,
+    bin_candidates,
+    candidate_grid,
+    mass_candidates,
+    point_masses,
+    quantile_edges,
+)
 from dpknn.synth._data import FrameData, RankPlan, TableData
 from dpknn.synth._graphical_model import Measurement, round_counts
 from dpknn.synth._ranks import RANK_STEPS, conditional_ranks, release_ranks
@@ -110,11 +117,11 @@ from dpknn.utils._validation import (
     validate_params,
 )
 
-__all__ = ["ANALYSIS_WEIGHT", "MAX_EPSILON", "MAX_PAIRED_COVARIATES", "MODEL_LEVELS", "NOISES", "QUANTILE_THETA",
+__all__ = ["ANALYSIS_WEIGHT", "MAX_EPSILON", "MAX_PAIRED_COVARIATES", "MODEL_LEVELS", "NOISES",
            "SHAPED_WIDTH", "MarginalSynthesizer", "Prepared", "PureBudget", "ZCDPBudget", "analysis_pairs",
            "binned_attributes", "blank_at_rates", "check_epsilon_bound", "covariate_pairs", "edge_costs",
-           "edge_weights", "mean_pair_cells", "measure", "measure_quantiles", "planned_error", "rescaled",
-           "universe_edges", "useful_levels"]
+           "edge_weights", "mean_pair_cells", "measure", "measure_quantiles", "planned_error", "public_cuts",
+           "rescaled", "universe_edges", "useful_levels"]
 
 logger = logging.getLogger(__name__)
 
@@ -237,9 +244,6 @@ MODEL_LEVELS = 4
 SHAPED_WIDTH = 16
 
 
-#: A level of quantiles is bought when the records of each of its parts are at least θ times its
-#: median's rank error (:func:`useful_levels`); 2.5, the θ of :class:`~dpknn.synth.AutoSynthesizer`.
-QUANTILE_THETA = 2.5
 
 
 def useful_levels(rows, attributes, budget, part, levels, *, theta=QUANTILE_THETA):
@@ -294,9 +298,29 @@ def measure_quantiles(histograms, attributes, levels, budget, src, *, masses=Fal
     out = []
     for a in attributes:
         hist = histograms[a.name]
-        found = point_masses(hist, a, budget.mechanism(part), src)[0] if masses else ()
-        out.append(quantile_edges(hist, a, levels=levels, epsilon=eps, src=src, masses=found))
+        if not masses:
+            out.append(quantile_edges(hist, a, levels=levels, epsilon=eps, src=src))
+            continue
+        found, noisy = point_masses(hist, a, budget.mechanism(part / 2), src)   # L1 2, L2 √2: point_masses
+        # A point mass at a range's end or at 0 gets a model bin of its own, and the quantiles leave its values
+        # out; one at a round value inside (a heap) is counted by the quantiles and becomes an atom of the shape,
+        # drawn inside whichever bin holds it. A bin of its own for each of a covariate's heaps (SLID's years of
+        # schooling, YRBSS's heights), or quantiles without them, took the regressions' CI overlap below zero.
+        counts = dict(zip(mass_candidates(a), noisy[:-2]))
+        own = tuple(c for c in found if c in bin_candidates(a))
+        heaps = tuple((c, int(counts[c])) for c in found if c not in own)
+        q = quantile_edges(hist, a, levels=levels, epsilon=eps, src=src, masses=own)
+        # The released count of the values the shape describes: all but those of the masses with a bin of their own.
+        rest = int(noisy[-2] + noisy[-1]) - sum(counts[c] for c in own)
+        out.append(replace(q, point_masses=own, heaps=heaps, rest=float(max(rest, 0))))
     return out
+
+
+def public_cuts(disc, attribute, levels):
+    """The public inner edges of ``attribute`` that may cut its model bins (:meth:`QuantileEdges.model_edges`): all
+    of them when the ``levels`` of quantiles bought cut at most half as many bins as they do, none otherwise. A
+    public choice given the released number of levels."""
+    return disc.bounds(attribute)[0][1:] if 2**levels <= disc.value_codes(attribute) // 2 else ()
 
 
 def analysis_pairs(analyses, names):
@@ -579,17 +603,27 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         self.bin_edges_ = {q.name: list(q.edges) for q in quantiles}
         self.quantile_edges_ = {q.name: q for q in quantiles}
         self.point_masses_ = {q.name: list(q.point_masses) for q in quantiles if q.point_masses}
+        by_attr = {a.name: a for a in disc.attributes}
+        # Each heap's value and its share of the values the shape describes (released counts' ratios).
+        self.heaps_ = {q.name: [[v, w] for (v, _), (_, w) in zip(q.heaps, q.atoms(by_attr[q.name]))]
+                       for q in quantiles if q.heaps}
         self.quantile_levels_ = plan.levels
         # The share of the budget the quantiles and point masses spent (0 when none was bought).
         self.quantile_share_ = float(plan.quantiles / plan.budget.total) if quantiles else 0.0
+        model_total = plan.budget.total - plan.quantiles - plan.ranks
         if quantiles:
             # "quantiles": the model's bins are every released quantile; "auto": those of the first MODEL_LEVELS
-            # levels, and a bin of its own for each point mass, the deeper levels shaping the values inside.
-            by_attr = {a.name: a for a in disc.attributes}
-            # With no level bought, "auto" keeps the equal bins and adds the point masses' own.
+            # levels, and a bin of its own for each point mass, the deeper levels shaping the values inside. With
+            # so few levels bought that the quantiles cut at most half as many bins as the public edges, also the
+            # public edges where the released shape puts records (all of them with none bought): one level left
+            # half of SLID's wages to a tail drawn to the public bound. With more (the youth survey's 3 levels at
+            # ε = 1 against 10 public bins) the public cuts cost its regression more than they bought.
+            # A public piece is worth a bin when it holds θ times the noise of a table given 1/d of the model's
+            # budget (a public yardstick: the tables the model measures get about that).
+            noise = math.sqrt(plan.budget.mechanism(model_total / len(disc.sizes)).variance())
             model = {q.name: (q.edges if plan.mode == "quantiles" else
-                              q.model_edges(by_attr[q.name], min(plan.levels, MODEL_LEVELS),
-                                            base=() if q.levels else disc.bounds(by_attr[q.name])[0][1:]))
+                              q.model_edges(by_attr[q.name], min(plan.levels, MODEL_LEVELS), noise=noise,
+                                            public=public_cuts(disc, by_attr[q.name], q.levels)))
                      for q in quantiles}
             disc = Discretization(disc.attributes, disc.bins, {**dict(disc.edges), **model})
         by_name = {q.name: q for q in quantiles} if plan.mode == "auto" else {}
@@ -600,7 +634,6 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
                                          RankPlan(rank_pairs, tuple(self.shapes_)), n_jobs=self.n_jobs)
         logger.info("%s: %d attributes, %s noise, total %.6g (epsilon=%g, delta=%g)", type(self).__name__,
                     len(disc.sizes), plan.budget.noise, float(plan.budget.total), plan.epsilon, plan.delta)
-        model_total = plan.budget.total - plan.quantiles - plan.ranks
         self.measurements_, self.model_, structure = self.select_and_fit(
             counts, replace(plan.budget, total=model_total), src, disc=disc, rates=plan.mcar)
         self.rank_sums_ = []
@@ -629,7 +662,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         """Public bins, released bin edges, never-missing attributes, the noise and ρ (None under pure
         DP); a subclass adds what it measured."""
         return {"bins": self.bins, "bin_edges": self.public_edges_, "released_bin_edges": self.bin_edges_,
-                "released_point_masses": self.point_masses_, "analyses": list(self.analyses),
+                "released_point_masses": self.point_masses_, "released_heaps": self.heaps_,
+                "analyses": list(self.analyses),
                 "rank_share": float(Fraction(self.rank_share)) if self.rank_sums_ else 0.0,
                 "rank_sums": [[self.discretization_.names[s.amount], self.discretization_.names[s.partner], s.sigma]
                               for s in self.rank_sums_],

@@ -67,8 +67,8 @@ def within_bin_ranks(values, codes, lo, hi, shape):
     ok = (c >= 0) & (c < lo.size)
     out = np.full(values.shape, np.nan)
     cc = c[ok]
-    fa, fb = (np.interp(x, shape.grid, shape.cdf) for x in (lo[cc], hi[cc]))
-    fv = np.interp(values[ok], shape.grid, shape.cdf)
+    fa, fb = shape.cdf_at(lo[cc]), shape.cdf_at(hi[cc])
+    fv = shape.cdf_at(values[ok], "mid")
     width = fb - fa
     out[ok] = np.where(width > 1e-12, np.clip((fv - fa) / np.where(width > 1e-12, width, 1.0), 0.0, 1.0), 0.5)
     return out
