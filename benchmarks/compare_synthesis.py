@@ -28,7 +28,9 @@ the mean absolute error of 200 random range queries on the original scale. ``dpk
 is the default told the table's analysis (``--analysis``); ``dpknn ceiling`` (and ``dpknn ceiling
 analysis``) the same at ε = 10^4, the best the model could do without noise (its ε argument is ignored);
 ``dpknn auto analysis equal shares`` the default told the analysis with MST's edge tables at equal shares
-(``EqualEdgeShares``), as before the analysis' tables weighed more. The peers get the same public bins as integer
+(``EqualEdgeShares``), as before the analysis' tables weighed more; ``cuts at 3 levels`` with the public edges
+cutting the model's bins up to 3 levels of quantiles (the default: up to 2), ``heaps as bins`` with each heap a
+model bin of its own instead of an atom of the drawing law. The peers get the same public bins as integer
 codes, a missing cell as one more code (the way MST and AIM are run on incomplete data), and their
 codes are decoded by the same public bins.
 
@@ -206,22 +208,44 @@ def run_peer(args, which, train, attrs, eps, seed):
 MCAR_RATES = {"cps-mcar": {"wage": 0.25, "education": 0.2, "experience": 0.2}}
 
 
-class EqualEdgeShares:
-    """A synthesiser fitted with every MST edge table at an equal share of the edges' budget (``ANALYSIS_WEIGHT``
-    1 in ``edge_costs``), as before the analysis' tables were weighted: the comparison that set the weight."""
+class Patched:
+    """A synthesiser fitted and sampled with names of ``dpknn.synth._marginal`` replaced: the controls of the
+    default's rules (the comparisons that set them)."""
 
-    def __init__(self, synthesizer):
-        self.synthesizer = synthesizer
+    def __init__(self, synthesizer, **names):
+        self.synthesizer, self.names = synthesizer, names
 
-    def fit(self, X):
+    def _patches(self):
         import dpknn.synth._marginal as marginal
 
-        with mock.patch.object(marginal, "ANALYSIS_WEIGHT", 1):
+        return mock.patch.multiple(marginal, **self.names)
+
+    def fit(self, X):
+        with self._patches():
             self.synthesizer.fit(X)
         return self
 
     def sample(self, n, *, rng=None):
-        return self.synthesizer.sample(n, rng=rng)
+        with self._patches():
+            return self.synthesizer.sample(n, rng=rng)
+
+
+def EqualEdgeShares(synthesizer):
+    """Every MST edge table at an equal share of the edges' budget (``ANALYSIS_WEIGHT`` 1 in ``edge_costs``), as
+    before the analysis' tables were weighted: the comparison that set the weight."""
+    return Patched(synthesizer, ANALYSIS_WEIGHT=1)
+
+
+def _cuts_at_three_levels(disc, attribute, levels):
+    """``public_cuts`` up to 3 levels (8 quantile bins against 10 public ones): the rule's control."""
+    return disc.bounds(attribute)[0][1:] if 2**levels < disc.value_codes(attribute) else ()
+
+
+def _every_candidate(attribute):
+    """``bin_candidates`` as every candidate: each heap a model bin of its own, left out of the quantiles."""
+    from dpknn.synth._bins import mass_candidates
+
+    return mass_candidates(attribute)
 
 
 def dpknn_methods(attrs, complete, mcar=None, analysis=None):
@@ -237,6 +261,10 @@ def dpknn_methods(attrs, complete, mcar=None, analysis=None):
                                                               analyses=[analysis] if analysis else ()),
         "dpknn auto analysis equal shares": lambda eps, s: EqualEdgeShares(AutoSynthesizer(
             attrs, epsilon=eps, rng=s, analyses=[analysis] if analysis else ())),
+        "dpknn auto analysis cuts at 3 levels": lambda eps, s: Patched(AutoSynthesizer(
+            attrs, epsilon=eps, rng=s, analyses=[analysis] if analysis else ()), public_cuts=_cuts_at_three_levels),
+        "dpknn auto analysis heaps as bins": lambda eps, s: Patched(AutoSynthesizer(
+            attrs, epsilon=eps, rng=s, analyses=[analysis] if analysis else ()), bin_candidates=_every_candidate),
         "dpknn ceiling": lambda eps, s: AutoSynthesizer(attrs, epsilon=1e4, rng=s),
         "dpknn ceiling analysis": lambda eps, s: AutoSynthesizer(attrs, epsilon=1e4, rng=s,
                                                                  analyses=[analysis] if analysis else ()),
