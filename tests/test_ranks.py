@@ -21,6 +21,7 @@ from dpknn import Categorical, Continuous, Ordinal
 from dpknn.accounting import BudgetAccountant
 from dpknn.mechanisms import DiscreteGaussian, Geometric
 from dpknn.mechanisms._noise import discrete_laplace_survival
+from dpknn.mechanisms._randomness import as_source
 from dpknn.schema import Discretization
 from dpknn.schema._marginals import extended_codes
 from dpknn.synth import AIMSynthesizer, AutoSynthesizer, MSTSynthesizer
@@ -32,7 +33,10 @@ from dpknn.synth._bins import (
     mass_candidates,
     point_masses,
     quantile_edges,
+    value_histogram,
 )
+from dpknn.synth._data import RankPlan, frame_rank_tables
+from dpknn.synth._marginal import PureBudget, ZCDPBudget, measure_quantiles
 from dpknn.synth._ranks import RANK_STEPS, conditional_ranks, rank_tables, release_ranks, within_bin_ranks
 
 
@@ -337,6 +341,49 @@ def test_an_analysis_keeps_the_regression_it_names():
     rec = model.public_params()
     assert {tuple(r[:2]) for r in rec["rank_sums"]} == {("income", "age"), ("income", "sex"), ("income", "hours")}
     assert rec["analyses"] == [formula]
+
+
+@pytest.mark.parametrize("budget", [ZCDPBudget(Fraction(1, 10)), PureBudget(Fraction(1, 2))])
+def test_the_point_mass_histogram_is_released_at_half_its_part(budget):
+    """Its L1 sensitivity is 2 and its L2 sensitivity √2, so the mechanism of sensitivity 1 gets half the part:
+    ρ/2 in zCDP (σ² = 1/ρ, cost (√2)²/(2σ²) = ρ), ε/2 in pure DP (scale 2/ε). The whole part would spend twice
+    the budget."""
+    a = Continuous("x", 0.0, 100.0)
+    values = np.r_[np.zeros(300), np.linspace(1.3, 99.7, 700)]
+    seen = []
+
+    def spy(hist, attribute, mechanism, src):
+        seen.append(mechanism)
+        return point_masses(hist, attribute, mechanism, src)
+
+    with mock.patch("dpknn.synth._marginal.point_masses", spy):
+        measure_quantiles({"x": value_histogram(values, a)}, [a], 3, budget, as_source(0), masses=True)
+    part = budget.total / 4   # one attribute, three levels and the histogram
+    (mech,) = seen
+    if isinstance(budget, ZCDPBudget):
+        assert isinstance(mech, DiscreteGaussian) and mech.sigma2 == 1 / part and mech.sensitivity == 1
+    else:
+        assert isinstance(mech, Geometric) and mech.epsilon == pytest.approx(float(part / 2)) and mech.sensitivity == 1
+
+
+def test_an_ordinal_value_on_a_heap_ranks_inside_the_heaps_jump():
+    """An Ordinal's value v spans [v, v + 1) of its shape and a heap's atom sits at v + 1/2: the rank sums read a
+    value on the heap in the middle of the heap's jump, where drawing it back gives v (read at v, it ranked below
+    the whole jump)."""
+    a = Ordinal("educ", 0, 20)
+    q = QuantileEdges("educ", (8, 14), (0.25, 0.75), 1, 1.0, heaps=((12, 200),), rest=1000)
+    shape = q.shape(a)
+    disc = Discretization([a], 10, {"educ": (8, 14)})
+    df = pd.DataFrame({"educ": pd.array([12] * 50, dtype="Int64")})
+    codes = disc.encode(df)
+    tables = frame_rank_tables(df, codes, extended_codes(codes, disc.sizes), disc, RankPlan(((0, 0),), (shape,)))
+    mean_rank = tables[(0, 0)].sum() / (50 * RANK_STEPS)
+    lo, hi = disc.bounds(a)
+    inside = shape.cdf_at(hi[1]) - shape.cdf_at(lo[1])
+    jump = (shape.cdf_at(12.5, "left") - shape.cdf_at(lo[1])) / inside, (shape.cdf_at(12.5, "right") -
+                                                                         shape.cdf_at(lo[1])) / inside
+    assert jump[0] < mean_rank < jump[1] and abs(mean_rank - sum(jump) / 2) <= 1 / RANK_STEPS
+    assert int(np.floor(shape.draw_between(lo[1:2], hi[1:2], np.array([mean_rank]))[0])) == 12
 
 
 def test_budgets_add_up_with_point_masses_and_rank_sums():
