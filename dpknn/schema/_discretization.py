@@ -53,6 +53,7 @@ __all__ = [
     "pareto_tail",
     "read_attributes",
     "read_attributes_file",
+    "slot_middles",
     "tail_rate",
     "within_bin",
     "within_tail",
@@ -192,6 +193,14 @@ def edge_densities(lo, hi, masses):
     if lo.size >= 3:
         f[1], f[-2] = m[1] / w[1], m[-2] / w[-2]
     return f
+
+
+def slot_middles(attribute, values):
+    """Where ``values`` of ``attribute`` sit on the line of its bins and shapes: an Ordinal's value v spans
+    [v, v + 1) and sits in the middle, v + 1/2 (so that drawn back and floored it is v); another's value is
+    itself."""
+    v = np.asarray(values, dtype=np.float64)
+    return v + 0.5 if isinstance(attribute, Ordinal) else v
 
 
 def falling_ends(lo, hi, masses):
@@ -376,11 +385,13 @@ class ValueShape:
         ends = [min(float(hi[-1]), tail.end())] if tail is not None and tail.end() < hi[-1] else []
         x, idx = np.unique(np.r_[x, ends, hi[-1]], return_index=True)
         f = np.maximum.accumulate(np.r_[g, np.ones(len(ends)), 1.0][idx])
-        pos = np.array([p for p, _ in self.atoms], dtype=np.float64)
-        share = np.array([w for _, w in self.atoms], dtype=np.float64)
+        atoms = sorted(self.atoms)
+        pos = np.array([p for p, _ in atoms], dtype=np.float64)
+        share = np.array([w for _, w in atoms], dtype=np.float64)
         if share.sum() >= 1.0 or (share < 0).any():
             raise ValueError(f"the atoms' shares must be non-negative and add up to less than 1, got {share}.")
-        object.__setattr__(self, "_bins", (x, f, pos, share))
+        # The atoms' shares below each position (sorted), read by cdf_at with one binary search per value.
+        object.__setattr__(self, "_bins", (x, f, pos, np.r_[0.0, np.cumsum(share)]))
         # The whole law's CDF at every tabulated point, then both sides of each atom's jump.
         xs = np.r_[x, pos, pos]
         fs = np.r_[self.cdf_at(x, "right"), self.cdf_at(pos, "left"), self.cdf_at(pos, "right")]
@@ -391,12 +402,13 @@ class ValueShape:
     def cdf_at(self, x, side="left"):
         """P(X < x) (``side="left"``), P(X <= x) (``"right"``) or their mean (``"mid"``: where a value on an
         atom ranks inside its jump)."""
-        xb, fb, pos, share = self._bins
+        xb, fb, pos, below = self._bins
         x = np.asarray(x, dtype=np.float64)
-        out = (1.0 - share.sum()) * np.interp(x, xb, fb)
-        for p, w in zip(pos, share):
-            out = out + w * {"left": x > p, "right": x >= p, "mid": (x > p) + 0.5 * (x == p)}[side]
-        return out
+        out = (1.0 - below[-1]) * np.interp(x, xb, fb)
+        if pos.size == 0:
+            return out
+        left, right = (below[np.searchsorted(pos, x, side=s)] for s in ("left", "right"))
+        return out + {"left": left, "right": right, "mid": (left + right) / 2}[side]
 
     def draw_between(self, a, b, u):
         """Values in [a, b) for uniforms ``u`` from the shape restricted to [a, b) (uniform where
@@ -562,9 +574,8 @@ class Discretization:
             inside = (c != MISSING) & (c < self.value_codes(a))
             lo, hi = self.bounds(a)
             k = c[inside]
-            slot = 0.5 if isinstance(a, Ordinal) else 0.0
             t = np.zeros(len(c))
-            t[inside] = (np.asarray(values, dtype=np.float64)[inside] + slot - lo[k]) / (hi[k] - lo[k])
+            t[inside] = (slot_middles(a, values)[inside] - lo[k]) / (hi[k] - lo[k])
             out.append(t)
         return out
 

@@ -39,7 +39,7 @@ from sklearn.isotonic import isotonic_regression
 from dpknn.mechanisms._additive import DiscreteGaussian, Geometric
 from dpknn.mechanisms._selection import ExponentialMechanism
 from dpknn.schema._attributes import Categorical, Ordinal
-from dpknn.schema._discretization import ValueShape
+from dpknn.schema._discretization import ValueShape, slot_middles
 
 __all__ = ["FALSE_MASS", "GRID", "HEAP_SHARE", "MASS_GRID", "POINT_MASS_SHARE", "QUANTILE_THETA", "QuantileEdges",
            "ValueHistogram", "bin_candidates", "candidate_grid", "false_mass_threshold", "mass_candidates",
@@ -101,7 +101,8 @@ class QuantileEdges:
         whole = np.searchsorted(grid, ends[1:], side="right") - np.searchsorted(grid, ends[:-1], side="left") >= 2
         cuts = cuts[whole[np.searchsorted(ends, cuts, side="right") - 1]]
         pieces = np.unique(np.r_[ends, cuts])
-        full = self.rest * np.diff(np.interp(pieces, shape.grid, shape.cdf)) >= least
+        # P(X < e) at each end: a piece is [e, e'), so an atom on a public edge belongs to the piece above it.
+        full = self.rest * np.diff(shape.cdf_at(pieces)) >= least
         return [e for e, ok in zip(pieces[1:-1], full[:-1] & full[1:]) if ok and e in cuts]
 
     def shape(self, attribute):
@@ -131,8 +132,8 @@ class QuantileEdges:
             return ()
         share = np.array([max(k, 0) for _, k in self.heaps], dtype=np.float64) / max(self.rest, 1.0)
         share *= min(1.0, (1.0 - 2.0 ** -max(self.levels, 1)) / max(share.sum(), 1e-12))
-        slot = 0.5 if isinstance(attribute, Ordinal) else 0.0
-        return tuple((float(v) + slot, float(w)) for (v, _), w in zip(self.heaps, share))
+        middles = slot_middles(attribute, [v for v, _ in self.heaps])
+        return tuple((float(p), float(w)) for p, w in zip(middles, share))
 
 
 #: A range's end or 0 is a point mass when its noisy count holds at least this share of the noisy number of counted

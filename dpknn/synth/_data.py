@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpknn.schema._attributes import Ordinal, observed_outside_universes
+from dpknn.schema._attributes import observed_outside_universes
+from dpknn.schema._discretization import slot_middles
 from dpknn.schema._flags import check_not_imputed
 from dpknn.schema._marginals import count_tables, extended_codes
 from dpknn.synth._bins import candidate_grid, value_histogram
@@ -137,11 +138,9 @@ def frame_rank_tables(X, codes, ext, disc, ranks):
         attr = disc.attributes[a]
         values, _ = attr.read_column(X)
         lo, hi = disc.bounds(attr)
-        # An Ordinal's value v spans [v, v + 1) of its shape, and a heap's atom sits in the middle of that slot:
-        # ranked at v + 1/2, a value on a heap ranks inside the heap's jump (at v, below all of it).
-        slot = 0.5 if isinstance(attr, Ordinal) else 0.0
-        by_amount[a] = within_bin_ranks(np.asarray(values, dtype=np.float64) + slot, codes[a], lo, hi,
-                                        ranks.shapes[a])
+        # Ranked where the shape puts it (an Ordinal's value in the middle of its slot, where a heap's atom sits:
+        # read at v, a value on a heap ranked below the whole jump).
+        by_amount[a] = within_bin_ranks(slot_middles(attr, values), codes[a], lo, hi, ranks.shapes[a])
     return rank_tables(by_amount, codes, ext, [disc.value_codes(a) for a in disc.attributes], disc.sizes + 1,
                        ranks.pairs)
 

@@ -306,9 +306,9 @@ def measure_quantiles(histograms, attributes, levels, budget, src, *, masses=Fal
         # out; one at a round value inside (a heap) is counted by the quantiles and becomes an atom of the shape,
         # drawn inside whichever bin holds it. A bin of its own for each of a covariate's heaps (SLID's years of
         # schooling, YRBSS's heights), or quantiles without them, took the regressions' CI overlap below zero.
-        counts = dict(zip(mass_candidates(a), noisy[:-2]))
-        own = tuple(c for c in found if c in bin_candidates(a))
-        heaps = tuple((c, int(counts[c])) for c in found if c not in own)
+        counts, ends = dict(zip(mass_candidates(a), noisy[:-2])), bin_candidates(a)
+        own = tuple(c for c in found if c in ends)
+        heaps = tuple((c, int(counts[c])) for c in found if c not in ends)
         q = quantile_edges(hist, a, levels=levels, epsilon=eps, src=src, masses=own)
         # The released count of the values the shape describes: all but those of the masses with a bin of their own.
         rest = int(noisy[-2] + noisy[-1]) - sum(counts[c] for c in own)
