@@ -463,3 +463,17 @@ def test_dta_output_keeps_numeric_codes_missing(tmp_path):
     assert "99999999" in next(iter(back.codebook.variable("INCTOT").not_applicable.values()))
     with pytest.raises(ValueError, match="Did you mean 'MONTH'"):
         coded.codebook.variable("month")
+
+
+def test_a_stata_float_is_read_as_the_decimals_stata_shows(tmp_path):
+    """A Stata ``float`` (the default type of a new non-integer variable) comes back from pyreadstat widened to
+    float64, 2.2 as 2.2000000476837: read_coded gives the decimals, so a codebook's top code and a gap code written
+    as decimals match. Negative control: pyreadstat's own read."""
+    df = pd.DataFrame({"height": np.array([1.7, 2.2, 0.3, np.nan, 999.9], dtype=np.float32),
+                       "w": np.array([61.25, 70.0, 55.5, 80.0, 1.0], dtype=np.float64)})
+    df.to_stata(tmp_path / "f.dta", write_index=False)
+    raw = pyreadstat.read_dta(tmp_path / "f.dta")[0]
+    assert raw.height.iloc[1] != 2.2 and raw.height.iloc[4] != 999.9
+    got = read_coded(tmp_path / "f.dta").data
+    assert got.height.tolist()[:3] == [1.7, 2.2, 0.3] and np.isnan(got.height.iloc[3])
+    assert got.height.iloc[4] == 999.9 and got.w.tolist() == [61.25, 70.0, 55.5, 80.0, 1.0]

@@ -220,6 +220,13 @@ def test_empty_domains():
         Continuous("C", 1.0, 1.0)
 
 
+def test_a_continuous_range_whose_width_overflows_is_refused_at_declaration():
+    # Synthesis read the width off upper - lower (bins, round values) and failed deep inside with an OverflowError.
+    with pytest.raises(ValueError, match="'C' has a range too wide for float64"):
+        Continuous("C", -1e308, 1e308)
+    assert Continuous("C", -8e307, 8e307).upper == 8e307   # the widest finite widths stay declarable
+
+
 def test_duplicate_categories_and_bad_schema_structure():
     with pytest.raises(ValueError, match="duplicates"):
         Categorical("B", [1, 2, 1])
@@ -261,3 +268,22 @@ def test_non_integer_ordinal_values_get_a_hint_that_can_work():
         schema.encode(pd.DataFrame({"e": [1.0, 13.2], "w": [0.5, None]}))
     with pytest.raises(DomainError, match="Clamp them first"):
         schema.encode(pd.DataFrame({"e": [1, 30], "w": [0.5, None]}))
+
+
+def test_float32_values_read_as_their_shortest_decimals():
+    """float32_as_decimals against the reference: numpy's shortest round-trip repr of each float32, parsed (Dragon4,
+    correctly rounded), over every magnitude from the subnormals to 3e38; and a float32 column is read through it."""
+    from dpknn.schema._attributes import float32_as_decimals
+
+    rng = np.random.default_rng(0)
+    y = (rng.standard_normal(100_000).astype(np.float32)
+         * np.float32(10.0) ** rng.integers(-44, 38, 100_000).astype(np.float32))
+    y = np.r_[y[np.isfinite(y)], np.float32(0.1), np.float32(-2.2), np.float32(1e-45), np.float32(3.4028235e38),
+              np.float32(0), np.float32(np.nan), np.float32(np.inf)]
+    got = float32_as_decimals(y)
+    ref = y.astype(str).astype(np.float64)
+    assert np.array_equal(got, ref, equal_nan=True)
+    assert (got.astype(np.float32)[np.isfinite(y)] == y[np.isfinite(y)]).all()
+    col = pd.DataFrame({"h": np.array([0.1, 2.2, np.nan], dtype=np.float32)})
+    values, missing = Continuous("h", 0, 2.2).read_column(col)
+    assert values[:2].tolist() == [0.1, 2.2] and missing.tolist() == [False, False, True]

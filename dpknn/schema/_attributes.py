@@ -107,8 +107,49 @@ def _check_weight(weight, name):
     return weight
 
 
+#: Significant digits that always tell two float32 values apart (FLT_DECIMAL_DIG).
+FLOAT32_DIGITS = 9
+
+
+def float32_as_decimals(values):
+    """Float32 ``values`` (any array of them, or of their exact float64 widenings) as the float64 nearest the
+    shortest decimal that rounds back to each: what the value prints as, and what the file's author typed.
+
+    A float32 column (a Stata ``float``, the type Stata gives every new non-integer variable; a Parquet ``float``)
+    holds 0.1 as 0.100000001490116..., so read exactly as float64 it is not 0.1: a codebook's top code 2.2 sits
+    below the stored 2.2 (a domain error), and no value equals a round heap 0.15 (the point masses of
+    :mod:`dpknn.synth` were missed). Each value becomes the first of its roundings to 1, 2, ..., 9 significant
+    digits that is the same float32; 9 always is. NaN and infinities are kept.
+    """
+    v32 = np.asarray(values, dtype=np.float64).astype(np.float32)
+    out = v32.astype(np.float64)
+    idx = np.flatnonzero(np.isfinite(out) & (out != 0))
+    if not idx.size:
+        return out
+    decimals = FLOAT32_DIGITS - 1 - np.floor(np.log10(np.abs(out[idx]))).astype(np.int64)
+    # Beyond 10^22 a power of ten is inexact and so is the rounding below: those magnitudes (under about 1e-14 or
+    # over 1e30) are read through their printed form, correctly rounded but four times slower.
+    far = (decimals > 22) | (decimals - FLOAT32_DIGITS + 1 < -22)
+    out[idx[far]] = v32[idx[far]].astype(str).astype(np.float64)
+    idx, decimals = idx[~far], decimals[~far]
+    x = out[idx]
+    done = np.zeros(idx.size, dtype=bool)
+    for digits in range(1, FLOAT32_DIGITS + 1):
+        k = decimals - (FLOAT32_DIGITS - digits)
+        # 10^k exact for 0 <= k <= 22 and the integer exact below 2^53, so the quotient (or product) is the
+        # float64 nearest the decimal.
+        up = np.power(10.0, np.abs(k))
+        r = np.where(k >= 0, np.rint(x * up) / up, np.rint(x / up) * up)
+        hit = ~done & (r.astype(np.float32) == v32[idx])
+        x = np.where(hit, r, x)
+        done |= hit
+    out[idx] = x
+    return out
+
+
 def _numeric_column(df, name):
-    """Column ``name`` as float64 plus its missing mask; non-numeric entries are an error."""
+    """Column ``name`` as float64 plus its missing mask; non-numeric entries are an error. A float32 column is
+    read as the decimals its values print as (:func:`float32_as_decimals`)."""
     s = df[name]
     if isinstance(s.dtype, pd.CategoricalDtype):
         s = s.astype(object)
@@ -120,6 +161,8 @@ def _numeric_column(df, name):
         return s.to_numpy(), missing
     if pd.api.types.is_numeric_dtype(s.dtype):
         values = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        if str(s.dtype) in ("float32", "Float32", "float16"):
+            values = float32_as_decimals(values)
     else:
         converted = pd.to_numeric(s, errors="coerce")
         bad = converted.isna().to_numpy() & ~missing
@@ -381,6 +424,10 @@ class Continuous:
                 f"attribute {self.name!r} has an empty domain: need lower < upper, "
                 f"got lower={self.lower}, upper={self.upper}."
             )
+        if not math.isfinite(float(self.upper) - float(self.lower)):
+            # Bins, candidate grids and round values are read off the width: one that overflows float64 has none.
+            raise ValueError(f"attribute {self.name!r} has a range too wide for float64: upper - lower overflows "
+                             f"(lower={self.lower}, upper={self.upper}); declare a narrower public range.")
 
     kind = "continuous"
 

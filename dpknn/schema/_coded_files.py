@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpknn.schema._attributes import float32_as_decimals
 from dpknn.schema._codebook import NIU_SUFFIX, STAT_SUFFIXES, Codebook, read_codebook
 from dpknn.utils._extras import require
 
@@ -119,6 +120,10 @@ def _read_stat(path, codebook):
         return df
     plain, meta = reader(str(path))
     types = meta.readstat_variable_types or {}
+    for name in [c for c in plain.columns if types.get(c) == "float"]:
+        # A Stata float (the default type of a non-integer variable) comes back widened to float64: 2.2 as
+        # 2.2000000476837, above a codebook's top code of 2.2. Read it as the decimal Stata shows.
+        plain[name] = float32_as_decimals(plain[name].to_numpy(dtype=np.float64, na_value=np.nan))
     numeric = [c for c in plain.columns if types.get(c) != "string" and plain[c].isna().any()]
     if numeric:
         # Stata and SAS special missing values (.a-.z) read as their letters, in every numeric column with missing

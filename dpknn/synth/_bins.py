@@ -41,9 +41,10 @@ from dpknn.mechanisms._selection import ExponentialMechanism
 from dpknn.schema._attributes import Categorical, Ordinal
 from dpknn.schema._discretization import ValueShape, slot_middles
 
-__all__ = ["FALSE_MASS", "GRID", "HEAP_SHARE", "MASS_GRID", "POINT_MASS_SHARE", "QUANTILE_THETA", "QuantileEdges",
-           "ValueHistogram", "bin_candidates", "candidate_grid", "false_mass_threshold", "mass_candidates",
-           "mass_step", "median_scores", "point_masses", "quantile_edges", "rank_scores", "value_histogram"]
+__all__ = ["FALSE_MASS", "GRID", "HEAP_SHARE", "MASS_GRID", "POINT_MASS_SHARE", "QUANTILE_THETA", "OrdinalHeaps",
+           "QuantileEdges", "ValueHistogram", "bin_candidates", "candidate_grid", "false_mass_threshold",
+           "mass_candidates", "mass_step", "median_scores", "point_masses", "quantile_edges", "rank_scores",
+           "value_histogram"]
 
 GRID = 4096
 
@@ -134,6 +135,41 @@ class QuantileEdges:
         share *= min(1.0, (1.0 - 2.0 ** -max(self.levels, 1)) / max(share.sum(), 1e-12))
         middles = slot_middles(attribute, [v for v, _ in self.heaps])
         return tuple((float(p), float(w)) for p, w in zip(middles, share))
+
+
+@dataclass(frozen=True)
+class OrdinalHeaps:
+    """The released point masses of a narrow Ordinal, one whose public bins hold too few values to be worth
+    quantiles (``dpknn.synth._marginal.SHAPED_WIDTH``): the values found with their released counts
+    (:func:`point_masses`), and the released count of its counted values (``rest``). Its model bins stay the public
+    ones; inside them its values are drawn from the model's masses with the heaps as atoms (:meth:`shape`)."""
+
+    name: str
+    heaps: tuple
+    rest: float
+
+    def shares(self):
+        """Each heap's value and its released count over ``rest``: the share of the counted values it holds."""
+        return tuple((v, max(k, 0) / max(self.rest, 1.0)) for v, k in self.heaps)
+
+    def shape(self, attribute, lo, hi, masses):
+        """The :class:`~dpknn.schema._discretization.ValueShape` on the bins [``lo``, ``hi``) with the model's
+        ``masses`` (of the value codes) and each heap an atom at the middle of its slot with its share, the heaps of
+        a bin holding at most the bin's mass (the model's masses and the heaps' counts carry noise of their own; the
+        model's decide how many records a bin gets); the bins keep what the atoms leave, drawn as without heaps
+        (:func:`~dpknn.schema._discretization.bin_positions`). Post-processing of released values."""
+        m = np.maximum(np.asarray(masses, dtype=np.float64)[: lo.size], 0.0)
+        m = m / m.sum() if m.sum() > 0 else np.full(lo.size, 1.0 / lo.size)
+        values = np.array([v for v, _ in self.heaps], dtype=np.float64)
+        share = np.array([w for _, w in self.shares()], dtype=np.float64)
+        where = np.searchsorted(hi, slot_middles(attribute, values), side="right")
+        held = np.bincount(where, weights=share, minlength=lo.size)
+        share *= np.minimum(1.0, m[where] / np.maximum(held[where], 1e-300))
+        left = np.maximum(m - np.bincount(where, weights=share, minlength=lo.size), 0.0)
+        # A law needs some mass off its atoms (ValueShape): where the heaps took every bin, leave them a trace.
+        share *= min(1.0, (1.0 - 1e-9) / max(share.sum(), 1e-300))
+        atoms = tuple((float(p), float(w)) for p, w in zip(slot_middles(attribute, values), share) if w > 0)
+        return ValueShape(lo, hi, left if left.sum() > 0 else m, atoms=atoms)
 
 
 #: A range's end or 0 is a point mass when its noisy count holds at least this share of the noisy number of counted

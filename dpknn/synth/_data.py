@@ -110,10 +110,11 @@ class Counts:
 
 def partition_scan(X, plan):
     """The :class:`Scan` of ``X`` (a DataFrame: the whole data or one partition) under ``plan``: its codes
-    checked (:func:`encode_checked`), the values outside universes, and the histograms of ``plan.wide``."""
+    checked (:func:`encode_checked`), the values outside universes, and the histograms of ``plan.wide`` and
+    ``plan.heaped``."""
     encode_checked(X, plan)
     hists = {}
-    for a in plan.wide:
+    for a in [*plan.wide, *plan.heaped]:
         values, missing = a.read_column(X)
         keep = ~missing if a.universe is None else ~missing & a.universe.mask(X)
         hists[a.name] = value_histogram(np.asarray(values, dtype=np.float64)[keep], a, grid=candidate_grid(a))
@@ -168,7 +169,7 @@ class TableData(abc.ABC):
         again with its own: the same domains and never-missing attributes, histograms of the same or fewer
         attributes, so the first read serves both (out of core, one pass over the folder instead of two)."""
         key = (tuple(plan.disc.names), tuple(map(bool, plan.never)))
-        wanted = {a.name for a in plan.wide}
+        wanted = {a.name for a in [*plan.wide, *plan.heaped]}
         held = self._scans.get(key)
         if held is None or not wanted <= set(held.histograms):
             held = self._scans[key] = self.read_scan(plan)
