@@ -24,10 +24,12 @@ from dpknn.mechanisms import DiscreteGaussian, Geometric
 from dpknn.mechanisms._noise import discrete_laplace_survival
 from dpknn.mechanisms._randomness import as_source
 from dpknn.schema import Discretization
+from dpknn.schema._discretization import ValueShape
 from dpknn.schema._marginals import extended_codes
 from dpknn.synth import AIMSynthesizer, AutoSynthesizer, MSTSynthesizer
 from dpknn.synth._bins import (
     FALSE_MASS,
+    OrdinalHeaps,
     QuantileEdges,
     bin_candidates,
     false_mass_threshold,
@@ -446,6 +448,38 @@ def test_a_narrow_ordinals_heap_is_drawn_on_its_value_and_keeps_the_public_bins(
     assert abs(((syn >= 41) & (syn < 50)).mean() - ((hours >= 41) & (hours < 50)).mean()) < 0.03
     equal = MSTSynthesizer(attrs, epsilon=1.0, bins=10, n_rows=n, never_missing=["hours", "sex"], rng=0).fit(df)
     assert (equal.sample(n, rng=1).hours.to_numpy() == 40).mean() < 0.1
+
+
+def test_a_narrow_ordinals_even_values_found_as_heaps_keep_the_share_of_their_neighbours():
+    """Ages 20-60 uniform (2.4 % each) in bins of 8 values: the even ages are candidates and hold 2 %, so they are
+    found; the bins' law still covers their slots, so each atom is its share less what that law gives its slot
+    (``OrdinalHeaps.shape``), which leaves them less than the histogram's noise floor: no atom, and every age, even
+    or odd, keeps about 2.4 %. Negative control: atoms at their whole share beside the law (this change's first
+    draw) put the even ages above the odd ones (GSS ages, ``benchmarks/narrow_heaps.py``)."""
+    rng = np.random.default_rng(5)
+    n = 40_000
+    df = pd.DataFrame({"age": rng.integers(20, 61, n), "sex": rng.choice(["F", "M"], n)})
+    attrs = [Ordinal("age", 18, 89), Categorical("sex", ["F", "M"])]
+
+    def shares(model):
+        syn = model.sample(n, rng=1).age.to_numpy()
+        got = np.array([(syn == v).mean() for v in range(26, 55)])   # away from the data's ends, 20 and 60
+        return got, got[::2].mean() - got[1::2].mean()
+
+    model = MSTSynthesizer(attrs, epsilon=2.0, n_rows=n, never_missing=["age", "sex"], rng=0).fit(df)
+    assert len(model.public_params()["released_heaps"]["age"]) >= 10
+    got, parity = shares(model)
+    assert np.abs(got - 1 / 41).max() < 0.006 and abs(parity) < 0.002
+    def whole_shares(self, attribute, lo, hi, masses):   # each heap an atom at its whole share, the law besides
+        m = np.asarray(masses, dtype=np.float64) / np.sum(masses)
+        atoms = [(v + 0.5, w) for v, w in self.shares()]
+        where = np.searchsorted(hi, [p for p, _ in atoms], side="right")
+        left = m - np.bincount(where, weights=[w for _, w in atoms], minlength=lo.size)
+        return ValueShape(lo, hi, np.maximum(left, 0.0), atoms=tuple(atoms))
+
+    with mock.patch.object(OrdinalHeaps, "shape", whole_shares):
+        whole = MSTSynthesizer(attrs, epsilon=2.0, n_rows=n, never_missing=["age", "sex"], rng=0).fit(df)
+    assert shares(whole)[1] > 0.01
 
 def test_an_ordinal_value_on_a_heap_ranks_inside_the_heaps_jump():
     """An Ordinal's value v spans [v, v + 1) of its shape and a heap's atom sits at v + 1/2: the rank sums read a

@@ -141,12 +141,14 @@ class QuantileEdges:
 class OrdinalHeaps:
     """The released point masses of a narrow Ordinal, one whose public bins hold too few values to be worth
     quantiles (``dpknn.synth._marginal.SHAPED_WIDTH``): the values found with their released counts
-    (:func:`point_masses`), and the released count of its counted values (``rest``). Its model bins stay the public
+    (:func:`point_masses`), the released count of its counted values (``rest``), and the count its histogram's
+    noise reaches on an empty cell (``floor``, :func:`false_mass_threshold`: public). Its model bins stay the public
     ones; inside them its values are drawn from the model's masses with the heaps as atoms (:meth:`shape`)."""
 
     name: str
     heaps: tuple
     rest: float
+    floor: float = 0.0
 
     def shares(self):
         """Each heap's value and its released count over ``rest``: the share of the counted values it holds."""
@@ -154,22 +156,42 @@ class OrdinalHeaps:
 
     def shape(self, attribute, lo, hi, masses):
         """The :class:`~dpknn.schema._discretization.ValueShape` on the bins [``lo``, ``hi``) with the model's
-        ``masses`` (of the value codes) and each heap an atom at the middle of its slot with its share, the heaps of
-        a bin holding at most the bin's mass (the model's masses and the heaps' counts carry noise of their own; the
-        model's decide how many records a bin gets); the bins keep what the atoms leave, drawn as without heaps
-        (:func:`~dpknn.schema._discretization.bin_positions`). Post-processing of released values."""
+        ``masses`` (of the value codes) in which each heap's value holds its released share (:meth:`shares`), the
+        heaps of a bin holding at most the bin's mass (the model's masses and the heaps' counts carry noise of
+        their own; the model's decide how many records a bin gets), and the bin's other values share the rest by
+        the law inside the bin that the model's masses give (:func:`~dpknn.schema._discretization.bin_positions`).
+        That law covers the heaps' slots too: in a bin of mass m whose law gives the heaps' slots the parts f_v
+        (F in all) and whose heaps hold s_v (S in all), the law keeps L = (m − S)/(1 − F) and each heap's atom is
+        s_v − L·f_v, so that every heap holds its share and every other value L·f_v; where the heaps are every
+        value of the bin (F = 1) they share it all. A heap whose atom is below ``floor`` records stands out of its
+        neighbours by less than noise reaches (an even age among uniform ages, 2.4 % each, is found) and is drawn
+        by the law instead, and L is found again without it. Post-processing of released values."""
         m = np.maximum(np.asarray(masses, dtype=np.float64)[: lo.size], 0.0)
         m = m / m.sum() if m.sum() > 0 else np.full(lo.size, 1.0 / lo.size)
-        values = np.array([v for v, _ in self.heaps], dtype=np.float64)
+        middles = slot_middles(attribute, [v for v, _ in self.heaps])
         share = np.array([w for _, w in self.shares()], dtype=np.float64)
-        where = np.searchsorted(hi, slot_middles(attribute, values), side="right")
+        where = np.searchsorted(hi, middles, side="right")
         held = np.bincount(where, weights=share, minlength=lo.size)
         share *= np.minimum(1.0, m[where] / np.maximum(held[where], 1e-300))
-        left = np.maximum(m - np.bincount(where, weights=share, minlength=lo.size), 0.0)
-        # A law needs some mass off its atoms (ValueShape): where the heaps took every bin, leave them a trace.
-        share *= min(1.0, (1.0 - 1e-9) / max(share.sum(), 1e-300))
-        atoms = tuple((float(p), float(w)) for p, w in zip(slot_middles(attribute, values), share) if w > 0)
-        return ValueShape(lo, hi, left if left.sum() > 0 else m, atoms=atoms)
+        law = ValueShape(lo, hi, m)
+        f = (law.cdf_at(middles + 0.5) - law.cdf_at(middles - 0.5)) / np.maximum(m[where], 1e-300)
+        active = share > 0
+        while True:
+            big_f = np.bincount(where, weights=f * active, minlength=lo.size)
+            big_s = np.bincount(where, weights=share * active, minlength=lo.size)
+            whole = big_f >= 1.0 - 1e-12
+            kept = np.where(whole, 0.0, np.maximum(m - big_s, 0.0) / np.where(whole, 1.0, 1.0 - big_f))
+            atoms = np.where(whole[where], share * m[where] / np.maximum(big_s[where], 1e-300),
+                             share - kept[where] * f) * active
+            weak = active & (atoms * self.rest < max(self.floor, 0.0) + 1e-9)
+            if not weak.any():
+                break
+            active &= ~weak
+        # A law needs some mass off its atoms (ValueShape): where the heaps take every bin, leave them a trace.
+        atoms *= min(1.0, (1.0 - 1e-9) / max(atoms.sum(), 1e-300))
+        left = np.maximum(m - np.bincount(where, weights=atoms, minlength=lo.size), 0.0)
+        return ValueShape(lo, hi, left if left.sum() > 0 else m, laws=m,
+                          atoms=tuple((float(p), float(w)) for p, w in zip(middles, atoms) if w > 0))
 
 
 #: A range's end or 0 is a point mass when its noisy count holds at least this share of the noisy number of counted

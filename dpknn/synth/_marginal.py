@@ -98,6 +98,7 @@ from dpknn.synth._bins import (
     OrdinalHeaps,
     bin_candidates,
     candidate_grid,
+    false_mass_threshold,
     mass_candidates,
     point_masses,
     quantile_edges,
@@ -309,10 +310,12 @@ def measure_quantiles(histograms, attributes, levels, budget, src, *, masses=Fal
     eps = budget.choice_epsilon(part * levels * k, levels * k) if levels and k else 0.0  # 0: masses only
     heaps = []
     for a in heaped:
-        found, noisy = point_masses(histograms[a.name], a, budget.mechanism(part / 2), src)
+        mechanism = budget.mechanism(part / 2)
+        found, noisy = point_masses(histograms[a.name], a, mechanism, src)
         counts = dict(zip(mass_candidates(a), noisy[:-2]))
         heaps.append(OrdinalHeaps(a.name, tuple((c, int(counts[c])) for c in found),
-                                  float(max(int(noisy[-2] + noisy[-1]), 0))))
+                                  float(max(int(noisy[-2] + noisy[-1]), 0)),
+                                  false_mass_threshold(mechanism, len(counts))))
     out = []
     for a in attributes:
         hist = histograms[a.name]
