@@ -220,11 +220,25 @@ def test_empty_domains():
         Continuous("C", 1.0, 1.0)
 
 
-def test_a_continuous_range_whose_width_overflows_is_refused_at_declaration():
-    # Synthesis read the width off upper - lower (bins, round values) and failed deep inside with an OverflowError.
-    with pytest.raises(ValueError, match="'C' has a range too wide for float64"):
-        Continuous("C", -1e308, 1e308)
-    assert Continuous("C", -8e307, 8e307).upper == 8e307   # the widest finite widths stay declarable
+def test_a_continuous_range_too_wide_for_float64_is_refused_at_declaration():
+    # Synthesis read the width off upper - lower (bins, round values) and failed deep inside with an OverflowError
+    # at +-1e308; at +-8e307 it drew no value with 8 bins.
+    for lo, hi in [(-1e308, 1e308), (-8e307, 8e307), (0, 2e300)]:
+        with pytest.raises(ValueError, match="'C' has a range too wide"):
+            Continuous("C", lo, hi)
+    import warnings
+
+    from dpknn.synth import MSTSynthesizer
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"C": np.abs(rng.normal(0, 1e298, 2000)), "g": rng.choice(["a", "b"], 2000)})
+    attrs = [Continuous("C", 0, 1e300), Categorical("g", ["a", "b"])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)   # the widest range declarable synthesises without overflow
+        for bins in (8, "auto"):
+            drawn = MSTSynthesizer(attrs, epsilon=2, bins=bins, never_missing=["C", "g"], rng=0).fit(df).sample(
+                500, rng=1).C
+            assert drawn.notna().all() and (drawn <= 1e300).all()
 
 
 def test_duplicate_categories_and_bad_schema_structure():
@@ -281,9 +295,20 @@ def test_float32_values_read_as_their_shortest_decimals():
     y = np.r_[y[np.isfinite(y)], np.float32(0.1), np.float32(-2.2), np.float32(1e-45), np.float32(3.4028235e38),
               np.float32(0), np.float32(np.nan), np.float32(np.inf)]
     got = float32_as_decimals(y)
-    ref = y.astype(str).astype(np.float64)
-    assert np.array_equal(got, ref, equal_nan=True)
+    exact = y.astype(np.float64)
+    whole = np.isfinite(exact) & (exact == np.floor(exact))   # whole numbers are kept as stored
+    ref = np.where(whole, exact, y.astype(str).astype(np.float64))
+    assert np.array_equal(got, ref, equal_nan=True) and whole.sum() > 1000
     assert (got.astype(np.float32)[np.isfinite(y)] == y[np.isfinite(y)]).all()
+    assert float32_as_decimals(np.float32([123456792.0]))[0] == 123456792.0   # prints as 1.2345679e8
     col = pd.DataFrame({"h": np.array([0.1, 2.2, np.nan], dtype=np.float32)})
     values, missing = Continuous("h", 0, 2.2).read_column(col)
     assert values[:2].tolist() == [0.1, 2.2] and missing.tolist() == [False, False, True]
+    # A range read off the stored values (0.30000001 for 0.3) still holds them: a value on a bound's float32 is
+    # the bound.
+    stored = pd.DataFrame({"x": np.array([0.3, 0.5, 0.7], dtype=np.float32)})
+    lo, hi = float(stored.x.min()), float(stored.x.max())
+    assert Continuous("x", lo, hi).read_column(stored)[0].tolist() == [lo, 0.5, hi]
+    for column in [pd.array([0.1, None], dtype="Float32"), pd.Series([0.1, None], dtype="float32[pyarrow]"),
+                   np.array([0.1, np.nan], dtype=np.float16)]:
+        assert Continuous("x", 0, 1).read_column(pd.DataFrame({"x": column}))[0][0] == 0.1

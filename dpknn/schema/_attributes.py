@@ -107,49 +107,65 @@ def _check_weight(weight, name):
     return weight
 
 
+#: The widest public range of a Continuous (upper - lower): bins and densities of a wider one overflow float64.
+MAX_WIDTH = 1e300
+
 #: Significant digits that always tell two float32 values apart (FLT_DECIMAL_DIG).
 FLOAT32_DIGITS = 9
 
 
-def float32_as_decimals(values):
+def float32_as_decimals(values, *, bounds=()):
     """Float32 ``values`` (any array of them, or of their exact float64 widenings) as the float64 nearest the
     shortest decimal that rounds back to each: what the value prints as, and what the file's author typed.
 
     A float32 column (a Stata ``float``, the type Stata gives every new non-integer variable; a Parquet ``float``)
     holds 0.1 as 0.100000001490116..., so read exactly as float64 it is not 0.1: a codebook's top code 2.2 sits
     below the stored 2.2 (a domain error), and no value equals a round heap 0.15 (the point masses of
-    :mod:`dpknn.synth` were missed). Each value becomes the first of its roundings to 1, 2, ..., 9 significant
-    digits that is the same float32; 9 always is. NaN and infinities are kept.
+    :mod:`dpknn.synth` were missed). Each value that is not a whole number becomes the first of its roundings to
+    1, 2, ..., 9 significant digits that is the same float32; 9 always is. Whole numbers are kept as they are
+    stored (every float32 from 2^23 up is one: 123456792 prints as 1.2345679e8 but is an integer, and an
+    Ordinal's or a label's values must stay the stored ones). A value that is the same float32 as one of
+    ``bounds`` (a public range's ends) becomes that bound exactly, so a range read off the stored data (0.30000001
+    for the decimal 0.3) still holds it. NaN and infinities are kept.
     """
     v32 = np.asarray(values, dtype=np.float64).astype(np.float32)
     out = v32.astype(np.float64)
-    idx = np.flatnonzero(np.isfinite(out) & (out != 0))
-    if not idx.size:
-        return out
-    decimals = FLOAT32_DIGITS - 1 - np.floor(np.log10(np.abs(out[idx]))).astype(np.int64)
+    idx = np.flatnonzero(np.isfinite(out) & (out != np.floor(out)))
+    if idx.size:
+        out[idx] = _shortest(v32[idx])
+    for b in bounds:
+        out[v32 == np.float32(b)] = b
+    return out
+
+
+def _shortest(v32):
+    """The float64 nearest the shortest decimal of each finite nonzero float32 of ``v32``."""
+    out = v32.astype(np.float64)
+    decimals = FLOAT32_DIGITS - 1 - np.floor(np.log10(np.abs(out))).astype(np.int64)
     # Beyond 10^22 a power of ten is inexact and so is the rounding below: those magnitudes (under about 1e-14 or
     # over 1e30) are read through their printed form, correctly rounded but four times slower.
     far = (decimals > 22) | (decimals - FLOAT32_DIGITS + 1 < -22)
-    out[idx[far]] = v32[idx[far]].astype(str).astype(np.float64)
-    idx, decimals = idx[~far], decimals[~far]
-    x = out[idx]
-    done = np.zeros(idx.size, dtype=bool)
+    out[far] = v32[far].astype(str).astype(np.float64)
+    near = np.flatnonzero(~far)
+    x, decimals = out[near], decimals[near]
+    done = np.zeros(near.size, dtype=bool)
     for digits in range(1, FLOAT32_DIGITS + 1):
         k = decimals - (FLOAT32_DIGITS - digits)
         # 10^k exact for 0 <= k <= 22 and the integer exact below 2^53, so the quotient (or product) is the
         # float64 nearest the decimal.
         up = np.power(10.0, np.abs(k))
         r = np.where(k >= 0, np.rint(x * up) / up, np.rint(x / up) * up)
-        hit = ~done & (r.astype(np.float32) == v32[idx])
+        hit = ~done & (r.astype(np.float32) == v32[near])
         x = np.where(hit, r, x)
         done |= hit
-    out[idx] = x
+    out[near] = x
     return out
 
 
-def _numeric_column(df, name):
+def _numeric_column(df, name, bounds=()):
     """Column ``name`` as float64 plus its missing mask; non-numeric entries are an error. A float32 column is
-    read as the decimals its values print as (:func:`float32_as_decimals`)."""
+    read as the decimals its values print as (:func:`float32_as_decimals`, ``bounds`` the public range), a float16
+    one likewise through its printed form."""
     s = df[name]
     if isinstance(s.dtype, pd.CategoricalDtype):
         s = s.astype(object)
@@ -161,8 +177,11 @@ def _numeric_column(df, name):
         return s.to_numpy(), missing
     if pd.api.types.is_numeric_dtype(s.dtype):
         values = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        if str(s.dtype) in ("float32", "Float32", "float16"):
-            values = float32_as_decimals(values)
+        stored = np.dtype(getattr(s.dtype, "numpy_dtype", s.dtype))   # numpy, pandas' masked and Arrow floats
+        if stored == np.float32:
+            values = float32_as_decimals(values, bounds=bounds)
+        elif stored == np.float16:
+            values = values.astype(np.float16).astype(str).astype(np.float64)
     else:
         converted = pd.to_numeric(s, errors="coerce")
         bad = converted.isna().to_numpy() & ~missing
@@ -227,7 +246,7 @@ class Ordinal:
 
     def read_column(self, df):
         """Validate the observed values of the column; return (values, missing)."""
-        values, missing = _numeric_column(df, self.name)
+        values, missing = _numeric_column(df, self.name, (self.lower, self.upper))
         obs = values[~missing] if missing.any() else values
         bad = (obs < self.lower) | (obs > self.upper)
         if obs.dtype.kind == "f":
@@ -424,16 +443,18 @@ class Continuous:
                 f"attribute {self.name!r} has an empty domain: need lower < upper, "
                 f"got lower={self.lower}, upper={self.upper}."
             )
-        if not math.isfinite(float(self.upper) - float(self.lower)):
-            # Bins, candidate grids and round values are read off the width: one that overflows float64 has none.
-            raise ValueError(f"attribute {self.name!r} has a range too wide for float64: upper - lower overflows "
-                             f"(lower={self.lower}, upper={self.upper}); declare a narrower public range.")
+        if not float(self.upper) - float(self.lower) <= MAX_WIDTH:
+            # Bins, candidate grids, densities and sums of values are read off the width: near 1e308 they overflow
+            # float64 (a range of +-8e307 drew no value at all with 8 bins).
+            raise ValueError(f"attribute {self.name!r} has a range too wide: upper - lower must be at most "
+                             f"{MAX_WIDTH:g} (lower={self.lower}, upper={self.upper}); declare a narrower public "
+                             "range.")
 
     kind = "continuous"
 
     def read_column(self, df):
         """The observed values, checked inside [lower, upper], and the missing mask: (values, missing)."""
-        values, missing = _numeric_column(df, self.name)
+        values, missing = _numeric_column(df, self.name, (self.lower, self.upper))
         obs = values[~missing]
         bad = (obs < self.lower) | (obs > self.upper)
         if bad.any():
