@@ -75,13 +75,13 @@ def test_budget_is_checked_before_the_data_and_refusals():
 
 def test_the_released_count_buys_the_useful_quantiles_only():
     # 800 rows at ε = 1: INCOME's median would be off by more than its parts hold, so no quantile level
-    # is released (only the point-mass histograms: INCOME's and AGE's, a narrow Ordinal's, two parts of 6 + 1 + 1)
-    # and the model has the rest of the share; 40,000 at ε = 4 buy every level.
+    # is released (only the point-mass histograms: INCOME's, one part of 7, and AGE's, a narrow Ordinal's, one part
+    # more from the model's) and the model has the rest of the share; 40,000 at ε = 4 buy every level.
     small = AutoSynthesizer(ATTRS, epsilon=1.0, rng=0).fit(people(800))
     large = AutoSynthesizer(ATTRS, epsilon=4.0, rng=0).fit(people(40_000))
     assert small.synthesizer_.n_rows == small.released_rows_ and small.synthesizer_.bin_edges_ == {"INCOME": []}
     assert small.public_params()["quantile_levels"] == 0 and small.delta_ == 1e-9
-    assert small.public_params()["quantile_share"] == pytest.approx(0.1 * 2 / 8)
+    assert small.public_params()["quantile_share"] == pytest.approx(0.1 * 2 / 7)
     assert large.public_params()["quantile_levels"] == 6 and len(large.synthesizer_.bin_edges_["INCOME"]) == 63
     # Without the rule (an explicit n_rows of None on the method) the small table spends them anyway.
     assert MSTSynthesizer(ATTRS, epsilon=0.99).plan().levels == 6

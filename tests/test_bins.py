@@ -230,7 +230,9 @@ def test_quantile_bins_keep_a_skewed_median_within_15_percent(bins):
         assert set(model.bin_edges_) == {"pay", "age"}
         assert all(isinstance(v, int) for v in model.bin_edges_["age"])
     rec = model.public_params()
-    assert rec["released_bin_edges"]["pay"] == model.bin_edges_["pay"] and rec["quantile_share"] == 0.1
+    # "auto" also spends age's point-mass histogram, one part of 6 + 1 more, from the model's part.
+    assert rec["released_bin_edges"]["pay"] == model.bin_edges_["pay"]
+    assert rec["quantile_share"] == pytest.approx(0.1 * 8 / 7 if bins == "auto" else 0.1)
 
 
 @settings(max_examples=120, deadline=None)
@@ -336,8 +338,8 @@ def test_quantile_bins_respect_public_edges_and_refusals():
     given = geometric_edges(0, 500_000, 12, first=2_000)
     m = MSTSynthesizer(attrs, epsilon=1.0, bin_edges={"pay": given}, never_missing=["age", "sex", "kids"],
                        rng=0).fit(df)
-    # age's bins are narrow: no quantiles, only its point-mass histogram, one part of 6 + 1 + 1.
-    assert m.bin_edges_ == {} and m.public_params()["quantile_share"] == pytest.approx(0.1 / 8)
+    # age's bins are narrow: no quantiles, only its point-mass histogram, one part of 6 + 1 (from the model's part).
+    assert m.bin_edges_ == {} and m.public_params()["quantile_share"] == pytest.approx(0.1 / 7)
     q = MSTSynthesizer(attrs, epsilon=1.0, bins="quantiles", bin_edges={"pay": given},
                        never_missing=["age", "sex", "kids"], rng=0).fit(df)
     assert set(q.bin_edges_) == {"age"}
@@ -500,27 +502,27 @@ def test_a_row_count_buys_only_the_useful_quantiles_and_gives_the_rest_to_the_mo
     every = MSTSynthesizer(attrs, **kw).plan()
     few = MSTSynthesizer(attrs, n_rows=1_000, **kw).plan()
     many = MSTSynthesizer(attrs, n_rows=10**7, **kw).plan()
-    # No level is worth its part for 1,000 rows; the point masses are still bought: pay's histogram and age's (a
-    # narrow Ordinal: its heaps), two of the share's L + 1 + 1 = 8 parts.
+    # No level is worth its part for 1,000 rows; the point masses are still bought: pay's histogram, one of the
+    # share's L + 1 = 7 parts, and age's (a narrow Ordinal: its heaps), one part more taken from the model's.
     assert (every.levels, few.levels, many.levels) == (6, 0, 6) and [a.name for a in few.wide] == ["pay"]
-    assert [a.name for a in few.heaped] == ["age"]
-    assert few.quantiles == Fraction(0.1) * 2 / 8 and every.quantiles == many.quantiles == Fraction(0.1)
+    assert [a.name for a in few.heaped] == ["age"] and few.narrow == Fraction(0.1) / 7
+    assert few.quantiles == Fraction(0.1) * 2 / 7 and every.quantiles == many.quantiles == Fraction(0.1) * 8 / 7
     assert few.budget == every.budget and few.delta == every.delta == 0.0   # the currency never reads n_rows
-    # By hand: each level is one of the 8 parts of the share, so ε_q = 0.1/8 per level, |G| = 4096; level l is
-    # useful when n/2^l >= 2.5 (ln 4096 + 1) / (0.1/8) = 1863.6: for 1,000 rows none, for 10,000 the first two,
-    # which with the two histograms spend 4/8 of the share.
+    # By hand: the point masses take one of the L + 1 = 7 parts of the share, so ε_q = 0.1/7 per level,
+    # |G| = 4096; level l is useful when n/2^l >= 2.5 (ln 4096 + 1) / (0.1/7) = 1630.6: for 1,000 rows none,
+    # for 10,000 the first two, which with the point masses spend 3/7 of the share (and age's histogram 1/7 more).
     df = df.iloc[:10_000]
     mid = MSTSynthesizer(attrs, n_rows=10_000, **kw)
-    assert mid.plan().levels == 2 and mid.plan().quantiles == Fraction(0.1) * 4 / 8
+    assert mid.plan().levels == 2 and mid.plan().quantiles == Fraction(0.1) * 4 / 7
     model = mid.set_params(rng=0).fit(df)
     rec = model.public_params()
     assert len(model.bin_edges_["pay"]) == 3 and rec["quantile_levels"] == 2
-    assert rec["quantile_share"] == pytest.approx(0.1 * 4 / 8)
+    assert rec["quantile_share"] == pytest.approx(0.1 * 4 / 7)
     assert rec["n_rows"] == 10_000
     real = np.nanmedian(df.pay)
     assert abs(np.nanmedian(model.sample(10_000, rng=1).pay) / real - 1) < 0.15
     none = MSTSynthesizer(attrs, n_rows=1_000, rng=0, **kw).fit(df)
-    assert none.bin_edges_ == {"pay": []} and none.public_params()["quantile_share"] == pytest.approx(0.1 * 2 / 8)
+    assert none.bin_edges_ == {"pay": []} and none.public_params()["quantile_share"] == pytest.approx(0.1 * 2 / 7)
     assert none.public_params()["quantile_levels"] == 0
     assert MSTSynthesizer(attrs, bins="quantiles", n_rows=1_000, **kw).plan().levels == 6   # its bins need them
     with pytest.raises(ValueError, match="n_rows"):

@@ -9,6 +9,7 @@ regression's coefficients.
 
 import itertools
 import math
+from dataclasses import replace
 from fractions import Fraction
 from unittest import mock
 
@@ -209,14 +210,14 @@ def test_zero_inflated_income_keeps_its_zeros_and_median():
 
 def test_point_masses_are_released_when_no_quantile_level_is_worth_its_budget():
     """acs12 at ε = 1: 1,600 rows and four wide amounts bought no quantile level in 2 of 3 seeds, yet 35 % zeros
-    are a histogram's worth (here 2,000 rows, 45 % zeros, at ε = 0.5, away from the noise floor: 1,600 rows with
-    40 % zeros sat on it, found with some seeds only). The zeros keep a bin of their own beside the equal bins; the
-    budget spent is the histograms' parts: income's and the narrow Ordinals' (age, hours), 3 of 6 + 1 + 2."""
-    df = _income_table(2000, np.random.default_rng(8), zeros=0.45)
-    model = MSTSynthesizer(ATTRS, epsilon=0.5, n_rows=2000, never_missing=["age", "sex", "hours"], rng=0).fit(df)
+    are a histogram's worth (here 1,600 rows at ε = 0.5). The zeros keep a bin of their own beside the equal
+    bins; the budget spent is one part of levels + 1 for income's histogram, and one such part more for each
+    narrow Ordinal's (age, hours), taken from the model's."""
+    df = _income_table(1600, np.random.default_rng(8), zeros=0.4)
+    model = MSTSynthesizer(ATTRS, epsilon=0.5, n_rows=1600, never_missing=["age", "sex", "hours"], rng=0).fit(df)
     plan = model.plan()
     assert plan.levels == 0 and model.quantile_levels_ == 0
-    assert plan.quantiles == Fraction(model.quantile_share) * 3 / (model.quantile_levels + 1 + 2) * plan.budget.total
+    assert plan.quantiles == Fraction(model.quantile_share) * 3 / (model.quantile_levels + 1) * plan.budget.total
     assert [a.name for a in plan.heaped] == ["age", "hours"]
     assert model.point_masses_ == {"income": [0.0]}
     inner = model.discretization_.inner_edges(ATTRS[0])
@@ -398,35 +399,44 @@ def test_the_point_mass_histogram_is_released_at_half_its_part(budget):
 
 @pytest.mark.parametrize("budget", [ZCDPBudget(Fraction(1, 10)), PureBudget(Fraction(1, 2))])
 def test_a_narrow_ordinals_histogram_takes_one_part_and_the_parts_add_up_to_the_budget(budget):
-    """One wide amount with three levels and one narrow Ordinal (``heaped``): five equal parts, each histogram's
-    mechanism at half a part (L1 2, L2 √2), each level's exponential mechanism at one part; what they spend adds up
-    to the budget exactly (zCDP: √2² / (2σ²) per histogram, ε²/8 per choice; pure DP: 2·ε per histogram, ε per
-    choice). At the parts of a table without the narrow Ordinal (a quarter each) they would spend 5/4 of it."""
+    """One wide amount with three levels (four parts of a quarter of the quantile share) and one narrow Ordinal
+    (``heaped``) whose histogram takes ``narrow``, one part more: each histogram's mechanism at half a part (L1 2,
+    L2 √2), each level's exponential mechanism at one part; what they spend adds up to the budget exactly (zCDP:
+    √2² / (2σ²) per histogram, ε²/8 per choice; pure DP: 2·ε per histogram, ε per choice), and the wide amount's
+    mechanisms are those of a table without the narrow Ordinal."""
     a, h = Continuous("x", 0.0, 100.0), Ordinal("h", 0, 99)
     values = np.r_[np.zeros(300), np.linspace(1.3, 99.7, 700)]
     hours = np.r_[np.full(400, 40), np.arange(600) % 100]
-    seen, chosen = [], []
-
-    def spy(hist, attribute, mechanism, src):
-        seen.append(mechanism)
-        return point_masses(hist, attribute, mechanism, src)
-
-    def spy_edges(hist, attribute, *, epsilon, **kw):
-        chosen.append(epsilon)
-        return quantile_edges(hist, attribute, epsilon=epsilon, **kw)
-
-    with mock.patch("dpknn.synth._marginal.point_masses", spy), \
-            mock.patch("dpknn.synth._marginal.quantile_edges", spy_edges):
-        q, heaps = measure_quantiles({"x": value_histogram(values, a), "h": value_histogram(hours, h)}, [a], 3,
-                                     budget, as_source(0), masses=True, heaped=[h])
-    assert [v for v, _ in heaps[0].heaps] == [40] and heaps[0].name == "h" and len(q) == 1
+    hists = {"x": value_histogram(values, a), "h": value_histogram(hours, h)}
     part = budget.total / 5
-    zcdp = isinstance(budget, ZCDPBudget)
-    spent = [Fraction(1) / Fraction(m.sigma2) if zcdp else 2 * Fraction(m.epsilon) for m in seen]
-    spent += [Fraction(e) ** 2 / 8 if zcdp else Fraction(e) for e in chosen * 3]   # one choice per level
-    assert len(seen) == 2 and all(m.sensitivity == 1 for m in seen)
-    assert float(sum(spent)) == pytest.approx(float(budget.total), rel=1e-9)
-    assert all(float(c) == pytest.approx(float(part), rel=1e-9) for c in spent)
+
+    def spent(heaped, total, narrow):
+        seen, chosen = [], []
+
+        def spy(hist, attribute, mechanism, src):
+            seen.append(mechanism)
+            return point_masses(hist, attribute, mechanism, src)
+
+        def spy_edges(hist, attribute, *, epsilon, **kw):
+            chosen.append(epsilon)
+            return quantile_edges(hist, attribute, epsilon=epsilon, **kw)
+
+        with mock.patch("dpknn.synth._marginal.point_masses", spy), \
+                mock.patch("dpknn.synth._marginal.quantile_edges", spy_edges):
+            _q, heaps = measure_quantiles(hists, [a], 3, replace(budget, total=total), as_source(0), masses=True,
+                                         heaped=heaped, narrow=narrow)
+        zcdp = isinstance(budget, ZCDPBudget)
+        costs = [Fraction(1) / Fraction(m.sigma2) if zcdp else 2 * Fraction(m.epsilon) for m in seen]
+        costs += [Fraction(e) ** 2 / 8 if zcdp else Fraction(e) for e in chosen * 3]   # one choice per level
+        assert all(m.sensitivity == 1 for m in seen)
+        return costs, seen, heaps
+
+    costs, seen, heaps = spent([h], budget.total, part)
+    assert [v for v, _ in heaps[0].heaps] == [40] and heaps[0].name == "h" and len(seen) == 2
+    assert float(sum(costs)) == pytest.approx(float(budget.total), rel=1e-9)
+    assert all(float(c) == pytest.approx(float(part), rel=1e-9) for c in costs)
+    _alone, seen_alone, _ = spent([], budget.total - part, 0)
+    assert seen_alone[0].variance() == seen[0].variance() and len(seen_alone) == 1
 
 
 def test_a_narrow_ordinals_heap_is_drawn_on_its_value_and_keeps_the_public_bins():
