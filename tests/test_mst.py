@@ -70,7 +70,9 @@ def test_fit_sample_universes_and_public_record():
     pub = model.public_params()
     assert pub["epsilon"] == 1.0 and pub["never_missing"] == ["AGE", "SEX", "WORK"]
     d, rest = 4, pub["rho"] * (1 - pub["quantile_share"])     # bins="auto": the quantiles first
-    assert pub["quantile_share"] == 0.1 and set(pub["released_bin_edges"]) == {"INCOME"}
+    # The quantile share 0.1 (INCOME's histogram and levels, 7 parts) and one part more for AGE's point-mass
+    # histogram (a narrow Ordinal), from the model's part.
+    assert pub["quantile_share"] == pytest.approx(0.1 * 8 / 7) and set(pub["released_bin_edges"]) == {"INCOME"}
     assert pub["sigma_one_way"] == pytest.approx((d / (2 * rest * 0.2)) ** 0.5)
     assert pub["sigma_two_way"] == pytest.approx(((d - 1) / (2 * rest * 0.7)) ** 0.5)
     assert "4000" not in json.dumps({k: v for k, v in pub.items() if k != "released_bin_edges"})
@@ -227,8 +229,9 @@ def test_pure_dp_spends_epsilon_with_no_delta_and_says_so():
     model = MSTSynthesizer(ATTRS, epsilon=1.0, noise="laplace", rng=0).fit(df)
     pub = model.public_params()
     assert (model.epsilon_, model.delta_, model.rho_) == (1.0, 0.0, None) and pub["noise"] == "laplace"
-    # Shares of ε: quantiles 0.1, then one-way 0.2 over d tables and edges 0.7 over d − 1.
-    rest, d = Fraction(1) * 9 / 10, 4
+    # Shares of ε: quantiles 0.1 and AGE's point-mass histogram (a narrow Ordinal) one part of 7 of it more, then
+    # one-way 0.2 over d tables and edges 0.7 over d − 1.
+    rest, d = 1 - Fraction(1, 10) * 8 / 7, 4
     from dpknn.mechanisms import Geometric
 
     assert pub["sigma_one_way"] == pytest.approx(Geometric(epsilon=rest / 5 / d).variance() ** 0.5)
