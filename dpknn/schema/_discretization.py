@@ -479,7 +479,7 @@ class Discretization:
             return first.astype(np.float64), last.astype(np.float64) + 1.0
         cuts = self.inner_edges(a)
         if cuts is None:
-            cuts = a.lower + (a.upper - a.lower) * (np.arange(1, self.bins) / self.bins)   # no overflow near 1e308
+            cuts = a.lower + (a.upper - a.lower) * np.arange(1, self.bins) / self.bins
         ends = np.r_[a.lower, cuts, a.upper].astype(np.float64)
         return ends[:-1], ends[1:]
 
