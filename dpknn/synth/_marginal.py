@@ -544,8 +544,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             raise ValueError(f"bins={mode!r} needs quantile_share > 0 to release the quantiles of "
                              f"{[a.name for a in wide]}; give an int bins or public bin_edges instead.")
         # "auto" also releases the point masses of the narrow Ordinals (bins of 2 to SHAPED_WIDTH - 1 values): drawn
-        # evenly inside their bins, the American Community Survey's 40-hour week (43 % of workers) came out as 4 %
-        # at each of 40-49, and 12 years of schooling shared its bin's mass with 13.
+        # evenly inside their bins, the American Community Survey's 40-hour week (43 % of workers) came out at 5 %,
+        # and 12 years of schooling shared its bin's mass with 13 (benchmarks/narrow_heaps.py).
         heaped = [a for a in binned_attributes(disc) if a not in wide] if mode == "auto" and share > 0 else []
         never = np.array([n in never for n in disc.names])
         rates = self.observed_rates(disc)
