@@ -26,18 +26,16 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_synthesis import table
 
-from dpknn.schema import Discretization, Ordinal
-from dpknn.synth import AutoSynthesizer
+from dpknn.synth import AutoSynthesizer, MSTSynthesizer
 from dpknn.synth._bins import OrdinalHeaps
-from dpknn.synth._marginal import SHAPED_WIDTH
 
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
 def narrow_ordinals(attrs):
-    """The Ordinals that ``bins="auto"`` gives a point-mass histogram and no quantiles (public)."""
-    disc = Discretization(attrs, 10)
-    return [a for a in attrs if isinstance(a, Ordinal) and 2 <= disc.ordinal_width(a) < SHAPED_WIDTH]
+    """The Ordinals that ``bins="auto"`` gives a point-mass histogram and no quantiles: the plan's own choice
+    (public)."""
+    return MSTSynthesizer(attrs, epsilon=1.0).plan().heaped
 
 
 def quantile_error(real, synthetic):

@@ -557,8 +557,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         # point-mass histogram; the parts not bought go to the model, and with no wide amount it gets them all.
         # Each narrow Ordinal's histogram costs one such part more, taken from the model's part (at most
         # levels + 1 parts in all, and half of what the model has): the wide amounts' releases stay as they were
-        # (at 1/15 of the share in place of 1/14 SLID's 12 years of schooling, 839 records against a noise floor
-        # of about 700, were found with fewer seeds).
+        # (sharing the cut, SLID's heap of 12 years at ε = 0.5, near its noise floor, was found with fewer seeds:
+        # benchmarks/README.md, "The default's grid now").
         steps = levels + 1 if mode == "auto" else levels
         unit = share / (steps * max(len(wide), 1)) if wide or heaped else Fraction(0)
         narrow = min(unit * min(len(heaped), steps), (1 - share) / 2) if heaped else Fraction(0)
