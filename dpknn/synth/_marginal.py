@@ -643,7 +643,6 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         # Each heap's value and its share of the values the shape describes (released counts' ratios).
         self.heaps_ = {q.name: [[v, w] for (v, _), (_, w) in zip(q.heaps, q.atoms(by_attr[q.name]))]
                        for q in quantiles if q.heaps}
-        self.heaps_.update({h.name: [[v, w] for v, w in h.shares()] for h in heaped if h.heaps})
         self.quantile_levels_ = plan.levels
         # The share of the budget the quantiles and point masses spent (0 when none was bought).
         self.quantile_share_ = float(plan.quantiles / plan.budget.total) if quantiles or heaped else 0.0
@@ -691,7 +690,9 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
 
     def _shape_heaps(self, disc, heaped):
         """The shapes of the narrow Ordinals with heaps (:meth:`~dpknn.synth._bins.OrdinalHeaps.shape`) from the
-        fitted model's masses, into ``shapes_``: post-processing of released tables and counts."""
+        fitted model's masses, into ``shapes_``, and into ``heaps_`` the heaps drawn as atoms with their released
+        shares (a value the histogram found that stands out of its neighbours by less than noise is not one):
+        post-processing of released tables and counts."""
         heaped = [h for h in heaped if h.heaps]
         if not heaped:
             return
@@ -700,7 +701,11 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             j = disc.names.index(h.name)
             a = disc.attributes[j]
             lo, hi = disc.bounds(a)
-            self.shapes_[j] = h.shape(a, lo, hi, np.asarray(nodes[j])[:disc.value_codes(a)])
+            shape = h.shape(a, lo, hi, np.asarray(nodes[j])[:disc.value_codes(a)])
+            drawn = {p - 0.5 for p, _ in shape.atoms}   # an Ordinal's value v sits at v + 1/2
+            kept = [[v, w] for v, w in h.shares() if v in drawn]
+            if kept:
+                self.shapes_[j], self.heaps_[h.name] = shape, kept
 
     def _rank_pairs(self, disc):
         """The (response, covariate) index pairs whose within-bin rank sums (:mod:`dpknn.synth._ranks`) are
