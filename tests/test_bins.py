@@ -479,6 +479,7 @@ def test_useful_levels_buys_exactly_the_theta_useful_levels(rows, epsilon, width
     assert bought == sum(useful) and all(useful[:bought])   # usefulness falls with the level
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_useful_levels_meet_their_rank_error_bound():
     # The bound useful_levels relies on: the released median is within (ln|G| + 1)/ε_q ranks of
     # the true one with probability at least 1 - 1/e (McSherry-Talwar); a control at a tenth of

@@ -53,6 +53,7 @@ def test_one_noise_draw_per_cell_and_stage_scales(monkeypatch):
     assert len(set(m.tables_[0][0][1:].tolist())) > 3
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_stage_release_is_private_on_neighbours(monkeypatch):
     attrs = [Categorical("a", [0, 1]), Categorical("b", [0, 1])]
     d0 = pd.DataFrame({"a": [0, 1, 0], "b": [0, 0, 1]})

@@ -51,6 +51,7 @@ class _FloatEM:
         return int(rng.choice(s.size, p=w / w.sum()))
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_privacy_on_worst_case_neighbours_with_a_negative_control():
     # 20 candidates; one score rises by Δ while the others fall by Δ: the ratio for candidate 0
     # approaches e^ε as the number of candidates grows (here log ratio 0.92 at ε = 1).

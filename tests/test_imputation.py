@@ -49,6 +49,7 @@ def reference(schema, df, k):
                          schema.weights, schema.is_categorical), enc
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 @settings(max_examples=1200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_problems())
 def test_donors_donees_and_l1_match_brute_force(problem):

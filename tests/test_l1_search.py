@@ -88,6 +88,7 @@ def oracle(schema, df, k):
                             schema.is_categorical)
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 @slow(300)
 @given(wide_problems(small=True))
 def test_definition_reference_equals_brute_force(problem):
@@ -120,6 +121,7 @@ def test_wide_domains_match_the_definition(problem):
     _check(*problem)
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 @slow(200)
 @given(wide_problems())
 def test_domains_wider_than_int64_keys(problem):
@@ -158,7 +160,11 @@ def forced(request):
 PATHS = [(False, 0, 200), (True, 1, 200), (True, 2, 200), (False, 3, 0), (True, 0, 0), (True, 0, 10**6)]
 
 
-@pytest.mark.parametrize("forced", PATHS, indirect=True,
+# 3-9 s a path: keep-full runs in the README's command, the others in CI's slow step (pytest -m slow); there,
+# the default path runs in test_wide_domains_match_the_definition and test_imputation.py's brute-force tests
+# cover the no-floor and k-d tree paths.
+@pytest.mark.parametrize("forced", [p if i == 1 else pytest.param(p, marks=pytest.mark.slow)
+                                    for i, p in enumerate(PATHS)], indirect=True,
                          ids=["no-floor", "keep-full", "natural-order", "all-off-kdtree", "kdtree", "lattice"])
 @slow(150)
 @given(problem=wide_problems())

@@ -25,6 +25,7 @@ def draws(mech, value, seed, n=N):
     return np.array([mech.release(value, rng=src).value for _ in range(n)], dtype=float)
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 @pytest.mark.parametrize("epsilon", [0.5, 2.0])
 def test_laplace_empirical_privacy_and_power(epsilon):
     mech = Laplace(epsilon=epsilon, sensitivity=3.0)
@@ -36,6 +37,7 @@ def test_laplace_empirical_privacy_and_power(epsilon):
     assert worst_far > epsilon
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_geometric_empirical_privacy():
     mech = Geometric(epsilon=1.0, sensitivity=2)
     z1, z2 = draws(mech, 10, 4), draws(mech, 12, 5)
@@ -47,6 +49,7 @@ def test_geometric_empirical_privacy():
     assert isinstance(mech.release(3, rng=0).value, int)
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_gaussian_calibration_is_tight_and_empirical_delta():
     mech = Gaussian(epsilon=0.5, delta=0.05, sensitivity=1.0)
     assert mech.discrete_delta(mech._sigma2) <= 0.05
@@ -99,6 +102,7 @@ def test_smooth_cauchy_paper_constants_fail_for_small_gamma():
     assert worst_log_ratio(a, b)[0] > eps
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_low_bit_attack_finds_nothing_in_100k_releases():
     # Mironov (2012): with value + scale * float noise, most outputs from the value 0 cannot come from
     # the value 1. Every shipped output is an integer number of public grid steps, and the noise has
@@ -116,6 +120,7 @@ def test_low_bit_attack_finds_nothing_in_100k_releases():
     assert leaked > 0.3 * naive.size
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_low_bit_attack_on_smooth_releases():
     mech = SmoothCauchy(epsilon=6 * LN2, smooth_bound=3.7, grid=2.0**-30)
     src = as_source(23)
@@ -123,6 +128,7 @@ def test_low_bit_attack_on_smooth_releases():
     assert all((Fraction(y) / Fraction(2.0**-30)).denominator == 1 for y in outs)
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_variances_match_sampling():
     rng = np.random.default_rng(14)
     for mech in (Laplace(epsilon=1.0, sensitivity=2.0), Geometric(epsilon=0.8),

@@ -172,6 +172,7 @@ CASES = {  # (ε, S(D), S(D'), q(D') - q(D)): at each ε the term of ε(a, c) th
 }
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 @pytest.mark.parametrize("case", list(CASES))
 def test_empirical_privacy_on_worst_case_neighbours(case):
     eps, s1, s2, shift = CASES[case]
@@ -186,6 +187,7 @@ def test_empirical_privacy_on_worst_case_neighbours(case):
     assert lower_log_ratio(z1, z2, event) <= eps
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_negative_control_catches_c_twenty_percent_too_small():
     # The same test on the same neighbours with c 20% below the calibration (scale 0.8·c·S) must fail.
     eps, s1, s2, shift = CASES["S constant, shift S (first term binds)"]

@@ -115,6 +115,7 @@ def test_structure_selection_is_private_on_worst_case_neighbours(monkeypatch):
     assert worst_bad > 0.9 * 0.3
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_noisy_tables_are_private_on_neighbours(monkeypatch):
     attrs = [Categorical("a", [0, 1]), Categorical("b", [0, 1])]
     d0 = pd.DataFrame({"a": [0, 1, 0], "b": [0, 0, 1]})

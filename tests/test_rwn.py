@@ -62,6 +62,7 @@ def test_tied_data_neighbourhoods_match_brute_force(k, seed, radius):
     np.testing.assert_array_equal(rwn.neighbourhood_sizes_, [len(h) for h in hood])
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_draws_for_different_variables_are_independent():
     df = continuous(60, seed=8)
     target = 17

@@ -65,6 +65,7 @@ def test_exact_privacy_negative_control():
     assert worst > math.exp(eps) * 1.05
 
 
+@pytest.mark.slow   # CI runs it in its second step (pytest -m slow); the README's command stays within 5 min
 def test_empirical_privacy_of_the_sampler():
     """Draws on the worst neighbouring pair: every output's frequency ratio stays within e^ε up to
     sampling error; a sampler calibrated to half the sensitivity shows the violation."""
