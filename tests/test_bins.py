@@ -675,3 +675,27 @@ def test_a_bounded_tail_ending_inside_the_top_bin_draws_finite_values_below_its_
         t = tail.positions(rng.random(64), lo, hi)
         assert t is not None and np.isfinite(t).all() and t.min() >= 0
         assert np.all(lo + t * (hi - lo) < min(hi, tail.end()) + 1e-9 * max(1.0, abs(hi)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(lower=st.sampled_from([0, -7, 1974, 2**52 - 40, -(2**53)]), width=st.sampled_from([1, 17, 99, 3000, 70_000]),
+       seed=st.integers(0, 10**6), n=st.integers(0, 400), foreign=st.booleans())
+def test_an_ordinals_tallied_histogram_equals_the_values_placed_one_by_one(lower, width, seed, n, foreign):
+    # An Ordinal's values are tallied before they are placed on the grid (the scan's hot path); the histogram
+    # must be the one of the values placed one by one, whatever the range, and values that are not the Ordinal's
+    # integers (a caller's own) are placed one by one.
+    a = Ordinal("x", lower, lower + width - 1, bin_width=max(1, width // 10))
+    rng = np.random.default_rng(seed)
+    values = (lower + rng.integers(0, width, n)).astype(np.float64)
+    values[: n // 5] = a.upper
+    if foreign and n:
+        values[-1] += 0.5
+    grid = candidate_grid(a)
+    cands = np.asarray(mass_candidates(a), dtype=np.float64)
+    got = value_histogram(values, a)
+    below = np.zeros(grid.size + 1, dtype=np.int64)
+    for v in values:
+        below[int((grid <= v).sum())] += 1
+    np.testing.assert_array_equal(got.below, below)
+    assert got.below.dtype == np.int64
+    assert got.at == tuple(int((values == c).sum()) for c in cands)

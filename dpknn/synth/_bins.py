@@ -285,15 +285,41 @@ class ValueHistogram:
         return ValueHistogram(self.name, below, tuple(0 if c in masses else k for c, k in zip(cands, self.at)))
 
 
+#: The widest Ordinal whose values :func:`value_histogram` tallies before placing them on the grid.
+TALLY_WIDTH = 1 << 16
+
+
 def value_histogram(values, attribute, *, grid=None):
     """The :class:`ValueHistogram` of ``values`` (the attribute's counted values) on the public grid."""
     g = candidate_grid(attribute) if grid is None else np.asarray(grid, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
-    below = np.bincount(np.searchsorted(g, v, side="right"), minlength=g.size + 1).astype(np.int64)
     cands = np.asarray(mass_candidates(attribute), dtype=np.float64)
+    v, weights = _tallied(v, attribute)
+    below = np.bincount(np.searchsorted(g, v, side="right"), weights=weights, minlength=g.size + 1)
     i = np.minimum(np.searchsorted(cands, v), cands.size - 1)
-    at = np.bincount(i[cands[i] == v], minlength=cands.size)
-    return ValueHistogram(attribute.name, below, tuple(int(k) for k in at))
+    hit = cands[i] == v
+    at = np.bincount(i[hit], weights=None if weights is None else weights[hit], minlength=cands.size)
+    # Float weights are exact: counts of records stay far below 2^53.
+    return ValueHistogram(attribute.name, below.astype(np.int64), tuple(int(k) for k in at))
+
+
+def _tallied(v, attribute):
+    """``(values, None)``, or for an Ordinal of at most :data:`TALLY_WIDTH` values ``(each value, its count)``: the
+    same histogram, with two binary searches per value of the range instead of per record (a census partition of
+    10^6 ages or years of schooling: 10^2 searches, where the searches per record were most of the scan's time)."""
+    if not isinstance(attribute, Ordinal) or not v.size:
+        return v, None
+    lo, width = attribute.lower, attribute.upper - attribute.lower
+    # Bounds beyond 2^52 are not all exact in float64, so v - lo could land on another integer.
+    if width >= TALLY_WIDTH or max(abs(lo), abs(attribute.upper)) > 2**52:
+        return v, None
+    k = v - lo
+    ik = k.astype(np.int64)
+    if not (np.array_equal(ik, k) and ik.min() >= 0 and ik.max() <= width):
+        return v, None      # not the Ordinal's integers (a caller's own values): placed one by one
+    counts = np.bincount(ik, minlength=width + 1)
+    present = np.flatnonzero(counts)
+    return (present + lo).astype(np.float64), counts[present].astype(np.float64)
 
 
 def point_masses(values, attribute, mechanism, src):
