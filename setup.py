@@ -6,6 +6,7 @@ Set ``DPKNN_DEBUG=1`` to turn bounds and wraparound checks back on while debuggi
 """
 
 import os
+import sys
 from glob import glob
 
 import numpy as np
@@ -16,6 +17,9 @@ DEBUG = os.environ.get("DPKNN_DEBUG", "0") not in ("", "0", "false", "False")
 # The kernels are independent: translate and compile them on every core (pip builds the package on each
 # install from a checkout; one at a time it took 1m44s on the 2-core CI machine).
 JOBS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+# Cython translates in worker processes; where they are spawned rather than forked (macOS, Windows) it translates
+# in this one. Compiling in build_ext's threads is safe everywhere.
+TRANSLATORS = JOBS if sys.platform.startswith("linux") else 0
 
 directives = {
     "language_level": 3,
@@ -37,6 +41,6 @@ extensions = [
 ]
 
 setup(
-    ext_modules=cythonize(extensions, compiler_directives=directives, annotate=False, nthreads=JOBS),
+    ext_modules=cythonize(extensions, compiler_directives=directives, annotate=False, nthreads=TRANSLATORS),
     options={"build_ext": {"parallel": JOBS}},
 )
