@@ -23,7 +23,7 @@ pip install ".[test]" && pytest
 # (any other torch requirement would pull a multi-GB CUDA build); then the tests marked slow: those that need
 # torch and the slowest statistical checks, which the README's command leaves out to stay within minutes.
 pip install --quiet torch==2.13.0
-pytest -m slow --durations=15
+pytest -m slow
 
 # Step 3. The API reference, built from the docstrings with warnings as errors.
 pip install --quiet ".[docs]"
