@@ -16,6 +16,7 @@ Beside them the synthetic file's coefficients (the same fit, sampled). When the 
 real one's and the "both inside own bins" row matches the synthetic row, the loss is inside the bins:
 
     python benchmarks/within_bin_loss.py --table yrbss --epsilon 1 --seed 0
+    python benchmarks/within_bin_loss.py --table yrbss --epsilon 1 --seed 0 --more-seeds 1,2,3,4
 """
 
 import argparse
@@ -63,6 +64,8 @@ def main():
     ap.add_argument("--table", default="yrbss")
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--more-seeds", default="", help="comma-separated: also fit and sample with these seeds and print "
+                    "the synthetic coefficients of every seed with their mean and standard deviation")
     args = ap.parse_args()
     df, attrs, _, _ = table(args.table)
     train = df[np.random.default_rng(0).random(len(df)) < 0.8].reset_index(drop=True)
@@ -129,6 +132,9 @@ def main():
             d[a] = permuted_within(train[a].to_numpy(), own[a], *[own[b] for b in shaped if b != a], rng=rng)
         rows["all inside (own bin, the others' bins)"] = d
     rows["synthetic"] = synthetic
+    for seed in [int(v) for v in args.more_seeds.split(",") if v]:
+        more = AutoSynthesizer(attrs, epsilon=args.epsilon, rng=seed, analyses=[formula]).fit(train)
+        rows[f"synthetic, seed {seed}"] = more.sample(len(train), rng=seed + 1)
     print(f"\n2. inside the bins: OLS {formula} on the real table with values permuted inside the model's bins "
           "(no noise), and on the synthetic file")
     out = []
@@ -141,8 +147,13 @@ def main():
                 data[col] = data[col].astype(object)
         params, r2 = ols(data, formula, categorical)
         out.append({"file": label, **params.round(3).to_dict(), "R2": round(r2, 4)})
+    table_out = pd.DataFrame(out).set_index("file")
+    synthetic_rows = table_out[table_out.index.str.startswith("synthetic")]
+    if len(synthetic_rows) > 1:
+        table_out.loc["synthetic, mean over seeds"] = synthetic_rows.mean()
+        table_out.loc["synthetic, sd over seeds"] = synthetic_rows.std()
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print(pd.DataFrame(out).set_index("file").to_string())
+        print(table_out.round(4).to_string())
 
 
 if __name__ == "__main__":
