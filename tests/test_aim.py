@@ -109,6 +109,24 @@ def test_fit_spends_exactly_the_budget_and_keeps_universes_and_gaps():
     json.dumps(pub)
 
 
+def test_analysis_tables_are_measured_first_with_their_weight_and_the_budget_is_exact():
+    df = people(4000)
+    model = AIMSynthesizer(ATTRS, epsilon=1.0, analyses=["INCOME ~ AGE + SEX"], rng=0).fit(df)
+    names = [a.name for a in ATTRS]
+    analysis = {tuple(sorted((names.index("INCOME"), names.index(x)))) for x in ("AGE", "SEX")}
+    first = [r for r in model.rounds_ if r.cost_select == 0]
+    plain = {r.cost_measure for r in first if tuple(sorted(r.attributes)) not in analysis}
+    weighted = [r for r in first if tuple(sorted(r.attributes)) in analysis]
+    assert len(plain) == 1 and len(weighted) == 2
+    assert all(r.cost_measure == aim_module.ANALYSIS_WEIGHT * min(plain) for r in weighted)
+    # The noise they got: σ² = 1/(2ρ), so ANALYSIS_WEIGHT times ρ is √ANALYSIS_WEIGHT times less noise.
+    sigma = {tuple(sorted(m.attributes)): m.sigma for m in model.measurements_[:len(first)]}
+    one = sigma[(names.index("AGE"),)]
+    for pair in analysis:
+        assert sigma[pair] == pytest.approx(one / np.sqrt(aim_module.ANALYSIS_WEIGHT), rel=1e-9)
+    assert sum(r.cost_select + r.cost_measure for r in model.rounds_) <= Fraction(zcdp_rho(1.0, 1e-9))
+
+
 def test_accuracy_with_a_large_budget_and_a_named_workload():
     df = people(5000, seed=2)
     model = AIMSynthesizer(ATTRS, epsilon=1000.0, workload=[("AGE", "INCOME"), ("WORK", "INCOME", "AGE")],
@@ -124,8 +142,12 @@ def test_refusals():
         AIMSynthesizer(ATTRS, epsilon=1.0, workload=[("age", "SEX")]).fit(df)
     with pytest.raises(ValueError, match=r"workload must be in \[1, 4\]"):
         AIMSynthesizer(ATTRS, epsilon=1.0, workload=5).fit(df)
-    with pytest.raises(ValueError, match="must exceed the 5 first tables"):
+    with pytest.raises(ValueError, match="must exceed the 5 round shares of the first tables"):
         AIMSynthesizer(ATTRS, epsilon=1.0, rounds=5, rng=0).fit(df)
+    # An analysis table is measured first with ANALYSIS_WEIGHT shares: the 4 one-way tables, then INCOME with AGE
+    # (also the universe's edge) and with SEX, 3 each.
+    with pytest.raises(ValueError, match="must exceed the 10 round shares"):
+        AIMSynthesizer(ATTRS, epsilon=1.0, rounds=10, analyses=["INCOME ~ AGE + SEX"], rng=0).fit(df)
     with pytest.raises(ValueError, match="max_model_size"):
         AIMSynthesizer(ATTRS, epsilon=1.0, max_model_size=0).fit(df)
     acc = BudgetAccountant(epsilon=0.5, delta=1e-6)

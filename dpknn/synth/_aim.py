@@ -4,7 +4,12 @@ The algorithm is AIM (McKenna, Mullins, Sheldon, Miklau 2022), made aware of mis
 of public universes the way :mod:`dpknn.synth._mst` is (:mod:`dpknn.synth._marginal`):
 
 1. **Measure** every attribute's one-way table, and the two-way table of every universe edge
-   (public), each with discrete Gaussian noise of ρ_m = 0.9·ρ/T (T rounds, public).
+   (public), each with discrete Gaussian noise of ρ_m = 0.9·ρ/T (T rounds, public); the table of
+   each analysis' response with each of its covariates (public) with ``ANALYSIS_WEIGHT``·ρ_m, as
+   MST gives its analysis tables that many times an edge's share. At ρ_m they were the noisiest
+   tables of the fit: the rounds re-measure what scores worst, and on the GSS wage table at ε = 1
+   they never came back to income x age, whose association the model kept 14 % weak (age's slope
+   238 against 268; 254 at 3·ρ_m, ``benchmarks/within_bin_loss.py``).
 2. **Repeat** until the budget is spent:
 
    a. **Select** the attribute set r among the candidates (every subset of a workload set,
@@ -25,7 +30,8 @@ of public universes the way :mod:`dpknn.synth._mst` is (:mod:`dpknn.synth._margi
 **Privacy** (zero-concentrated DP, add/remove one record with its missingness pattern):
 
 - Budget ρ and the quantiles' part ρ_q as in :mod:`dpknn.synth._marginal`; AIM spends R = ρ − ρ_q.
-- Step 1: d + u tables, each ρ_m-zCDP (L2 sensitivity 1; Canonne, Kamath, Steinke 2020, Theorem 4).
+- Step 1: d + u + a tables (a the analysis tables), each ρ_m-zCDP or, an analysis table,
+  ANALYSIS_WEIGHT·ρ_m-zCDP (L2 sensitivity 1; Canonne, Kamath, Steinke 2020, Theorem 4).
 - Step 2a: :class:`~dpknn.mechanisms.ExponentialMechanism` with ε_s the largest float with
   ε_s²/8 ≤ ρ_s = 0.1·ρ/T (scaled as step 2d says), which is ε_s-bounded-range and so
   ε_s²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2).
@@ -325,15 +331,18 @@ class AIMSynthesizer(MarginalSynthesizer):
         sensitivity = max(candidates.values())
         first = [(a,) for a in range(d)] + [tuple(e) for e in fixed]
         rounds = 16 * d if self.rounds is None else self.rounds
-        if rounds <= len(first):
-            raise ValueError(f"rounds ({rounds}) must exceed the {len(first)} first tables (one per attribute "
-                             "and universe edge).")
+        analysis = {tuple(sorted((y, x))) for y, xs in analysis_pairs(self.analyses, disc.names) for x in xs}
+        weights = [ANALYSIS_WEIGHT if tuple(sorted(r)) in analysis else 1 for r in first]
+        if rounds <= sum(weights):
+            raise ValueError(f"rounds ({rounds}) must exceed the {sum(weights)} round shares of the first tables "
+                             f"(one per attribute and universe edge, {ANALYSIS_WEIGHT} per analysis table).")
         rho_m, rho_s = 9 * rho / (10 * rounds), rho / (10 * rounds)
-        measurements = [measure(counts, r, rho_m, src, budget=budget) for r in first]
-        used = len(first) * rho_m
+        costs = [rho_m * w for w in weights]
+        measurements = [measure(counts, r, c, src, budget=budget) for r, c in zip(first, costs)]
+        used = sum(costs, Fraction(0))
         model = fit_model(sizes, first, measurements, iterations=self.iterations)
         marginals = model.clique_marginals()
-        self.rounds_ = [Round(r, Fraction(0), rho_m) for r in first]
+        self.rounds_ = [Round(r, Fraction(0), c) for r, c in zip(first, costs)]
         bar = progress_bar(progress=self.progress, total=100, desc="AIM", unit="% of rho")
         last = False
         while not last:
