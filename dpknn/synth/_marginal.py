@@ -362,8 +362,9 @@ def analysis_pairs(analyses, names):
 
 #: An analysis with at most this many covariates has every pair of them measured too (``covariate_pairs``).
 MAX_PAIRED_COVARIATES = 4
-#: How much more an analysis' tables weigh: copies of its attribute set in AIM's workload, and the share of MST's
-#: edge budget each of its tables gets against a chosen edge's (:func:`edge_costs`).
+#: How much more an analysis' tables weigh: copies of its attribute set in AIM's workload, the budget of each of its
+#: tables among AIM's first tables against another first table's, and the share of MST's edge budget each of its
+#: tables gets against a chosen edge's (:func:`edge_costs`).
 ANALYSIS_WEIGHT = 3
 
 
