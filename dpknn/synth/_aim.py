@@ -81,6 +81,7 @@ from dpknn.synth._marginal import (
     MARGINAL_CONSTRAINTS,
     MarginalSynthesizer,
     analysis_pairs,
+    edge_weights,
     measure,
     universe_edges,
 )
@@ -196,8 +197,9 @@ class AIMSynthesizer(MarginalSynthesizer):
         As :class:`~dpknn.synth.MSTSynthesizer`'s.
     analyses : sequence of str, default ()
         As :class:`~dpknn.synth.MSTSynthesizer`'s, except that y's table with each x is among
-        the first tables and the analysis' attribute set weighs ``ANALYSIS_WEIGHT`` (3) times in
-        the workload, whose rounds may then choose the xs' pairs (none is forced).
+        the first tables, with ``ANALYSIS_WEIGHT`` (3) times a first table's budget, and the
+        analysis' attribute set weighs ``ANALYSIS_WEIGHT`` times in the workload, whose rounds may
+        then choose the xs' pairs (none is forced).
     iterations : int, default 300
         Most steps of the final estimate, by entropic mirror descent (each round's warm-started
         one, by L-BFGS, takes at most a tenth; :func:`~dpknn.synth._graphical_model.fit_model`).
@@ -299,22 +301,24 @@ class AIMSynthesizer(MarginalSynthesizer):
         return [(Fraction(9, 10 * rounds), 1)] * rounds
 
     def _candidates(self, disc):
-        """(The first tables' public edges, {candidate set: weight}): the universes' edges and each analysis'
-        response with each covariate are measured first (public), and the analyses weigh in the workload
-        (ANALYSIS_WEIGHT copies of each analysis' attribute set), so the rounds spend where the analyst will look."""
+        """(The first tables' public edges, {candidate set: weight}, the analysis tables): the universes' edges and
+        each analysis' response with each covariate (an analysis table) are measured first (public), and the analyses
+        weigh in the workload (ANALYSIS_WEIGHT copies of each analysis' attribute set), so the rounds spend where the
+        analyst will look."""
         analyses = analysis_pairs(self.analyses, disc.names)
-        fixed = universe_edges(disc.attributes, [(y, x) for y, xs in analyses for x in xs])
+        tables = [(y, x) for y, xs in analyses for x in xs]
+        fixed = universe_edges(disc.attributes, tables)
         sets = self._workload_sets(disc.names)
         for y, xs in analyses:
             group = [(y, *xs)] if len(xs) <= 3 else [(y, x) for x in xs]
             sets += [tuple(sorted(g)) for g in group] * ANALYSIS_WEIGHT
-        return fixed, workload_candidates(sets)
+        return fixed, workload_candidates(sets), tables
 
     def candidate_sets(self, disc):
         """The first tables (every attribute, the public edges) and every candidate of the rounds that the model's
         size limit can ever afford: a junction tree holding r has at least r's cells, so a set of more cells than
         ``model_size()`` (counted without the gap codes, to keep every one that might fit) is never chosen."""
-        fixed, candidates = self._candidates(disc)
+        fixed, candidates, _ = self._candidates(disc)
         first = [(a,) for a in range(len(disc.names))] + [tuple(sorted(e)) for e in fixed]
         limit = self.model_size()
         fits = [r for r in candidates if math.prod(int(disc.sizes[a]) for a in r) <= limit]
@@ -327,12 +331,11 @@ class AIMSynthesizer(MarginalSynthesizer):
         limit = self.max_model_size_ = self.model_size()
         sizes = tuple(int(s) for s in counts.ext_sizes)
         d = len(sizes)
-        fixed, candidates = self._candidates(disc)
+        fixed, candidates, analysis_tables = self._candidates(disc)
         sensitivity = max(candidates.values())
         first = [(a,) for a in range(d)] + [tuple(e) for e in fixed]
         rounds = 16 * d if self.rounds is None else self.rounds
-        analysis = {tuple(sorted((y, x))) for y, xs in analysis_pairs(self.analyses, disc.names) for x in xs}
-        weights = [ANALYSIS_WEIGHT if tuple(sorted(r)) in analysis else 1 for r in first]
+        weights = edge_weights(first, analysis_tables, 0)   # ANALYSIS_WEIGHT for an analysis table, as in MST
         if rounds <= sum(weights):
             raise ValueError(f"rounds ({rounds}) must exceed the {sum(weights)} round shares of the first tables "
                              f"(one per attribute and universe edge, {ANALYSIS_WEIGHT} per analysis table).")

@@ -369,10 +369,11 @@ ANALYSIS_WEIGHT = 3
 
 
 def edge_weights(fixed, analysis_tables, chosen):
-    """The weights of MST's step-3 tables: the ``fixed`` tables (universes' and analyses' edges, then the covariate
-    pairs) in order, :data:`ANALYSIS_WEIGHT` for an analysis table (a pair of ``analysis_tables``: a response with
-    a covariate, two covariates) and 1 for another, then 1 for each of the ``chosen`` edges whatever they join.
-    Public facts only, known before any edge is chosen (:func:`edge_costs`)."""
+    """The weights of tables measured at fixed shares (MST's step-3 tables, AIM's first tables): the ``fixed`` tables
+    (universes' and analyses' edges, then MST's covariate pairs; AIM's one-way tables too) in order,
+    :data:`ANALYSIS_WEIGHT` for an analysis table (a pair of ``analysis_tables``: a response with a covariate, two
+    covariates) and 1 for another, then 1 for each of the ``chosen`` edges whatever they join. Public facts only,
+    known before any edge is chosen (:func:`edge_costs`)."""
     wanted = {frozenset(t) for t in analysis_tables}
     return [ANALYSIS_WEIGHT if frozenset(t) in wanted else 1 for t in fixed] + [1] * chosen
 
