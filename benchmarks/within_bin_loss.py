@@ -104,33 +104,29 @@ def main():
 
     rng = np.random.default_rng(args.seed)
     own = {a: codes[names.index(a)] for a in shaped}
-    rows = {"real": train}
+
+    def redrawn(keys):
+        """The real table with each amount of ``keys`` permuted among the records of its bin and of the bins of
+        the amounts it maps to."""
+        d = train.copy()
+        for a, others in keys.items():
+            d[a] = permuted_within(train[a].to_numpy(), own[a], *[own[b] for b in others], rng=rng)
+        return d
+
     covs = [a for a in shaped if a != y]
+    variants = []
     if y in shaped:
-        d = train.copy()
-        d[y] = permuted_within(train[y].to_numpy(), own[y], rng=rng)
-        rows[f"{y} inside its own bins"] = d
+        variants.append((f"{y} inside its own bins", {y: []}))
         if covs:
-            d = train.copy()
-            d[y] = permuted_within(train[y].to_numpy(), own[y], *[own[c] for c in covs], rng=rng)
-            rows[f"{y} inside (own bin, {', '.join(covs)} bins)"] = d
+            variants.append((f"{y} inside (own bin, {', '.join(covs)} bins)", {y: covs}))
     for c in covs:
-        d = train.copy()
-        d[c] = permuted_within(train[c].to_numpy(), own[c], rng=rng)
-        rows[f"{c} inside its own bins"] = d
+        variants.append((f"{c} inside its own bins", {c: []}))
         if y in shaped:
-            d = train.copy()
-            d[c] = permuted_within(train[c].to_numpy(), own[c], own[y], rng=rng)
-            rows[f"{c} inside (own bin, {y} bin)"] = d
+            variants.append((f"{c} inside (own bin, {y} bin)", {c: [y]}))
     if len(shaped) > 1:
-        d = train.copy()
-        for a in shaped:
-            d[a] = permuted_within(train[a].to_numpy(), own[a], rng=rng)
-        rows["all inside their own bins"] = d
-        d = train.copy()
-        for a in shaped:
-            d[a] = permuted_within(train[a].to_numpy(), own[a], *[own[b] for b in shaped if b != a], rng=rng)
-        rows["all inside (own bin, the others' bins)"] = d
+        variants.append(("all inside their own bins", {a: [] for a in shaped}))
+        variants.append(("all inside (own bin, the others' bins)", {a: [b for b in shaped if b != a] for a in shaped}))
+    rows = {"real": train, **{label: redrawn(keys) for label, keys in variants}}
     rows["synthetic"] = synthetic
     for seed in [int(v) for v in args.more_seeds.split(",") if v]:
         more = AutoSynthesizer(attrs, epsilon=args.epsilon, rng=seed, analyses=[formula]).fit(train)
