@@ -103,6 +103,7 @@ from dpknn.synth._bins import (
     point_masses,
     quantile_edges,
 )
+from dpknn.synth._copula import copula_ranks, fit_copula
 from dpknn.synth._data import FrameData, RankPlan, TableData
 from dpknn.synth._graphical_model import Measurement, round_counts
 from dpknn.synth._ranks import RANK_STEPS, conditional_ranks, release_ranks
@@ -122,8 +123,8 @@ from dpknn.utils._validation import (
 __all__ = ["ANALYSIS_WEIGHT", "MAX_EPSILON", "MAX_PAIRED_COVARIATES", "MODEL_LEVELS", "NOISES",
            "SHAPED_WIDTH", "MarginalSynthesizer", "Prepared", "PureBudget", "ZCDPBudget", "analysis_pairs",
            "binned_attributes", "blank_at_rates", "check_epsilon_bound", "covariate_pairs", "edge_costs",
-           "edge_weights", "mean_pair_cells", "measure", "measure_quantiles", "planned_error", "public_cuts",
-           "rescaled", "universe_edges", "useful_levels"]
+           "edge_weights", "joint_amounts", "mean_pair_cells", "measure", "measure_quantiles", "planned_error",
+           "public_cuts", "rescaled", "universe_edges", "useful_levels"]
 
 logger = logging.getLogger(__name__)
 
@@ -360,6 +361,14 @@ def analysis_pairs(analyses, names):
     return out
 
 
+def joint_amounts(analyses, names, shaped):
+    """The attributes (indices, sorted) the within-bin copula draws together (:mod:`dpknn.synth._copula`): those
+    the ``analyses`` ((y, xs) pairs of :func:`analysis_pairs`) name whose names are in ``shaped`` (amounts with
+    released quantile shapes), when there are at least two; else ()."""
+    named = sorted({v for y, xs in analyses for v in (y, *xs) if names[v] in shaped})
+    return tuple(named) if len(named) >= 2 else ()
+
+
 #: An analysis with at most this many covariates has every pair of them measured too (``covariate_pairs``).
 MAX_PAIRED_COVARIATES = 4
 #: How much more an analysis' tables weigh: copies of its attribute set in AIM's workload, the budget of each of its
@@ -584,7 +593,11 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             quantile_part = unit * (bought + 1) * len(wide) + narrow
         analyses = analysis_pairs(self.analyses, disc.names)
         wide_names = {a.name for a in wide}
-        shaped = mode == "auto" and bought > 0 and any(disc.names[y] in wide_names for y, _ in analyses)
+        joint = set(joint_amounts(analyses, disc.names, wide_names))
+        # Rank sums are bought only where a response with quantiles has a covariate outside the copula's amounts
+        # (public: the analyses and the domains); the copula's pairs cost nothing.
+        shaped = mode == "auto" and bought > 0 and any(disc.names[y] in wide_names and any(x not in joint for x in xs)
+                                                       for y, xs in analyses)
         ranks = Fraction(check_unit_interval(self.rank_share, "rank_share", closed="left",
                                              why="the rest fits the model")) if shaped else Fraction(0)
         return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode,
@@ -667,6 +680,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         by_name = {q.name: q for q in quantiles} if plan.mode == "auto" else {}
         self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
         ext_sizes = disc.sizes + ~plan.gapless   # an attribute measured on its observed rows has no gap code
+        self.joint_ = joint_amounts(analysis_pairs(self.analyses, disc.names), disc.names, set(by_name))
         rank_pairs = self._rank_pairs(disc) if plan.ranks > 0 else ()
         counts, rank_counts = data.count(disc, ext_sizes, self.candidate_sets(disc),
                                          RankPlan(rank_pairs, tuple(self.shapes_)), n_jobs=self.n_jobs)
@@ -674,6 +688,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
                     len(disc.sizes), plan.budget.noise, float(plan.budget.total), plan.epsilon, plan.delta)
         self.measurements_, self.model_, structure = self.select_and_fit(
             counts, replace(plan.budget, total=model_total), src, disc=disc, rates=plan.mcar)
+        self.copula_ = (fit_copula(self.model_, self.joint_, [disc.value_codes(a) for a in disc.attributes])
+                        if self.joint_ else None)
         self._shape_heaps(disc, heaped)
         self.rank_sums_ = []
         if rank_pairs:
@@ -711,9 +727,10 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
 
     def _rank_pairs(self, disc):
         """The (response, covariate) index pairs whose within-bin rank sums (:mod:`dpknn.synth._ranks`) are
-        released: each analysis' response that is a shaped amount, with each of its covariates (public)."""
+        released: each analysis' response that is a shaped amount, with each of its covariates outside the
+        within-bin copula's amounts, which the copula draws together (public)."""
         pairs = [(y, x) for y, xs in analysis_pairs(self.analyses, disc.names) if self.shapes_[y] is not None
-                 for x in xs]
+                 for x in xs if x not in self.joint_]
         return tuple(dict.fromkeys(pairs))
 
     def released_params(self):
@@ -725,6 +742,9 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
                 "rank_share": float(Fraction(self.rank_share)) if self.rank_sums_ else 0.0,
                 "rank_sums": [[self.discretization_.names[s.amount], self.discretization_.names[s.partner], s.sigma]
                               for s in self.rank_sums_],
+                "within_bin_copula": None if self.copula_ is None else {
+                    "amounts": [self.discretization_.names[a] for a in self.copula_.amounts],
+                    "correlation": self.copula_.correlation.round(6).tolist()},
                 "quantile_share": self.quantile_share_,
                 "quantile_levels": self.quantile_levels_ if self.bin_edges_ else 0, "n_rows": self.n_rows,
                 "never_missing": list(self.never_missing), "noise": self.noise_, "rho": self.rho_}
@@ -747,11 +767,15 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         blank_at_rates(codes, self.observed_rates_, gen)
         nodes = self.model_.attribute_marginals(cliques)
         ranks = None
-        if self.rank_sums_:
+        if self.rank_sums_ or self.copula_ is not None:
             disc = self.discretization_
-            counts = {s.amount: self.model_.total
-                      * np.asarray(nodes[s.amount])[:disc.value_codes(disc.attributes[s.amount])]
-                      for s in self.rank_sums_}
-            drawn = conditional_ranks(codes, extended_codes(codes, sizes), self.rank_sums_, counts, gen)
-            ranks = [drawn.get(j) for j in range(len(sizes))]
+            joint = {} if self.copula_ is None else copula_ranks(self.copula_, codes, gen)
+            drawn = {}
+            if self.rank_sums_:
+                counts = {s.amount: self.model_.total
+                          * np.asarray(nodes[s.amount])[:disc.value_codes(disc.attributes[s.amount])]
+                          for s in self.rank_sums_}
+                drawn = conditional_ranks(codes, extended_codes(codes, sizes), self.rank_sums_, counts, gen,
+                                          uniforms=joint)
+            ranks = [drawn.get(j, joint.get(j)) for j in range(len(sizes))]
         return self.discretization_.decode(codes, rng=gen, masses=nodes, shapes=self.shapes_, ranks=ranks)

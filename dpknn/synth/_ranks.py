@@ -98,10 +98,12 @@ def release_ranks(tables, pairs, mechanism, src):
                      / RANK_STEPS, sd) for a, x in pairs]
 
 
-def conditional_ranks(codes, ext, sums, bin_counts, gen):
+def conditional_ranks(codes, ext, sums, bin_counts, gen, *, uniforms=None):
     """Within-bin ranks of the synthetic rows, drawn from the ridge fit of the released ``sums`` (module
     docstring); a dict amount -> ranks (NaN where the row has no value code). ``codes`` and ``ext`` are the
-    rows' codes and extended codes, ``bin_counts[a]`` the model's counts of amount a's bins."""
+    rows' codes and extended codes, ``bin_counts[a]`` the model's counts of amount a's bins. ``uniforms``: None,
+    or {amount: ranks in [0, 1]} read in place of U (the within-bin copula's, :mod:`dpknn.synth._copula`), so that
+    the mean shift composes with where the copula put the row; U is drawn where absent or NaN."""
     out = {}
     by_amount = {}
     for s in sums:
@@ -129,5 +131,8 @@ def conditional_ranks(codes, ext, sums, bin_counts, gen):
             mean[rows] = design @ beta
         r = np.clip(mean, RANK_CLIP, 1 - RANK_CLIP)
         u = gen.random(n)
+        given = None if uniforms is None else uniforms.get(a)
+        if given is not None:
+            u = np.where(np.isnan(given), u, given)
         out[a] = np.where(np.isnan(mean), np.nan, u ** (1.0 / np.where(np.isnan(r), 0.5, r) - 1.0))
     return out
