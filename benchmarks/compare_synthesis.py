@@ -25,7 +25,9 @@ sample, and what an analyst estimates (``dpknn.metrics.analysis_measures``): the
 overlap, R² synthetic / real), the median of its amount and the share of its exact zeros, the mean
 quantile error of the amounts (p10-p90, overall and within categories, in interquartile ranges) and
 the mean absolute error of 200 random range queries on the original scale. ``dpknn auto analysis``
-is the default told the table's analysis (``--analysis``); ``dpknn ceiling`` (and ``dpknn ceiling
+is the default told the table's analysis (``--analysis``); ``dpknn auto analysis copula`` the same with
+``within_bin="copula"`` (the analysis' amounts drawn together inside their bins, ``dpknn.synth._copula``);
+``dpknn ceiling`` (and ``dpknn ceiling
 analysis``) the same at ε = 10^4, the best the model could do without noise (its ε argument is ignored);
 ``dpknn auto analysis equal shares`` the default told the analysis with MST's edge tables at equal shares
 (``EqualEdgeShares``), as before the analysis' tables weighed more; ``cuts at 3 levels`` with the public edges
@@ -259,6 +261,8 @@ def dpknn_methods(attrs, complete, mcar=None, analysis=None):
         "dpknn auto": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s),
         "dpknn auto analysis": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s,
                                                               analyses=[analysis] if analysis else ()),
+        "dpknn auto analysis copula": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s, within_bin="copula",
+                                                                     analyses=[analysis] if analysis else ()),
         "dpknn auto analysis equal shares": lambda eps, s: EqualEdgeShares(AutoSynthesizer(
             attrs, epsilon=eps, rng=s, analyses=[analysis] if analysis else ())),
         "dpknn auto analysis cuts at 3 levels": lambda eps, s: Patched(AutoSynthesizer(

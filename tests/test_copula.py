@@ -7,8 +7,6 @@ control) and what it buys an analyst (a slope inside the bins, with the copula s
 that the rank sums it replaces are no longer bought.
 """
 
-from unittest import mock
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -120,22 +118,22 @@ AMOUNTS = [Continuous("weight", 20, 200), Continuous("height", 1.0, 2.3), Catego
 
 
 def _fit(df, formula, **kwargs):
+    kwargs = {"within_bin": "copula", **kwargs}
     return AutoSynthesizer(AMOUNTS, epsilon=4.0, never_missing=["weight", "height", "sex"], analyses=[formula],
                            rng=0, **kwargs).fit(df)
 
 
 def test_an_analysis_of_two_amounts_keeps_the_slope_inside_the_bins():
     """weight ~ height + sex at ε = 4 without rank sums, so that only the copula carries what lies inside the
-    bins: the synthetic height slope and sex gap stay at the real ones (within 3 % and 0.25); with the copula
-    switched off (the control) the slope flattens by more than 4 % and the sex gap takes up the rest."""
+    bins: the synthetic height slope and sex gap stay at the real ones (within 3 % and 0.25); without the copula
+    (the control, ``within_bin="ranks"``) the slope flattens by more than 4 % and the sex gap takes up the rest."""
     df = _two_amounts(20_000, np.random.default_rng(8))
     formula = "weight ~ height + sex"
     real = smf.ols(formula, df).fit().params
     got = smf.ols(formula, _fit(df, formula, rank_share=0.0).sample(20_000, rng=1)).fit().params
     assert got["height"] == pytest.approx(real["height"], rel=0.03)
     assert got["sex[T.M]"] == pytest.approx(real["sex[T.M]"], abs=0.25)
-    with mock.patch("dpknn.synth._marginal.joint_amounts", return_value=()):
-        model = _fit(df, formula, rank_share=0.0)
+    model = _fit(df, formula, rank_share=0.0, within_bin="ranks")
     assert model.public_params()["within_bin_copula"] is None
     off = smf.ols(formula, model.sample(20_000, rng=1)).fit().params
     assert off["height"] < 0.96 * real["height"]
@@ -144,12 +142,24 @@ def test_an_analysis_of_two_amounts_keeps_the_slope_inside_the_bins():
 
 def test_the_record_names_the_copula_and_buys_no_rank_sums_for_its_pairs():
     """The public record holds the copula's amounts and correlation (post-processing of the model); the response's
-    rank sums are bought for the covariate outside the copula only."""
+    rank sums are bought for the covariate outside the copula only. The default draws by rank sums, for every
+    covariate, and has no copula."""
     df = _two_amounts(5_000, np.random.default_rng(9))
     rec = _fit(df, "weight ~ height + sex").public_params()
+    assert rec["within_bin"] == "copula"
     copula = rec["within_bin_copula"]
     assert sorted(copula["amounts"]) == ["height", "weight"] and 0.3 < copula["correlation"][0][1] < 0.95
     assert {tuple(r[:2]) for r in rec["rank_sums"]} == {("weight", "sex")}
     # An analysis whose only covariate is the other amount buys none: the copula draws the pair for free.
     rec = _fit(df, "weight ~ height").public_params()
     assert rec["rank_sums"] == [] and rec["rank_share"] == 0.0
+    rec = AutoSynthesizer(AMOUNTS, epsilon=4.0, never_missing=["weight", "height", "sex"],
+                          analyses=["weight ~ height + sex"], rng=0).fit(df).public_params()
+    assert rec["within_bin"] == "ranks" and rec["within_bin_copula"] is None
+    assert {tuple(r[:2]) for r in rec["rank_sums"]} == {("weight", "height"), ("weight", "sex")}
+
+
+def test_an_unknown_within_bin_is_refused_before_anything_is_read():
+    df = _two_amounts(100, np.random.default_rng(1))
+    with pytest.raises(ValueError, match="within_bin"):
+        _fit(df, "weight ~ height", within_bin="gaussian")

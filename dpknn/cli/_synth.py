@@ -122,7 +122,7 @@ def _cmd_synth(args):
         model = _method_class(args.method)(
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
             bin_edges=edges, noise=args.noise or "auto", never_missing=never, analyses=tuple(args.analysis or ()),
-            progress=args.progress, rng=args.seed,
+            within_bin=args.within_bin or "ranks", progress=args.progress, rng=args.seed,
             **extra)
     elif args.method == "columnwise":
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=bins, progress=args.progress,
@@ -212,7 +212,8 @@ OPTION_PARAMETERS = {"--input-rows": ("input_rows", "n_rows"), "--epochs": ("epo
                      "--gaps": ("gaps", "sample.missing"), "--delta": ("delta", "delta"),
                      "--never-missing": ("never_missing", "never_missing"), "--noise": ("noise", "noise"),
                      "--mcar-rates": ("mcar_rates", "mcar_rates"), "--max-rows": ("max_rows", "max_rows"),
-                     "--degree": ("degree", "degree"), "--analysis": ("analysis", "analyses")}
+                     "--degree": ("degree", "degree"), "--analysis": ("analysis", "analyses"),
+                     "--within-bin": ("within_bin", "within_bin")}
 
 
 def _parameters(cls):
@@ -353,6 +354,10 @@ def add_synth_parser(sub):
                    help="auto, aim and mst (repeatable): a regression the analyst will fit on the file (public); the "
                         "tables of Y with each X are measured first, weigh more in AIM's workload, and Y's values "
                         "inside its bins follow each X (released rank sums, docs/synthesis.md)")
+    p.add_argument("--within-bin", default=None, choices=["ranks", "copula"],
+                   help="auto, aim and mst, with --analysis: how the amounts an analysis names are drawn inside their "
+                        "bins: 'ranks' (default) each by its released rank sums; 'copula' together, by a Gaussian "
+                        "copula of the fitted model (no budget; an assumption about the data, docs/synthesis.md)")
     p.add_argument("--mcar-rates", default=None, metavar="A=0.2,B=0.1",
                    help="mst: attributes whose cells are missing completely at random at these public rates (a "
                         "fact of the design, not estimated); their tables read only observed rows and are "

@@ -193,7 +193,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         since a larger budget measures the tables of a larger model well enough to pay for them.
     rounds : int or None
         T, which sets the first rounds' noise (ρ_m = 0.9ρ/T); None: 16 × the attributes (AIM's).
-    bins, bin_edges, quantile_share, quantile_levels, rank_share, n_rows, never_missing :
+    bins, bin_edges, quantile_share, quantile_levels, rank_share, within_bin, n_rows, never_missing :
         As :class:`~dpknn.synth.MSTSynthesizer`'s.
     analyses : sequence of str, default ()
         As :class:`~dpknn.synth.MSTSynthesizer`'s, except that y's table with each x is among
@@ -245,7 +245,8 @@ class AIMSynthesizer(MarginalSynthesizer):
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", workload=2, max_model_size="auto",
                  rounds=None, bins="auto", bin_edges=None, quantile_share=0.1, quantile_levels=6, rank_share=0.1,
-                 analyses=(), n_rows=None, never_missing=(), iterations=300, n_jobs=2, progress=False, rng=None):
+                 within_bin="ranks", analyses=(), n_rows=None, never_missing=(), iterations=300, n_jobs=2,
+                 progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.delta = delta
@@ -258,6 +259,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         self.quantile_share = quantile_share
         self.quantile_levels = quantile_levels
         self.rank_share = rank_share
+        self.within_bin = within_bin
         self.analyses = analyses
         self.n_rows = n_rows
         self.never_missing = never_missing

@@ -100,7 +100,7 @@ class AutoSynthesizer(Synthesizer):
         AIM runs when its first tables are θ-useful (module docstring), MST otherwise.
     count_share : float, default 0.01
         Share of ε for the row count.
-    noise, bins, bin_edges, quantile_share, quantile_levels, analyses, rank_share, never_missing, n_jobs :
+    noise, bins, bin_edges, quantile_share, quantile_levels, analyses, rank_share, within_bin, never_missing, n_jobs :
         Passed to the chosen synthesiser (:class:`~dpknn.synth.AIMSynthesizer`,
         :class:`~dpknn.synth.MSTSynthesizer`).
     workload, max_model_size :
@@ -143,7 +143,8 @@ class AutoSynthesizer(Synthesizer):
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, theta=2.5, count_share=0.01, noise="auto",
                  workload=2, max_model_size="auto", bins="auto", bin_edges=None, quantile_share=0.1,
-                 quantile_levels=6, rank_share=0.1, analyses=(), never_missing=(), n_jobs=2, progress=False, rng=None):
+                 quantile_levels=6, rank_share=0.1, within_bin="ranks",
+                 analyses=(), never_missing=(), n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon
         self.delta = delta
@@ -157,6 +158,7 @@ class AutoSynthesizer(Synthesizer):
         self.quantile_share = quantile_share
         self.quantile_levels = quantile_levels
         self.rank_share = rank_share
+        self.within_bin = within_bin
         self.analyses = analyses
         self.never_missing = never_missing
         self.n_jobs = n_jobs
@@ -167,6 +169,7 @@ class AutoSynthesizer(Synthesizer):
         shared = {"epsilon": epsilon, "delta": self.delta, "noise": self.noise, "bins": self.bins,
                   "bin_edges": self.bin_edges, "quantile_share": self.quantile_share,
                   "quantile_levels": self.quantile_levels, "rank_share": self.rank_share,
+                  "within_bin": self.within_bin,
                   "analyses": self.analyses, "n_rows": rows,
                   "never_missing": self.never_missing,
                   "n_jobs": self.n_jobs, "progress": self.progress}

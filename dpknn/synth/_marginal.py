@@ -121,10 +121,10 @@ from dpknn.utils._validation import (
 )
 
 __all__ = ["ANALYSIS_WEIGHT", "MAX_EPSILON", "MAX_PAIRED_COVARIATES", "MODEL_LEVELS", "NOISES",
-           "SHAPED_WIDTH", "MarginalSynthesizer", "Prepared", "PureBudget", "ZCDPBudget", "analysis_pairs",
-           "binned_attributes", "blank_at_rates", "check_epsilon_bound", "covariate_pairs", "edge_costs",
-           "edge_weights", "joint_amounts", "mean_pair_cells", "measure", "measure_quantiles", "planned_error",
-           "public_cuts", "rescaled", "universe_edges", "useful_levels"]
+           "SHAPED_WIDTH", "WITHIN_BIN", "MarginalSynthesizer", "Prepared", "PureBudget", "ZCDPBudget",
+           "analysis_pairs", "binned_attributes", "blank_at_rates", "check_epsilon_bound", "covariate_pairs",
+           "edge_costs", "edge_weights", "joint_amounts", "mean_pair_cells", "measure", "measure_quantiles",
+           "planned_error", "public_cuts", "rescaled", "universe_edges", "useful_levels"]
 
 logger = logging.getLogger(__name__)
 
@@ -185,6 +185,10 @@ class PureBudget:
 
 
 NOISES = ("auto", "gaussian", "laplace")
+#: How the amounts an analysis names are drawn inside their bins: "ranks", each by its released rank sums;
+#: "copula", together by the within-bin copula of the fitted model (:mod:`dpknn.synth._copula`), an assumption the
+#: user makes (opt-in: it steepened the GSS wage table's prestige slope, ``docs/synthesis.md``).
+WITHIN_BIN = ("ranks", "copula")
 
 #: The parameters AIM and MST share, as declared constraints (``validate_params`` in ``fit``).
 MARGINAL_CONSTRAINTS = {
@@ -194,6 +198,7 @@ MARGINAL_CONSTRAINTS = {
     "quantile_share": Interval("real", 0, 1, closed="left"),
     "quantile_levels": Interval("int", 1, None, closed="left"),
     "rank_share": Interval("real", 0, 1, closed="left"),
+    "within_bin": Options(*WITHIN_BIN),
     "n_rows": (Interval("int", 0, None, closed="left"), None),
     "iterations": Interval("int", 1, None, closed="left"),
     "n_jobs": Interval("int", 1, None, closed="left"),
@@ -593,7 +598,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             quantile_part = unit * (bought + 1) * len(wide) + narrow
         analyses = analysis_pairs(self.analyses, disc.names)
         wide_names = {a.name for a in wide}
-        joint = set(joint_amounts(analyses, disc.names, wide_names))
+        joint = set(joint_amounts(analyses, disc.names, wide_names)) if self.within_bin == "copula" else set()
         # Rank sums are bought only where a response with quantiles has a covariate outside the copula's amounts
         # (public: the analyses and the domains); the copula's pairs cost nothing.
         shaped = mode == "auto" and bought > 0 and any(disc.names[y] in wide_names and any(x not in joint for x in xs)
@@ -680,7 +685,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         by_name = {q.name: q for q in quantiles} if plan.mode == "auto" else {}
         self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
         ext_sizes = disc.sizes + ~plan.gapless   # an attribute measured on its observed rows has no gap code
-        self.joint_ = joint_amounts(analysis_pairs(self.analyses, disc.names), disc.names, set(by_name))
+        self.joint_ = (joint_amounts(analysis_pairs(self.analyses, disc.names), disc.names, set(by_name))
+                       if self.within_bin == "copula" else ())
         rank_pairs = self._rank_pairs(disc) if plan.ranks > 0 else ()
         counts, rank_counts = data.count(disc, ext_sizes, self.candidate_sets(disc),
                                          RankPlan(rank_pairs, tuple(self.shapes_)), n_jobs=self.n_jobs)
@@ -742,6 +748,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
                 "rank_share": float(Fraction(self.rank_share)) if self.rank_sums_ else 0.0,
                 "rank_sums": [[self.discretization_.names[s.amount], self.discretization_.names[s.partner], s.sigma]
                               for s in self.rank_sums_],
+                "within_bin": self.within_bin,
                 "within_bin_copula": None if self.copula_ is None else {
                     "amounts": [self.discretization_.names[a] for a in self.copula_.amounts],
                     "correlation": self.copula_.correlation.round(6).tolist()},

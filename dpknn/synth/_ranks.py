@@ -27,9 +27,10 @@ ridge regression to the released sums: the normal equations need, besides the su
 the other attributes' codes among the records in bin b, which the synthetic rows of b give (scaled to the
 model's count of b). The ridge pulls β towards the constant 1/2 with weight :data:`RANK_RIDGE` noise
 deviations, so a cell the noise drowns keeps the one-way shape. Each row then draws its rank as U^(1/r̄ − 1),
-U uniform, whose mean is r̄, and its value as F's quantile at that rank inside its bin. When the analyses name
-two or more shaped amounts, those are drawn together by the within-bin copula (:mod:`dpknn.synth._copula`):
-their rank sums with each other are not released, and U is the copula's rank instead of a uniform one.
+U uniform, whose mean is r̄, and its value as F's quantile at that rank inside its bin. With
+``within_bin="copula"`` and two or more shaped amounts in the analyses, those are drawn together by the within-bin
+copula (:mod:`dpknn.synth._copula`): their rank sums with each other are not released, and U is the copula's rank
+instead of a uniform one.
 """
 
 from __future__ import annotations
