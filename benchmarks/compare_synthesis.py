@@ -16,7 +16,9 @@ tables' documentation, not read from the data):
 - ``yrbss``: openintro::yrbss, Youth Risk Behavior Surveillance (13,583 rows, gaps in 12 of 13 columns);
   analysis ``weight ~ height + gender + age``;
 - ``acs``: openintro::acs12, American Community Survey 2012 (2,000 rows; income with 44 % exact zeros);
-  analysis ``income ~ age + gender + hrs_work``.
+  analysis ``income ~ age + gender + hrs_work``;
+- ``exam``: mlmRev::Exam, exam scores of 4,059 London pupils (complete; two standardised scores, public range
+  -4 to 4, and four categories); analysis ``normexam ~ standLRT + sex + intake``.
 
 Every method is scored the same way: the mean 2-way TVD over all pairs of attributes on the public
 bins with a missing cell as a category of its own (``dpknn.metrics.tvd``), the F1 of a decision
@@ -164,13 +166,20 @@ def table(name):
                  Categorical("disability", ["no", "yes"]),
                  Categorical("birth_qrtr", ["apr thru jun", "jan thru mar", "jul thru sep", "oct thru dec"])]
         return df, attrs, ["race", "age", "gender", "citizen", "married", "disability", "birth_qrtr"], "married"
+    if name == "exam":
+        bands = ["bottom 25%", "mid 50%", "top 25%"]
+        attrs = [Continuous("normexam", -4, 4), Continuous("standLRT", -4, 4), Categorical("sex", ["F", "M"]),
+                 Categorical("schgend", ["mixed", "boys", "girls"]), Categorical("vr", bands),
+                 Categorical("intake", bands)]
+        return _load("mlmRev", "Exam")[[a.name for a in attrs]], attrs, [a.name for a in attrs], "sex"
     raise ValueError(f"unknown table {name!r}; choose slid, chile, gss, cps-mcar, cps-mar, cps-mnar, gss-wages, "
-                     "yrbss or acs.")
+                     "yrbss, acs or exam.")
 
 
 #: The regression each table is analysed with (issue 48: the analyses its users fit).
 ANALYSIS = {"gss-wages": "realrinc ~ age + gender + prestg10", "yrbss": "weight ~ height + gender + age",
-            "acs": "income ~ age + gender + hrs_work", "slid": "wages ~ age + sex + education",
+            "acs": "income ~ age + gender + hrs_work",
+            "exam": "normexam ~ standLRT + sex + intake", "slid": "wages ~ age + sex + education",
             "cps-mcar": "wage ~ education + experience + ethnicity",
             "cps-mar": "wage ~ education + experience + ethnicity",
             "cps-mnar": "wage ~ education + experience + ethnicity", "chile": "income ~ age + sex + education",
@@ -290,7 +299,7 @@ def dpknn_methods(attrs, complete, mcar=None, analysis=None):
 
 
 AMOUNT = {"slid": "wages", "chile": "income", "gss": "age", "gss-wages": "realrinc", "yrbss": "weight",
-          "acs": "income"}
+          "acs": "income", "exam": "normexam"}
 
 
 def scores(train, test, synthetic, attrs, target, seed, amount, analysis):
