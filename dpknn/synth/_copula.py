@@ -49,8 +49,9 @@ from scipy.special import ndtr, ndtri
 
 __all__ = ["COPULA_SWEEPS", "WithinBinCopula", "copula_ranks", "fit_copula", "polychoric", "rectangle_masses"]
 
-#: Gibbs sweeps of a row's normal scores inside its rectangle.
-COPULA_SWEEPS = 12
+#: Gibbs sweeps of a row's normal scores inside its rectangle: on cut bivariate normal draws with ρ = 0.7 the cells'
+#: mean ranks are within sampling error of the draws' from 2 sweeps on (``tests/test_copula.py``); 6 leaves a margin.
+COPULA_SWEEPS = 6
 # |ρ| stays below this: a correlation of one leaves the conditional normals degenerate.
 MAX_CORRELATION = 0.98
 # Gauss-Legendre nodes of a rectangle's integral over x, on each bin of x cut at ±_REACH.
@@ -142,31 +143,50 @@ def _rank_inside(z, lo, hi):
     return np.clip(np.where(width > 0, r, 0.5), 0.0, 1.0)
 
 
-def copula_ranks(copula, codes, gen, *, sweeps=COPULA_SWEEPS):
-    """{amount: the rows' ranks inside their bins} drawn from ``copula`` given the rows' ``codes`` (d × n; NaN
-    where the row has no value code of the amount): module docstring. ``gen`` draws."""
-    k = len(copula.amounts)
-    n = codes.shape[1]
-    lo, hi, seen = [], [], []
-    for a, t in zip(copula.amounts, copula.thresholds):
-        c = np.asarray(codes[a], dtype=np.int64)
-        ok = (c >= 0) & (c < t.size - 1)
-        cc = np.where(ok, c, 0)
-        lo.append(np.where(ok, t[cc], -np.inf))
-        hi.append(np.where(ok, t[cc + 1], np.inf))
-        seen.append(ok)
-    r = copula.correlation
-    coef, sd = [], []
+def _gibbs(r, lo, hi, gen, sweeps):
+    """Normal scores z ~ N(0, r) restricted to [lo, hi] (k × m each), by ``sweeps`` Gibbs sweeps from a start where
+    each score is drawn given those before it."""
+    k, m = lo.shape
+    z = np.zeros((k, m))
+    conditional = []
     for j in range(k):
         rest = [i for i in range(k) if i != j]
         b = np.linalg.solve(r[np.ix_(rest, rest)], r[rest, j]) if rest else np.zeros(0)
-        coef.append((rest, b))
-        sd.append(float(np.sqrt(max(1.0 - r[j, rest] @ b, 1e-6))) if rest else 1.0)
-    z = np.zeros((k, n))
+        conditional.append((rest, b, float(np.sqrt(max(1.0 - r[j, rest] @ b, 1e-6))) if rest else 1.0))
     for j in range(k):
-        z[j] = _truncated_normal(0.0, 1.0, lo[j], hi[j], gen.random(n))
+        before = list(range(j))
+        b = np.linalg.solve(r[np.ix_(before, before)], r[before, j]) if before else np.zeros(0)
+        s = float(np.sqrt(max(1.0 - r[j, before] @ b, 1e-6))) if before else 1.0
+        z[j] = _truncated_normal(b @ z[before] if before else 0.0, s, lo[j], hi[j], gen.random(m))
     for _ in range(sweeps):
-        for j in range(k):
-            rest, b = coef[j]
-            z[j] = _truncated_normal(b @ z[rest], sd[j], lo[j], hi[j], gen.random(n))
-    return {a: np.where(seen[j], _rank_inside(z[j], lo[j], hi[j]), np.nan) for j, a in enumerate(copula.amounts)}
+        for j, (rest, b, s) in enumerate(conditional):
+            z[j] = _truncated_normal(b @ z[rest] if rest else 0.0, s, lo[j], hi[j], gen.random(m))
+    return z
+
+
+def copula_ranks(copula, codes, gen, *, sweeps=COPULA_SWEEPS):
+    """{amount: the rows' ranks inside their bins} drawn from ``copula`` given the rows' ``codes`` (d × n; NaN
+    where the row has no value code of the amount): module docstring. ``gen`` draws.
+
+    Rows are drawn by the set of amounts they hold: the scores of the amounts a row lacks are integrated out
+    (the copula of the others is N(0, R) on their rows and columns), which is exact and spares the sweeps a
+    free score that would slow them (at ρ = 0.9 a free score's chain forgets its start at 0.81 a sweep)."""
+    k = len(copula.amounts)
+    n = codes.shape[1]
+    lo, hi, seen = np.empty((k, n)), np.empty((k, n)), np.zeros((k, n), dtype=bool)
+    for j, (a, t) in enumerate(zip(copula.amounts, copula.thresholds)):
+        c = np.asarray(codes[a], dtype=np.int64)
+        seen[j] = (c >= 0) & (c < t.size - 1)
+        cc = np.where(seen[j], c, 0)
+        lo[j], hi[j] = t[cc], t[cc + 1]
+    out = np.full((k, n), np.nan)
+    pattern = (seen * (1 << np.arange(k))[:, None]).sum(axis=0)
+    for p in np.unique(pattern):
+        held = np.flatnonzero((int(p) >> np.arange(k)) & 1)
+        if held.size == 0:
+            continue
+        rows = np.flatnonzero(pattern == p)
+        r = copula.correlation[np.ix_(held, held)]
+        z = _gibbs(r, lo[np.ix_(held, rows)], hi[np.ix_(held, rows)], gen, sweeps)
+        out[np.ix_(held, rows)] = _rank_inside(z, lo[np.ix_(held, rows)], hi[np.ix_(held, rows)])
+    return {a: out[j] for j, a in enumerate(copula.amounts)}
