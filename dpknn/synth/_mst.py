@@ -262,8 +262,9 @@ class MSTSynthesizer(MarginalSynthesizer):
         (:mod:`dpknn.synth._ranks`), spent only when some analysis' response has quantile bins and a
         covariate the rank sums are bought for.
     within_bin : {"ranks", "copula"}, default "ranks"
-        How the amounts with quantile bins that the analyses name are drawn inside their bins: each by
-        its released rank sums, or (two or more of them) together by a Gaussian copula of the fitted
+        How the amounts with released quantile shapes (``bins="auto"``) that the analyses name are drawn
+        inside their bins: each by its released rank sums, or (two or more of them) together by a
+        Gaussian copula of the fitted
         model (:mod:`dpknn.synth._copula`; post-processing, no budget), the rank sums then bought only
         for the covariates outside it. The copula is an assumption about the data: it kept the youth
         survey's height slope at ε = 1 and steepened the GSS wage table's prestige slope
