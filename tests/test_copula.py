@@ -173,3 +173,69 @@ def test_an_unknown_within_bin_is_refused_before_anything_is_read():
     df = _two_amounts(100, np.random.default_rng(1))
     with pytest.raises(ValueError, match="within_bin"):
         _fit(df, "weight ~ height", within_bin="gaussian")
+
+
+def test_an_analysis_whose_covariates_are_all_in_the_copula_plans_no_rank_budget():
+    """The plan (before any data are read) gives the rank sums nothing when every covariate is in the copula, so
+    the model keeps that share; with another covariate, or by default, the share is planned."""
+    def planned(formula, within_bin):
+        from dpknn.synth import MSTSynthesizer
+        return MSTSynthesizer(AMOUNTS, epsilon=4.0, analyses=[formula], within_bin=within_bin, n_rows=5000).plan().ranks
+
+    assert planned("weight ~ height", "copula") == 0
+    assert planned("weight ~ height + sex", "copula") > 0
+    assert planned("weight ~ height", "ranks") > 0
+
+
+def test_three_amounts_are_drawn_like_cut_trivariate_normals():
+    """Three amounts (the conditionals of a 3 x 3 correlation, the sweeps it sets): per cell of the first two, the
+    drawn mean ranks of all three are those of real trivariate normal draws cut into the same bins, within 0.01."""
+    rng = np.random.default_rng(11)
+    corr = np.array([[1.0, 0.8, 0.5], [0.8, 1.0, 0.6], [0.5, 0.6, 1.0]])
+    z = rng.multivariate_normal(np.zeros(3), corr, size=300_000).T
+    ts = tuple(thresholds(m) for m in ([0.3, 0.4, 0.3], [0.5, 0.5], [0.2, 0.6, 0.2]))
+    codes = np.vstack([np.searchsorted(t, zz, side="right") - 1 for t, zz in zip(ts, z)])
+    true = [(ndtr(zz) - ndtr(t[c])) / (ndtr(t[c + 1]) - ndtr(t[c])) for t, zz, c in zip(ts, z, codes)]
+    got = copula_ranks(WithinBinCopula((0, 1, 2), corr, ts), codes, np.random.default_rng(12))
+    for b in range(3):
+        for c in range(2):
+            rows = (codes[0] == b) & (codes[1] == c)
+            if rows.sum() < MIN_CELL:
+                continue
+            for j in range(3):
+                assert got[j][rows].mean() == pytest.approx(true[j][rows].mean(), abs=0.01), (b, c, j)
+
+
+def test_rows_missing_one_amount_mix_with_complete_rows():
+    """Half the rows lack the second amount: the complete rows still follow the other's bin, the others are
+    uniform in their bin, and the missing amount's ranks are NaN exactly where it is missing."""
+    ts = (thresholds([0.5, 0.5]), thresholds([0.5, 0.5]))
+    copula = WithinBinCopula((0, 1), np.array([[1.0, 0.7], [0.7, 1.0]]), ts)
+    n = 100_000
+    rng = np.random.default_rng(2)
+    codes = np.vstack([np.zeros(n, dtype=np.int64), np.where(rng.random(n) < 0.5, 1, -1)])
+    got = copula_ranks(copula, codes, np.random.default_rng(3))
+    lacking = codes[1] < 0
+    assert np.isnan(got[1]).sum() == lacking.sum() and not np.isnan(got[1][~lacking]).any()
+    assert got[0][lacking].mean() == pytest.approx(0.5, abs=0.01)
+    # The lower half of amount 0 with the upper half of amount 1: amount 0 sits high in its bin.
+    assert got[0][~lacking].mean() > 0.6
+
+
+def test_rank_sums_read_with_copula_ranks_keep_their_mean_shift_and_the_copula_order():
+    """A group of rows whose copula ranks are far from uniform (mean 0.7) and a released mean rank of 0.4: the
+    matched exponents give the group mean 0.4 (the plain U^(1/r - 1) would give about 0.55, counting the copula's
+    shift twice) and keep the rows' order."""
+    from dpknn.synth._ranks import matched_powers
+
+    rng = np.random.default_rng(4)
+    u = rng.beta(2.33, 1.0, 5000)           # mean 0.7
+    target = np.full(u.size, 0.4)
+    k = matched_powers(u, target, np.ones(u.size, dtype=bool))
+    drawn = u ** k
+    assert drawn.mean() == pytest.approx(0.4, abs=1e-3)
+    assert (u ** (1 / 0.4 - 1)).mean() > 0.5
+    assert np.array_equal(np.argsort(drawn, kind="stable"), np.argsort(u, kind="stable"))
+    # A group under MATCHED_GROUP rows keeps the plain exponent.
+    small = matched_powers(u[:5], target[:5], np.ones(5, dtype=bool))
+    assert small == pytest.approx(np.full(5, 1 / 0.4 - 1))

@@ -10,30 +10,31 @@ gender 2.2 against 1.1, ``benchmarks/within_bin_loss.py``). Rank sums by the oth
 drowns it.
 
 **The law.** Let J be the amounts with released quantile shapes that the analyses name (at least two; public: the
-analyses and the plan). Their normal scores follow a Gaussian copula: z ~ N(0, R), and amount j lies in its
-bin b iff z_j ∈ [t_j,b, t_j,b+1), t_j the standard normal quantiles of the cumulative masses of j's bins in the
-fitted model (value codes only). R_jk is the polychoric correlation of the model's two-way table of (j, k): the
-ρ under which the bivariate normal, cut at t_j and t_k, gives that table the highest likelihood (Olsson 1979,
-the two-step estimator: thresholds from the margins, then ρ alone). A row's normal scores are then drawn from
-N(0, R) restricted to the rectangle of its bins (Gibbs sweeps of one-dimensional truncated normals,
-:data:`COPULA_SWEEPS`; an amount the row lacks is unrestricted), and each amount's rank inside its bin is
-(Φ(z_j) − Φ(t_j,b)) / (Φ(t_j,b+1) − Φ(t_j,b)), at which its released shape is read. A rank is uniform inside
-its bin when nothing else is known, so every one-way shape stays as released; what the copula adds is where
-inside the bins the amounts of one row lie given each other's bins, read from the association the model already
-holds across the bins.
+analyses and the plan). Their normal scores follow a Gaussian copula: z ~ N(0, R), and amount j lies in its bin b
+iff z_j ∈ [t_j,b, t_j,b+1), t_j the standard normal quantiles of the cumulative masses of j's bins in the fitted
+model (value codes only). R_jk is the polychoric correlation of the model's two-way table of (j, k): the ρ under
+which the bivariate normal, cut at t_j and t_k, gives that table the highest likelihood (Olsson 1979, the two-step
+estimator: thresholds from the margins, then ρ alone). A row's normal scores are then drawn from N(0, R) restricted
+to the rectangle of its bins (Gibbs sweeps of one-dimensional truncated normals, as many as the largest correlation
+needs, :func:`sweeps_for`; an amount the row lacks is integrated out), and each amount's rank inside its bin is
+(Φ(z_j) − Φ(t_j,b)) / (Φ(t_j,b+1) − Φ(t_j,b)), at which its released shape is read. A rank is uniform inside its bin
+when nothing else is known, so the one-way shapes stay as released as far as the model's cells are the copula's;
+what the copula adds is where inside the bins the amounts of one row lie given each other's bins, read from the
+association the model already holds across the bins.
 
 **Why a copula of the model, and why opt-in** (``within_bin="copula"``; the default is ``"ranks"``). It costs no
 budget, and the association across the bins, which the model fits with all of its tables, is measured far better
-than anything a share of the budget could buy inside them (at ε = 1 the rank sums' noise is a fifth of a cell's
-records). But how two amounts go together inside their bins is then the copula's assumption, not the data's, and no
-released statistic checks it: fitting the correlation to the released rank sums of the response by the other
-amount's bin instead left most of the overshoot (``benchmarks/copula_calibration.py``: the GSS wage table's
-prestige slope at ε = 4, seeds 0-2, 674 fitted to the noisy table and 639 even to the real one, against 672 with the
-polychoric correlation and 594 in the data). Measured over ten seeds (``benchmarks/README.md``, "Synthesis for
-inference"), the CI overlap of each table's regression: the youth survey's weight and height, close to jointly
-normal, keep their slope at ε = 1 (-0.06 → 0.45) and come out a little steep at ε = 4 (0.53 → 0.50); London pupils'
-two exam scores gain at both ε (-0.38 → -0.12, 0.44 → 0.69); the GSS wage table's heavy-tailed income against heaped
-prestige scores comes out far too steep at ε = 4 (0.70 → 0.25). So the user, who knows the amounts, chooses it.
+than anything a share of the budget could buy inside them (the youth survey at ε = 1: noise of 32.9 ranks a cell
+against 150 records a cell, ``benchmarks/within_bin_loss.py``). But how two amounts go together inside their bins is
+then the copula's assumption, not the data's, and no released statistic checks it: fitting the correlation to the
+released rank sums of the response by the other amount's bin instead left most of the overshoot
+(``benchmarks/copula_calibration.py``: the GSS wage table's prestige slope at ε = 4, seeds 0-2, 674 fitted to the
+noisy table and 639 even to the real one, against 672 with the polychoric correlation and 594 in the data). Measured
+over ten seeds (``benchmarks/README.md``, "Synthesis for inference"), the CI overlap of each table's regression: the
+youth survey's weight and height, close to jointly normal, keep their regression at ε = 1 (-0.06 → 0.45) and come
+out a little steep at ε = 4 (0.53 → 0.50); London pupils' two exam scores gain at both ε (-0.38 → -0.12, 0.44 →
+0.69); the GSS wage table's heavy-tailed income against heaped prestige scores comes out far too steep at ε = 4
+(0.70 → 0.25). So the user, who knows the amounts, chooses it.
 
 **Privacy.** Post-processing of the fitted model's one- and two-way marginals and of the released shapes: no
 record is read (Dwork and Roth 2014, Proposition 2.1). The released rank sums of the analyses' responses
@@ -43,17 +44,21 @@ before with the copula's rank in place of a uniform one.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import ndtr, ndtri
 
-__all__ = ["COPULA_SWEEPS", "WithinBinCopula", "copula_ranks", "fit_copula", "polychoric", "rectangle_masses"]
+__all__ = ["COPULA_SWEEPS", "WithinBinCopula", "copula_ranks", "fit_copula", "polychoric", "rectangle_masses",
+           "sweeps_for", "thresholds"]
 
-#: Gibbs sweeps of a row's normal scores inside its rectangle: on cut bivariate normal draws with ρ = 0.7 the cells'
-#: mean ranks are within sampling error of the draws' from 2 sweeps on (``tests/test_copula.py``); 6 leaves a margin.
+#: The fewest Gibbs sweeps of a row's normal scores inside its rectangle (:func:`sweeps_for`).
 COPULA_SWEEPS = 6
+# The weight of the start left after the sweeps: a bivariate normal's Gibbs chain forgets its start at ρ² a sweep
+# (Roberts and Sahu 1997), so ρ = 0.98 needs about 115 sweeps where ρ = 0.7 needs 7.
+START_WEIGHT = 0.01
 # |ρ| stays below this: a correlation of one leaves the conditional normals degenerate.
 MAX_CORRELATION = 0.98
 # Gauss-Legendre nodes of a rectangle's integral over x, on each bin of x cut at ±_REACH.
@@ -118,7 +123,8 @@ def fit_copula(model, amounts, value_codes):
             a, b = amounts[i], amounts[j]
             table = np.asarray(model.marginal((a, b), cliques))[:value_codes[a], :value_codes[b]]
             corr[i, j] = corr[j, i] = polychoric(table, ts[i], ts[j])
-    # Pairwise estimates need not make a correlation matrix: the nearest one with eigenvalues of at least 1e-3.
+    # Pairwise estimates need not make a correlation matrix: eigenvalues clipped at 1e-3, then the unit diagonal
+    # restored (positive definite, near the pairwise one; not the nearest correlation matrix, which needs iterating).
     w, v = np.linalg.eigh(corr)
     corr = (v * np.maximum(w, 1e-3)) @ v.T
     d = np.sqrt(np.diag(corr))
@@ -127,7 +133,8 @@ def fit_copula(model, amounts, value_codes):
 
 def _truncated_normal(mu, s, lo, hi, u):
     """N(mu, s²) restricted to [lo, hi] at the quantile u ∈ (0, 1), by inversion; an interval in the upper tail
-    is drawn as the mirror image of one in the lower tail, where Φ keeps its digits."""
+    is drawn as the mirror image of one in the lower tail, where Φ keeps its digits (an interval beyond about 37
+    deviations, where Φ underflows, gives its near end)."""
     a, b = (lo - mu) / s, (hi - mu) / s
     flip = a > 0
     a, b = np.where(flip, -b, a), np.where(flip, -a, b)
@@ -145,30 +152,43 @@ def _rank_inside(z, lo, hi):
     return np.clip(np.where(width > 0, r, 0.5), 0.0, 1.0)
 
 
+def _conditional(r, j, given):
+    """(coefficients, sd) of score j given the scores ``given`` under N(0, r)."""
+    if not given:
+        return np.zeros(0), 1.0
+    b = np.linalg.solve(r[np.ix_(given, given)], r[given, j])
+    return b, float(np.sqrt(max(1.0 - r[j, given] @ b, 1e-6)))
+
+
+def sweeps_for(r):
+    """Gibbs sweeps for correlation matrix ``r``: enough for the start to weigh under :data:`START_WEIGHT` at the
+    largest |ρ| (the rate of a bivariate chain), and at least :data:`COPULA_SWEEPS`."""
+    rho = float(np.max(np.abs(r - np.eye(len(r))))) if len(r) > 1 else 0.0
+    if rho <= 0.0:
+        return COPULA_SWEEPS
+    return max(COPULA_SWEEPS, math.ceil(math.log(START_WEIGHT) / math.log(rho * rho)))
+
+
 def _gibbs(r, lo, hi, gen, sweeps):
     """Normal scores z ~ N(0, r) restricted to [lo, hi] (k × m each), by ``sweeps`` Gibbs sweeps from a start where
     each score is drawn given those before it."""
     k, m = lo.shape
     z = np.zeros((k, m))
-    conditional = []
     for j in range(k):
-        rest = [i for i in range(k) if i != j]
-        b = np.linalg.solve(r[np.ix_(rest, rest)], r[rest, j]) if rest else np.zeros(0)
-        conditional.append((rest, b, float(np.sqrt(max(1.0 - r[j, rest] @ b, 1e-6))) if rest else 1.0))
-    for j in range(k):
-        before = list(range(j))
-        b = np.linalg.solve(r[np.ix_(before, before)], r[before, j]) if before else np.zeros(0)
-        s = float(np.sqrt(max(1.0 - r[j, before] @ b, 1e-6))) if before else 1.0
-        z[j] = _truncated_normal(b @ z[before] if before else 0.0, s, lo[j], hi[j], gen.random(m))
+        b, s = _conditional(r, j, list(range(j)))
+        z[j] = _truncated_normal(b @ z[:j] if j else 0.0, s, lo[j], hi[j], gen.random(m))
+    rest = [[i for i in range(k) if i != j] for j in range(k)]
+    conditional = [_conditional(r, j, rest[j]) for j in range(k)]
     for _ in range(sweeps):
-        for j, (rest, b, s) in enumerate(conditional):
-            z[j] = _truncated_normal(b @ z[rest] if rest else 0.0, s, lo[j], hi[j], gen.random(m))
+        for j, (b, s) in enumerate(conditional):
+            z[j] = _truncated_normal(b @ z[rest[j]] if rest[j] else 0.0, s, lo[j], hi[j], gen.random(m))
     return z
 
 
-def copula_ranks(copula, codes, gen, *, sweeps=COPULA_SWEEPS):
-    """{amount: the rows' ranks inside their bins} drawn from ``copula`` given the rows' ``codes`` (d × n; NaN
-    where the row has no value code of the amount): module docstring. ``gen`` draws.
+def copula_ranks(copula, codes, gen, *, sweeps=None):
+    """{amount: the rows' ranks inside their bins} drawn from ``copula`` given the rows' ``codes`` (d × n): module
+    docstring. A row without a value code of an amount (missing, not applicable) gets NaN for it. ``gen`` draws;
+    ``sweeps``: None for :func:`sweeps_for` of the correlation.
 
     Rows are drawn by the set of amounts they hold: the scores of the amounts a row lacks are integrated out
     (the copula of the others is N(0, R) on their rows and columns), which is exact and spares the sweeps a
@@ -189,6 +209,6 @@ def copula_ranks(copula, codes, gen, *, sweeps=COPULA_SWEEPS):
             continue
         rows = np.flatnonzero(pattern == p)
         r = copula.correlation[np.ix_(held, held)]
-        z = _gibbs(r, lo[np.ix_(held, rows)], hi[np.ix_(held, rows)], gen, sweeps)
+        z = _gibbs(r, lo[np.ix_(held, rows)], hi[np.ix_(held, rows)], gen, sweeps_for(r) if sweeps is None else sweeps)
         out[np.ix_(held, rows)] = _rank_inside(z, lo[np.ix_(held, rows)], hi[np.ix_(held, rows)])
     return {a: out[j] for j, a in enumerate(copula.amounts)}

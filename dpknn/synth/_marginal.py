@@ -598,6 +598,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             quantile_part = unit * (bought + 1) * len(wide) + narrow
         analyses = analysis_pairs(self.analyses, disc.names)
         wide_names = {a.name for a in wide}
+        if self.within_bin not in WITHIN_BIN:
+            raise ValueError(f"within_bin must be one of {list(WITHIN_BIN)}, got {self.within_bin!r}.")
         joint = set(joint_amounts(analyses, disc.names, wide_names)) if self.within_bin == "copula" else set()
         # Rank sums are bought only where a response with quantiles has a covariate outside the copula's amounts
         # (public: the analyses and the domains); the copula's pairs cost nothing.
@@ -687,6 +689,9 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         ext_sizes = disc.sizes + ~plan.gapless   # an attribute measured on its observed rows has no gap code
         self.joint_ = (joint_amounts(analysis_pairs(self.analyses, disc.names), disc.names, set(by_name))
                        if self.within_bin == "copula" else ())
+        if self.within_bin == "copula" and not self.joint_:
+            logger.warning("within_bin='copula' draws nothing together: the analyses name fewer than two amounts with "
+                           "released quantile shapes (bins='auto'); their values are drawn by the rank sums.")
         rank_pairs = self._rank_pairs(disc) if plan.ranks > 0 else ()
         counts, rank_counts = data.count(disc, ext_sizes, self.candidate_sets(disc),
                                          RankPlan(rank_pairs, tuple(self.shapes_)), n_jobs=self.n_jobs)

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RANK_RIDGE", "RANK_STEPS", "RankSums", "conditional_ranks", "rank_tables", "release_ranks",
-           "within_bin_ranks"]
+__all__ = ["MATCHED_GROUP", "RANK_RIDGE", "RANK_STEPS", "RankSums", "conditional_ranks", "matched_powers",
+           "rank_tables", "release_ranks", "within_bin_ranks"]
 
 #: Steps of a within-bin rank in a released sum: a record adds round(RANK_STEPS·r).
 RANK_STEPS = 16
@@ -48,6 +48,8 @@ RANK_STEPS = 16
 RANK_RIDGE = 10.0
 # A drawn mean rank stays inside [RANK_CLIP, 1 - RANK_CLIP]: U^(1/r - 1) degenerates at the ends.
 RANK_CLIP = 0.05
+#: The fewest rows of one target mean rank whose copula ranks get an exponent matched to it (:func:`matched_powers`).
+MATCHED_GROUP = 20
 
 
 @dataclass(frozen=True)
@@ -134,8 +136,36 @@ def conditional_ranks(codes, ext, sums, bin_counts, gen, *, uniforms=None):
             mean[rows] = design @ beta
         r = np.clip(mean, RANK_CLIP, 1 - RANK_CLIP)
         u = gen.random(n)
+        power = 1.0 / np.where(np.isnan(r), 0.5, r) - 1.0
         given = None if uniforms is None else uniforms.get(a)
         if given is not None:
-            u = np.where(np.isnan(given), u, given)
-        out[a] = np.where(np.isnan(mean), np.nan, u ** (1.0 / np.where(np.isnan(r), 0.5, r) - 1.0))
+            held = ~np.isnan(given) & ~np.isnan(mean)
+            u = np.where(held, given, u)
+            power = np.where(held, matched_powers(given, r, held), power)
+        out[a] = np.where(np.isnan(mean), np.nan, u ** power)
     return out
+
+
+def matched_powers(u, target, rows):
+    """Exponents k such that, among the ``rows`` that share a target mean rank, the mean of u^k is that target.
+
+    U^(1/r̄ − 1) has mean r̄ only for a uniform U. The within-bin copula's ranks are uniform in a bin but not among
+    the rows of one (bin, partner code) cell when the partner goes with the copula's other amount, so the plain
+    exponent would count that association twice. Matching each group's mean keeps the copula's order inside the
+    group and the released mean shift; a group of fewer than :data:`MATCHED_GROUP` rows keeps 1/r̄ − 1, since
+    matching a handful of draws would fix them at their target. Bisection on log k, all groups at once."""
+    k = 1.0 / np.where(rows, target, 0.5) - 1.0
+    if not rows.any():
+        return k
+    values, group = np.unique(target[rows], return_inverse=True)
+    size = np.bincount(group, minlength=values.size)
+    lo, hi = np.full(values.size, np.log(1e-3)), np.full(values.size, np.log(1e3))
+    x = u[rows]
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        mean = np.bincount(group, weights=x ** np.exp(mid[group]), minlength=values.size) / size
+        above = mean > values          # the mean of u^k falls as k grows
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    matched = np.where(size >= MATCHED_GROUP, np.exp((lo + hi) / 2), 1.0 / values - 1.0)
+    k[rows] = matched[group]
+    return k
