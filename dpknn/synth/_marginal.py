@@ -691,7 +691,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
                        if self.within_bin == "copula" else ())
         if self.within_bin == "copula" and not self.joint_:
             logger.warning("within_bin='copula' draws nothing together: the analyses name fewer than two amounts with "
-                           "released quantile shapes (bins='auto'); their values are drawn by the rank sums.")
+                           "released quantile shapes (bins='auto'); values are drawn inside their bins as with "
+                           "within_bin='ranks'.")
         rank_pairs = self._rank_pairs(disc) if plan.ranks > 0 else ()
         counts, rank_counts = data.count(disc, ext_sizes, self.candidate_sets(disc),
                                          RankPlan(rank_pairs, tuple(self.shapes_)), n_jobs=self.n_jobs)
