@@ -28,13 +28,13 @@ than anything a share of the budget could buy inside them (the youth survey at �
 against 150 records a cell, ``benchmarks/within_bin_loss.py``). But how two amounts go together inside their bins is
 then the copula's assumption, not the data's, and no released statistic checks it: fitting the correlation to the
 released rank sums of the response by the other amount's bin instead left most of the overshoot
-(``benchmarks/copula_calibration.py``: the GSS wage table's prestige slope at ε = 4, seeds 0-2, 674 fitted to the
-noisy table and 639 even to the real one, against 672 with the polychoric correlation and 594 in the data). Measured
+(``benchmarks/copula_calibration.py``: the GSS wage table's prestige slope at ε = 4, seeds 0-2, 675 fitted to the
+noisy table and 638 even to the real one, against 671 with the polychoric correlation and 594 in the data). Measured
 over ten seeds (``benchmarks/README.md``, "Synthesis for inference"), the CI overlap of each table's regression: the
-youth survey's weight and height, close to jointly normal, keep their regression at ε = 1 (-0.06 → 0.45) and come
+youth survey's weight and height, close to jointly normal, keep their regression at ε = 1 (-0.06 → 0.46) and come
 out a little steep at ε = 4 (0.53 → 0.50); London pupils' two exam scores gain at both ε (-0.38 → -0.12, 0.44 →
-0.69); the GSS wage table's heavy-tailed income against heaped prestige scores comes out far too steep at ε = 4
-(0.70 → 0.25). So the user, who knows the amounts, chooses it.
+0.68); the GSS wage table's heavy-tailed income against heaped prestige scores comes out far too steep at ε = 4
+(0.70 → 0.30). So the user, who knows the amounts, chooses it.
 
 **Privacy.** Post-processing of the fitted model's one- and two-way marginals and of the released shapes: no
 record is read (Dwork and Roth 2014, Proposition 2.1). The released rank sums of the analyses' responses
