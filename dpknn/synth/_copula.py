@@ -207,8 +207,8 @@ def copula_ranks(copula, codes, gen, *, sweeps=None):
         held = np.flatnonzero((int(p) >> np.arange(k)) & 1)
         if held.size == 0:
             continue
-        rows = np.flatnonzero(pattern == p)
+        cells = np.ix_(held, np.flatnonzero(pattern == p))
         r = copula.correlation[np.ix_(held, held)]
-        z = _gibbs(r, lo[np.ix_(held, rows)], hi[np.ix_(held, rows)], gen, sweeps_for(r) if sweeps is None else sweeps)
-        out[np.ix_(held, rows)] = _rank_inside(z, lo[np.ix_(held, rows)], hi[np.ix_(held, rows)])
+        z = _gibbs(r, lo[cells], hi[cells], gen, sweeps_for(r) if sweeps is None else sweeps)
+        out[cells] = _rank_inside(z, lo[cells], hi[cells])
     return {a: out[j] for j, a in enumerate(copula.amounts)}

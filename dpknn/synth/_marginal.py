@@ -114,6 +114,7 @@ from dpknn.utils._validation import (
     Interval,
     Options,
     check_is_fitted,
+    check_params,
     check_positive_int,
     check_rng,
     check_unit_interval,
@@ -454,7 +455,7 @@ class Prepared:
     """A fit's public plan: the discretisation, which attributes may not be missing, the public
     MCAR rates of the attributes measured on their observed rows (0 elsewhere), the budget and
     its quantile part (exact), the bins mode, the attributes whose quantiles are released and the
-    levels of their recursion."""
+    levels of their recursion, and the amounts the within-bin copula draws together (:func:`joint_amounts`)."""
 
     disc: Discretization
     never: np.ndarray
@@ -469,6 +470,7 @@ class Prepared:
     ranks: Fraction = Fraction(0)
     heaped: list = ()
     narrow: Fraction = Fraction(0)
+    joint: tuple = ()
 
     @property
     def gapless(self):
@@ -598,9 +600,10 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             quantile_part = unit * (bought + 1) * len(wide) + narrow
         analyses = analysis_pairs(self.analyses, disc.names)
         wide_names = {a.name for a in wide}
-        if self.within_bin not in WITHIN_BIN:
-            raise ValueError(f"within_bin must be one of {list(WITHIN_BIN)}, got {self.within_bin!r}.")
-        joint = set(joint_amounts(analyses, disc.names, wide_names)) if self.within_bin == "copula" else set()
+        within = check_params({"within_bin": MARGINAL_CONSTRAINTS["within_bin"]},
+                              {"within_bin": self.within_bin})["within_bin"]
+        # In "auto" mode every binned amount gets a released shape, so these are the fit's shaped amounts.
+        joint = joint_amounts(analyses, disc.names, wide_names) if within == "copula" and mode == "auto" else ()
         # Rank sums are bought only where a response with quantiles has a covariate outside the copula's amounts
         # (public: the analyses and the domains); the copula's pairs cost nothing.
         shaped = mode == "auto" and bought > 0 and any(disc.names[y] in wide_names and any(x not in joint for x in xs)
@@ -609,7 +612,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
                                              why="the rest fits the model")) if shaped else Fraction(0)
         return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode,
                         wide if bought or mode == "auto" else [], bought, ranks * (1 - quantile_part) * budget.total,
-                        heaped, narrow * budget.total)
+                        heaped, narrow * budget.total, joint)
 
     @abc.abstractmethod
     def candidate_sets(self, disc):
@@ -687,8 +690,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         by_name = {q.name: q for q in quantiles} if plan.mode == "auto" else {}
         self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
         ext_sizes = disc.sizes + ~plan.gapless   # an attribute measured on its observed rows has no gap code
-        self.joint_ = (joint_amounts(analysis_pairs(self.analyses, disc.names), disc.names, set(by_name))
-                       if self.within_bin == "copula" else ())
+        self.joint_ = plan.joint
         if self.within_bin == "copula" and not self.joint_:
             logger.warning("within_bin='copula' draws nothing together: the analyses name fewer than two amounts with "
                            "released quantile shapes (bins='auto'); values are drawn inside their bins as with "
