@@ -265,9 +265,9 @@ class MSTSynthesizer(MarginalSynthesizer):
         How the amounts with released quantile shapes (``bins="auto"``) that the analyses name are drawn
         inside their bins: each by its released rank sums, or (two or more of them) together by a
         Gaussian copula of the fitted model (:mod:`dpknn.synth._copula`; post-processing, no budget),
-        the rank sums then bought only for the covariates outside it. The copula is an assumption about the data: it kept the youth
-        survey's height slope at ε = 1 and steepened the GSS wage table's prestige slope
-        (``docs/synthesis.md``, "Analyses").
+        the rank sums then bought only for the covariates outside it. The copula is an assumption about
+        the data: it kept the youth survey's height slope at ε = 1 and steepened the GSS wage table's
+        prestige slope (``docs/synthesis.md``, "Analyses").
     n_rows : int or None
         A public or released number of rows (a census total, or
         :class:`~dpknn.synth.AutoSynthesizer`'s released count; never ``len(X)``). With
