@@ -432,6 +432,26 @@ def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
         assert side["max_rows_is"].startswith("released") and side["max_rows"] > 3000
 
 
+def test_synth_quantile_share_reaches_the_estimator_and_is_refused_where_none_is_bought(tmp_path):
+    from dpknn.datasets._census import make_census
+
+    make_census(1000, rng=0).to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "a.toml").write_text(ATTRIBUTES)
+    common = ["synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "1", "--rows", "50", "--seed", "0"]
+    shares = []
+    for share in ("0.1", "0.3"):
+        res = run(*common, "--output", f"{share}.csv", "--method", "mst", "--quantile-share", share, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        shares.append(json.loads((tmp_path / f"{share}.csv.json").read_text())["quantile_share"])
+    # MST given no row count buys every level: INCWAGE's 6 levels and point masses spend the share asked for, in 7
+    # parts, and the narrow Ordinal AGE's histogram one part more (taken from the model's budget).
+    assert shares == [pytest.approx(0.1 * 8 / 7, rel=1e-12), pytest.approx(0.3 * 8 / 7, rel=1e-12)]
+    res = run(*common, "--output", "o.csv", "--method", "columnwise", "--quantile-share", "0.2", cwd=tmp_path)
+    assert res.returncode == 2 and "--quantile-share does not apply to --method columnwise" in res.stderr
+    res = run(*common, "--output", "o.csv", "--quantile-share", "1", cwd=tmp_path)
+    assert res.returncode == 2 and "quantile_share" in res.stderr and not (tmp_path / "o.csv").exists()
+
+
 def test_synth_refuses_bad_input(tmp_path):
     (tmp_path / "a.toml").write_text(ATTRIBUTES)
     pd.DataFrame({"AGE": [1, 200], "SEX": [1, 2], "INCWAGE": [0, 1]}).to_csv(tmp_path / "in.csv", index=False)
