@@ -375,6 +375,16 @@ def add_synth_parser(sub):
                         "epsilon-DP (delta = 0), or auto (default): Gaussian when quantiles are released (the default "
                         "bins of a numeric attribute), else the one with the smaller expected error for the planned "
                         "tables; the sidecar names the one used")
+    _add_gan_options(p)
+    _add_folder_options(p)
+    add_progress(p)
+    add_seed(p)
+    add_na_values(p)
+    p.set_defaults(func=_cmd_synth)
+
+
+def _add_gan_options(p):
+    """The options of ``dpknn synth --method dpmisgan`` (``--input-rows`` is taken by aim and mst too)."""
     gan = p.add_argument_group("dpmisgan")
     gan.add_argument("--input-rows", type=int, default=None,
                      help="public number of input rows: sets the sampling rate and the step count (required); also "
@@ -387,11 +397,6 @@ def add_synth_parser(sub):
                           "share of epsilon (default 0.9; "
                           "0: MisGAN's adversarial losses alone)")
     gan.add_argument("--gaps", action="store_true", help="write the learnt missingness pattern (gaps) too")
-    _add_folder_options(p)
-    add_progress(p)
-    add_seed(p)
-    add_na_values(p)
-    p.set_defaults(func=_cmd_synth)
 
 
 def _add_folder_options(p):
