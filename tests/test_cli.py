@@ -432,7 +432,7 @@ def test_synth_writes_rows_and_public_sidecar(tmp_path, method):
         assert side["max_rows_is"].startswith("released") and side["max_rows"] > 3000
 
 
-def test_synth_quantile_share_reaches_the_estimator_and_is_refused_where_none_is_bought(tmp_path):
+def test_synth_quantile_share_reaches_the_estimator_and_is_refused_by_a_method_without_it(tmp_path):
     from dpknn.datasets._census import make_census
 
     make_census(1000, rng=0).to_csv(tmp_path / "in.csv", index=False)
