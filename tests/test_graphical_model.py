@@ -15,6 +15,7 @@ from dpknn.synth._graphical_model import (
     fit_model,
     junction_tree,
     marginal_table,
+    model_cells,
     project_simplex,
     round_counts,
 )
@@ -66,6 +67,17 @@ def test_junction_tree_covers_the_cliques_and_has_the_running_intersection(seed,
         assert len(tops) == 1
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 7))
+def test_model_cells_is_the_junction_trees_size(seed, d):
+    rng = np.random.default_rng(seed)
+    sizes = tuple(int(s) for s in rng.integers(1, 6, d))
+    cliques = _random_cliques(rng, d)
+    assert model_cells(sizes, cliques) == junction_tree(sizes, cliques).size(sizes)
+    # a triangulation holding a duplicated or contained clique counts it once
+    assert model_cells(sizes, cliques + cliques[:1]) == junction_tree(sizes, cliques).size(sizes)
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 5))
 def test_marginals_equal_brute_force(seed, d):
@@ -94,12 +106,12 @@ def _random_tree(seed, d):
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 5))
 def test_gradient_is_exact(seed, d):
-    from dpknn.synth._graphical_model import _objective  # the private piece under test
+    from dpknn.synth._graphical_model import _objective, _table  # the private pieces under test
 
     rng, sizes, tree, shapes = _random_tree(seed, d)
     ms = [Measurement(c, rng.normal(10, 3, [sizes[v] for v in c]), 1.0) for c in tree.cliques]
     ms += [Measurement((v,), rng.normal(5, 1, sizes[v]), 2.0) for v in range(d)]
-    measured = [(tree.covering(m.attributes), m.attributes, m.counts, 1 / m.sigma**2) for m in ms]
+    measured = [_table(tree, sizes, m.attributes, m.counts, 1 / m.sigma**2) for m in ms]
     theta = rng.normal(size=sum(r * k for r, k in shapes))
     f = lambda t: _objective(t, tree, sizes, shapes, measured, 7.0)   # noqa: E731
     grad = f(theta)[1]

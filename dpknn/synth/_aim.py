@@ -75,7 +75,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpknn.mechanisms._selection import ExponentialMechanism
-from dpknn.synth._graphical_model import fit_model, junction_tree
+from dpknn.synth._graphical_model import fit_model, junction_tree, model_cells
 from dpknn.synth._marginal import (
     ANALYSIS_WEIGHT,
     MARGINAL_CONSTRAINTS,
@@ -143,7 +143,7 @@ def affordable(candidates, cliques, sizes, limit):
     tree = junction_tree(sizes, cliques)
     out = {}
     for r, w in candidates.items():
-        if tree.covering(r) is not None or junction_tree(sizes, [*tree.cliques, r]).size(sizes) <= limit:
+        if tree.covering(r) is not None or model_cells(sizes, [*tree.cliques, r]) <= limit:
             out[r] = w
     return out
 
