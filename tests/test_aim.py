@@ -145,8 +145,8 @@ def test_refusals():
     with pytest.raises(ValueError, match="must exceed the 5 round shares of the first tables"):
         AIMSynthesizer(ATTRS, epsilon=1.0, rounds=5, rng=0).fit(df)
     # An analysis table is measured first with ANALYSIS_WEIGHT shares: the 4 one-way tables, then INCOME with AGE
-    # (also the universe's edge) and with SEX, 3 each.
-    with pytest.raises(ValueError, match="must exceed the 10 round shares"):
+    # (also the universe's edge) and with SEX, 3 each, and the complete-case table of INCOME's status, AGE and SEX.
+    with pytest.raises(ValueError, match="must exceed the 11 round shares"):
         AIMSynthesizer(ATTRS, epsilon=1.0, rounds=10, analyses=["INCOME ~ AGE + SEX"], rng=0).fit(df)
     with pytest.raises(ValueError, match="max_model_size"):
         AIMSynthesizer(ATTRS, epsilon=1.0, max_model_size=0).fit(df)
@@ -225,3 +225,100 @@ def test_auto_noise_fits_with_what_it_chose_and_publishes_it():
     assert AIMSynthesizer(ATTRS, epsilon=1.0, noise="auto", rounds=8).plan().budget.noise == "gaussian"
     assert (few.noise_, few.delta_, few.public_params()["noise"]) == ("laplace", 0.0, "laplace")
     assert (many.noise_, many.delta_, many.public_params()["noise"]) == ("gaussian", 1e-9, "gaussian")
+
+
+# --- complete-case tables (issue 48) ---------------------------------------------------------------------
+def test_complete_case_tables_are_measured_first_by_the_responses_status_and_the_budget_is_exact():
+    df = people(4000)
+    model = AIMSynthesizer(ATTRS, epsilon=1.0, analyses=["INCOME ~ AGE + SEX + WORK"], rng=0).fit(df)
+    names = [a.name for a in ATTRS]
+    y = names.index("INCOME")
+    disc = model.discretization_
+    k = disc.value_codes(disc.attributes[y])
+    coarse = [m for m in model.measurements_ if m.groups is not None]
+    assert sorted(tuple(names[v] for v in m.attributes[1:]) for m in coarse) == [
+        ("AGE", "SEX"), ("AGE", "WORK"), ("SEX", "WORK")]
+    for m in coarse:
+        # every value of INCOME one group, not applicable (its universe) and missing one each
+        assert m.attributes[0] == y and m.groups[0] == (0,) * k + (1, 2) and m.groups[1:] == (None, None)
+        assert m.counts.shape[0] == 3
+    first = [r for r in model.rounds_ if r.cost_select == 0]
+    assert [r.groups for r in first if r.groups is not None] == [m.groups for m in coarse]
+    one_way = min(r.cost_measure for r in first)
+    assert all(r.cost_measure == one_way for r in first if r.groups is not None)
+    assert sum(r.cost_select + r.cost_measure for r in model.rounds_) <= Fraction(zcdp_rho(1.0, 1e-9))
+    pub = model.public_params()
+    assert [e[2] for e in pub["measured"] if len(e) == 3] == [{"status_of": "INCOME"}] * 3
+    # A response never missing and without a universe has one status: no such table.
+    plain = AIMSynthesizer(ATTRS, epsilon=1.0, analyses=["AGE ~ SEX + WORK"], never_missing=["AGE"], rng=0).fit(df)
+    assert all(m.groups is None for m in plain.measurements_)
+    # One covariate alone selecting (SEX and AGE do not): no table.
+    strengths = model.selection_strengths_
+    assert strengths[(y, names.index("SEX"))] < 0.1 <= min(strengths[(y, names.index(x))] for x in ("AGE", "WORK"))
+    one = AIMSynthesizer(ATTRS, epsilon=1.0, analyses=["INCOME ~ AGE + SEX"], rng=0).fit(df)
+    assert all(m.groups is None for m in one.measurements_)
+    # Only the tables whose model fits the size limit are measured.
+    small = AIMSynthesizer(ATTRS, epsilon=1.0, analyses=["INCOME ~ AGE + SEX + WORK"], max_model_size=800,
+                           rng=0).fit(df)
+    assert 0 < sum(m.groups is not None for m in small.measurements_) < 3
+
+
+def test_a_complete_case_table_moves_one_cell_by_one_on_every_neighbour_and_the_control_fails():
+    """A record counts in exactly one cell of (INCOME's status, AGE, WORK): L1 and L2 sensitivity 1, the noise's
+    calibration. Negative control: a grouping that counts a missing INCOME as observed too moves two cells."""
+    from dpknn.synth._graphical_model import coarsen
+    from dpknn.synth._marginal import response_status
+
+    disc = Discretization(ATTRS, 10)
+    ext = disc.sizes + 1
+    groups = (response_status(disc, ext, 3), None, None)
+
+    def table(frame, *, broken=False):
+        t = _counts(frame, disc)[(3, 0, 2)]
+        if not broken:
+            return coarsen(t, groups)
+        out = coarsen(t, groups)
+        out[0] += t[-1]    # the missing code counted in the observed group as well
+        return out
+
+    df = people(300, seed=4)
+    base = table(df)
+    for i in range(0, 300, 7):
+        for neighbour in (df.drop(index=i), pd.concat([df, df.iloc[[i]]], ignore_index=True)):
+            diff = np.abs(table(neighbour) - base)
+            assert diff.sum() == 1 and diff.max() == 1
+    missing = int(np.flatnonzero(df.INCOME.isna() & (df.AGE >= 15))[0])
+    assert np.abs(table(df.drop(index=missing), broken=True) - table(df, broken=True)).sum() == 2
+
+
+def test_complete_case_tables_keep_the_covariates_law_among_the_observed_responses(monkeypatch):
+    """y (independent of a and b) is missing where exactly one of a and b is high or either is below 2: both
+    select the complete cases (y's gap rate from 0.5 to 1 across each one's values), and a and b correlate among
+    them (0.64) and not at all in all rows. Which records are complete is not additive in a and b, so no model of
+    the pairs' tables draws it: at ε = 1 AIM measures no three-way table, and without the complete-case tables the
+    correlation is lost. Negative control: the same fit without them."""
+    from dpknn import Ordinal
+
+    rng = np.random.default_rng(0)
+    n = 6000
+    a, b = rng.integers(0, 10, n), rng.integers(0, 10, n)
+    y = rng.integers(0, 28, n).astype(float)
+    y[((a >= 5) != (b >= 5)) | (a < 2) | (b < 2)] = np.nan
+    df = pd.DataFrame({"y": y, "a": a, "b": b})
+    attrs = [Ordinal("y", 0, 27), Ordinal("a", 0, 9), Ordinal("b", 0, 9)]
+
+    def complete_case_correlation(frame):
+        cc = frame.dropna()
+        return float(np.corrcoef(cc.a, cc.b)[0, 1])
+
+    real = complete_case_correlation(df)
+    fit = AIMSynthesizer(attrs, epsilon=1.0, analyses=["y ~ a + b"], rng=0).fit(df)
+    kept = complete_case_correlation(fit.sample(n, rng=1))
+    monkeypatch.setattr(aim_module, "complete_case_tables", lambda *args: [])
+    pairs = AIMSynthesizer(attrs, epsilon=1.0, analyses=["y ~ a + b"], rng=0).fit(df)
+    assert all(m.groups is None for m in pairs.measurements_)
+    lost = complete_case_correlation(pairs.sample(n, rng=1))
+    assert all(len(r.attributes) < 3 for r in pairs.rounds_)
+    assert min(fit.selection_strengths_.values()) > 0.15
+    assert fit.public_params()["selection_strengths"][0][:2] == ["y", "a"]
+    assert real > 0.6 and kept > 0.25 and abs(lost) < 0.1

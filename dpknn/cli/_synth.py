@@ -356,7 +356,8 @@ def add_synth_parser(sub):
     p.add_argument("--analysis", action="append", default=None, metavar="'Y ~ X1 + X2'",
                    help="auto, aim and mst (repeatable): a regression the analyst will fit on the file (public); the "
                         "tables of Y with each X are measured first, weigh more in AIM's workload, and Y's values "
-                        "inside its bins follow each X (released rank sums, docs/synthesis.md)")
+                        "inside its bins follow each X (released rank sums); AIM also measures Y's complete cases "
+                        "with pairs of X where two X or more select them (docs/synthesis.md, 'Analyses')")
     p.add_argument("--within-bin", default=None, choices=["ranks", "copula"],
                    help="auto, aim and mst, with --analysis: how the amounts an analysis names are drawn inside their "
                         "bins: 'ranks' (default) each by its released rank sums; 'copula' together, by a Gaussian "

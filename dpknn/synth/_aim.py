@@ -9,7 +9,11 @@ of public universes the way :mod:`dpknn.synth._mst` is (:mod:`dpknn.synth._margi
    MST gives its analysis tables that many times an edge's share. At ρ_m they were the noisiest
    tables of the fit: the rounds re-measure what scores worst, and on the GSS wage table at ε = 1
    they never came back to income x age, whose association the model kept 14 % weak (age's slope
-   238 against 268; 254 at 3·ρ_m, ``benchmarks/within_bin_loss.py``).
+   238 against 268; 254 at 3·ρ_m, ``benchmarks/within_bin_loss.py``). Then, where those released
+   tables show a covariate selecting the response's complete cases, the **complete-case tables**
+   (the response coarsened to observed or not, with a pair of covariates; ρ_m each;
+   :func:`~dpknn.synth._marginal.complete_case_tables`), within the model's size limit; the rounds'
+   size allowance then grows from the cells they force to the limit.
 2. **Repeat** until the budget is spent:
 
    a. **Select** the attribute set r among the candidates (every subset of a workload set,
@@ -31,7 +35,9 @@ of public universes the way :mod:`dpknn.synth._mst` is (:mod:`dpknn.synth._margi
 
 - Budget ρ and the quantiles' part ρ_q as in :mod:`dpknn.synth._marginal`; AIM spends R = ρ − ρ_q.
 - Step 1: d + u + a tables (a the analysis tables), each ρ_m-zCDP or, an analysis table,
-  ANALYSIS_WEIGHT·ρ_m-zCDP (L2 sensitivity 1; Canonne, Kamath, Steinke 2020, Theorem 4).
+  ANALYSIS_WEIGHT·ρ_m-zCDP (L2 sensitivity 1; Canonne, Kamath, Steinke 2020, Theorem 4); then c
+  complete-case tables, each ρ_m-zCDP (a record counts in one cell of the coarsened table: L2
+  sensitivity 1), which ones chosen from the released tables (post-processing; ``docs/privacy.md``).
 - Step 2a: :class:`~dpknn.mechanisms.ExponentialMechanism` with ε_s the largest float with
   ε_s²/8 ≤ ρ_s = 0.1·ρ/T (scaled as step 2d says), which is ε_s-bounded-range and so
   ε_s²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2).
@@ -79,10 +85,13 @@ from dpknn.synth._graphical_model import fit_model, junction_tree, model_cells
 from dpknn.synth._marginal import (
     ANALYSIS_WEIGHT,
     MARGINAL_CONSTRAINTS,
+    SELECTION_SD,
     MarginalSynthesizer,
     analysis_pairs,
+    complete_case_tables,
     edge_weights,
     measure,
+    selection_strength,
     universe_edges,
 )
 from dpknn.utils._progress import progress_bar
@@ -105,11 +114,13 @@ ROUND_TOL = 1e-10   # a round's estimate only scores the next candidates: looser
 @dataclass(frozen=True)
 class Round:
     """One round's public record: the chosen ``attributes`` and the cost of the choice and of the
-    measurement (exact fractions: ρ under zCDP, ε under pure DP)."""
+    measurement (exact fractions: ρ under zCDP, ε under pure DP); ``groups`` the coarsening of a complete-case
+    table (:func:`~dpknn.synth._marginal.complete_case_tables`), None for a table of the attributes' codes."""
 
     attributes: tuple
     cost_select: Fraction
     cost_measure: Fraction
+    groups: tuple | None = None
 
 
 def auto_model_size(epsilon):
@@ -222,6 +233,9 @@ class AIMSynthesizer(MarginalSynthesizer):
         The fitted distribution (post-processing of ``measurements_``).
     max_model_size_ : int
         The model's size limit used (``max_model_size``, or "auto"'s value for ``epsilon``).
+    selection_strengths_ : dict
+        {(y, x): selection strength} of each analysis' response y and covariate x, read from their released first
+        table (:func:`~dpknn.synth._marginal.selection_strength`); it decides the complete-case tables.
     bin_edges_, public_edges_, noise_, rho_, epsilon_, delta_ :
         As :class:`~dpknn.synth.MSTSynthesizer`'s.
 
@@ -322,9 +336,41 @@ class AIMSynthesizer(MarginalSynthesizer):
         ``model_size()`` (counted without the gap codes, to keep every one that might fit) is never chosen."""
         fixed, candidates, _ = self._candidates(disc)
         first = [(a,) for a in range(len(disc.names))] + [tuple(sorted(e)) for e in fixed]
+        # Every complete-case table an analysis may have (whether its response has a gap code is the fit's to see).
+        every_gap = disc.sizes + 1
+        first += [tuple(sorted(t)) for t, _ in complete_case_tables(analysis_pairs(self.analyses, disc.names), disc,
+                                                                     every_gap)]
         limit = self.model_size()
         fits = [r for r in candidates if math.prod(int(disc.sizes[a]) for a in r) <= limit]
         return list(dict.fromkeys([*first, *fits]))
+
+    def _complete_case_tables(self, disc, sizes, measurements, limit):
+        """The complete-case tables measured after the first tables (:func:`~dpknn.synth._marginal.complete_case_tables`
+        says why), in order: where two or more of an analysis' covariates select its response's complete cases in the
+        released first tables (:data:`~dpknn.synth._marginal.SELECTION_SD`; post-processing), those of each pair
+        holding one of them, each while the model it forces with the first tables and those before it stays within
+        ``limit`` cells (public: the sizes and the limit). Also {(y, x): selection strength} of every analysis table
+        measured, for the record."""
+        released = {frozenset(m.attributes): m for m in measurements if len(m.attributes) == 2 and m.groups is None}
+        strength = {}
+        for y, xs in analysis_pairs(self.analyses, disc.names):
+            for x in xs:
+                m = released.get(frozenset((y, x)))
+                if m is not None and y != x:
+                    table = m.counts if m.attributes[0] == y else m.counts.T
+                    strength[(y, x)] = selection_strength(table, disc.value_codes(disc.attributes[y]),
+                                                          disc.value_codes(disc.attributes[x]))
+        selective = {k for k, v in strength.items() if v >= SELECTION_SD}
+        out = []
+        first = [m.attributes for m in measurements]
+        for t, groups in complete_case_tables(analysis_pairs(self.analyses, disc.names), disc, sizes):
+            y, a, b = t
+            # Two covariates or more select y's complete cases (SELECTION_SD says why), and this pair holds one.
+            jointly = sum(1 for (r, _) in selective if r == y) >= 2
+            if jointly and ((y, a) in selective or (y, b) in selective) and \
+                    model_cells(sizes, [*first, *(u for u, _ in out), t]) <= limit:
+                out.append((t, groups))
+        return out, strength
 
     def select_and_fit(self, counts, budget, src, *, disc, rates):
         """Steps 1-2 (module docstring) with ``budget.total`` (ρ, or ε under pure DP) in all; AIM takes
@@ -338,16 +384,29 @@ class AIMSynthesizer(MarginalSynthesizer):
         first = [(a,) for a in range(d)] + [tuple(e) for e in fixed]
         rounds = 16 * d if self.rounds is None else self.rounds
         weights = edge_weights(first, analysis_tables, 0)   # ANALYSIS_WEIGHT for an analysis table, as in MST
-        if rounds <= sum(weights):
-            raise ValueError(f"rounds ({rounds}) must exceed the {sum(weights)} round shares of the first tables "
-                             f"(one per attribute and universe edge, {ANALYSIS_WEIGHT} per analysis table).")
+        # Checked before anything is measured, with every complete-case table an analysis may have (public).
+        most = len(complete_case_tables(analysis_pairs(self.analyses, disc.names), disc, sizes))
+        if rounds <= sum(weights) + most:
+            raise ValueError(f"rounds ({rounds}) must exceed the {sum(weights) + most} round shares of the first "
+                             f"tables (one per attribute, universe edge and complete-case table, {ANALYSIS_WEIGHT} "
+                             "per analysis table).")
         rho_m, rho_s = 9 * rho / (10 * rounds), rho / (10 * rounds)
         costs = [rho_m * w for w in weights]
         measurements = [measure(counts, r, c, src, budget=budget) for r, c in zip(first, costs)]
-        used = sum(costs, Fraction(0))
+        self.rounds_ = [Round(r, Fraction(0), c) for r, c in zip(first, costs)]
+        coarse, self.selection_strengths_ = self._complete_case_tables(disc, sizes, measurements, limit)
+        # The cells the complete-case tables force into the model (public): the rounds' size allowance grows from
+        # there to the limit, as it grows from 0 without them, so that they do not stop the rounds from adding the
+        # tables they would have added (forcing a 9,500-cell clique at ε = 1 had held the GSS wage table's rounds
+        # inside it for half the budget: its CI overlap 0.18 -> -0.02, and 0.21 with this).
+        forced = (model_cells(sizes, [*first, *(t for t, _ in coarse)]) - model_cells(sizes, first)) if coarse else 0
+        for t, groups in coarse:
+            measurements.append(measure(counts, t, rho_m, src, budget=budget, groups=groups))
+            self.rounds_.append(Round(t, Fraction(0), rho_m, groups))
+            first.append(t)
+        used = sum((r.cost_measure for r in self.rounds_), Fraction(0))
         model = fit_model(sizes, first, measurements, iterations=self.iterations)
         marginals = model.clique_marginals()
-        self.rounds_ = [Round(r, Fraction(0), c) for r, c in zip(first, costs)]
         bar = progress_bar(progress=self.progress, total=100, desc="AIM", unit="% of rho")
         last = False
         while not last:
@@ -358,7 +417,7 @@ class AIMSynthesizer(MarginalSynthesizer):
             used += cost
             noise_abs = budget.expected_abs(rho_m)
             allowed = affordable(candidates, [m.attributes for m in measurements], sizes,
-                                 limit * float(used / rho))
+                                 forced + (limit - forced) * float(used / rho))
             keys = list(allowed)
             scores = candidate_scores(allowed, counts, model, noise_abs, cliques=marginals)
             r = keys[ExponentialMechanism(epsilon=eps, sensitivity=sensitivity).select(scores, rng=src)]
@@ -386,7 +445,10 @@ class AIMSynthesizer(MarginalSynthesizer):
         measured with their noise and every round's released choice with its costs."""
         names = self.discretization_.names
         return {**super().released_params(),
-                "measured": [[[names[v] for v in m.attributes], m.sigma] for m in self.measurements_],
+                "selection_strengths": [[names[y], names[x], v] for (y, x), v in self.selection_strengths_.items()],
+                "measured": [[[names[v] for v in m.attributes], m.sigma,
+                              *([] if m.groups is None else [{"status_of": names[m.attributes[0]]}])]
+                             for m in self.measurements_],
                 "workload": self.workload if isinstance(self.workload, int)
                 else [list(w) for w in self.workload], "max_model_size": self.max_model_size_,
                 "rounds": [[list(self.discretization_.names[v] for v in r.attributes), float(r.cost_select),

@@ -4,9 +4,12 @@ Input: released count tables y_m of attribute sets S_m, with public noise standa
 σ_m, and a set of cliques covering every S_m. Output: the distribution μ that is Markov with
 respect to a triangulation of the cliques' graph (a decomposable model) minimising
 
-    L(μ) = Σ_m ‖n̂ μ_{S_m} − y_m‖² / (2 σ_m²),
+    L(μ) = Σ_m ‖n̂ A_m μ_{S_m} − y_m‖² / (2 σ_m²),
 
-n̂ the total released by the tables (their inverse-variance weighted sums). This is
+n̂ the total released by the tables (their inverse-variance weighted sums), A_m the identity or, for a
+table of coarsened attributes (:func:`coarsen`: public groups of an attribute's codes), the sum over each
+group, a linear query whose gradient goes back through A_mᵀ (McKenna, Sheldon, Miklau 2019 take any linear
+measurement). This is
 private-pgm's estimator (McKenna, Sheldon, Miklau 2019, §4), which minimises the same L by
 entropic mirror descent on the potentials of a Markov random field with marginals from belief
 propagation on a junction tree. Here the model is parametrised directly by its junction tree:
@@ -69,6 +72,7 @@ __all__ = [
     "GraphicalModel",
     "JunctionTree",
     "Measurement",
+    "coarsen",
     "estimate_total",
     "fit_model",
     "junction_tree",
@@ -85,11 +89,44 @@ logger = logging.getLogger(__name__)
 class Measurement:
     """A released count table: ``attributes`` (indices, axes in that order), the noisy integer
     ``counts`` and the public standard deviation ``sigma`` of their noise (for the estimator,
-    both may be divided by a public observation probability: :func:`~dpknn.synth._marginal.rescaled`)."""
+    both may be divided by a public observation probability: :func:`~dpknn.synth._marginal.rescaled`).
+    ``groups``, when given, holds per attribute None (kept) or the public group of each of its codes: the
+    table then counts the coarsened attributes (:func:`coarsen`)."""
 
     attributes: tuple
     counts: np.ndarray
     sigma: float
+    groups: tuple | None = None
+
+    def __post_init__(self):
+        if self.groups is not None and len(self.groups) != len(self.attributes):
+            raise ValueError(f"groups must give one grouping (or None) per attribute of {self.attributes}.")
+
+
+def coarsen(table, groups):
+    """``table`` summed over the groups of codes of each axis: ``groups`` holds per axis None (kept) or the group
+    (0, 1, ...) of each of its codes, so the result counts the coarsened attributes. A linear map, applied alike to a
+    table of counts (the query) and to the model's marginal (the estimate); None: the table itself."""
+    for axis, g in enumerate(groups or ()):
+        if g is not None:
+            table = np.moveaxis(np.tensordot(_group_matrix(g, table.dtype), table, axes=([1], [axis])), 0, axis)
+    return table
+
+
+def _spread(table, groups):
+    """The adjoint of :func:`coarsen`: each group's entry copied to each of its codes (the gradient's way back)."""
+    for axis, g in enumerate(groups or ()):
+        if g is not None:
+            table = np.moveaxis(np.tensordot(_group_matrix(g).T, table, axes=([1], [axis])), 0, axis)
+    return table
+
+
+def _group_matrix(g, dtype=np.float64):
+    """The 0/1 matrix (groups, codes) of the grouping ``g``, in ``dtype`` (integer counts stay integers)."""
+    g = np.asarray(g, dtype=np.int64)
+    out = np.zeros((int(g.max()) + 1, g.size), dtype=dtype)
+    out[g, np.arange(g.size)] = 1
+    return out
 
 
 def project_simplex(v):
@@ -349,7 +386,8 @@ class _Table(NamedTuple):
     ``attributes``, its ``counts`` (axes in the attributes' order) and ``weight``, and the axes that project the
     clique's marginal onto it (``summed``, then ``order``) and take a table on it back to the clique's axes
     (``back``, then ``back_shape``): the operations of :func:`marginal_table` and :func:`_broadcast_to`, worked out
-    once per fit, since the loss reads them thousands of times."""
+    once per fit, since the loss reads them thousands of times; ``groups`` those of a coarsened table
+    (:class:`Measurement`)."""
 
     clique: int
     attributes: tuple
@@ -359,16 +397,17 @@ class _Table(NamedTuple):
     order: tuple
     back: tuple
     back_shape: tuple
+    groups: tuple | None
 
 
-def _table(tree, sizes, attributes, counts, weight):
+def _table(tree, sizes, attributes, counts, weight, groups=None):
     c = tree.covering(attributes)
     variables = tree.cliques[c]
     attributes = tuple(attributes)
     rest = [v for v in variables if v in attributes]
     return _Table(c, attributes, counts, weight, tuple(i for i, v in enumerate(variables) if v not in attributes),
                   tuple(rest.index(v) for v in attributes), tuple(attributes.index(v) for v in rest),
-                  tuple(sizes[v] if v in attributes else 1 for v in variables))
+                  tuple(sizes[v] if v in attributes else 1 for v in variables), groups)
 
 
 def _loss_and_gradient(mu, tree, sizes, measured, total):
@@ -377,9 +416,9 @@ def _loss_and_gradient(mu, tree, sizes, measured, total):
     loss = 0.0
     for t in measured:
         m = mu[t.clique].sum(axis=t.summed) if t.summed else mu[t.clique]   # a whole clique: nothing to sum
-        r = total * np.transpose(m, t.order) - t.counts
+        r = total * coarsen(np.transpose(m, t.order), t.groups) - t.counts
         loss += 0.5 * t.weight * float((r * r).sum())
-        g[t.clique] = g[t.clique] + np.transpose(t.weight * total * r, t.back).reshape(t.back_shape)
+        g[t.clique] = g[t.clique] + np.transpose(_spread(t.weight * total * r, t.groups), t.back).reshape(t.back_shape)
     return loss, g
 
 
@@ -407,7 +446,8 @@ def _initial(tree, sizes, shapes, start, measured, total):
     warm start; exact where ``start`` is in the new family), else the independence model of the
     one-way tables projected onto the simplex (uniform where an attribute has none)."""
     if start is None:
-        one = {t.attributes[0]: project_simplex(t.counts / total) for t in measured if len(t.attributes) == 1}
+        one = {t.attributes[0]: project_simplex(t.counts / total) for t in measured
+               if len(t.attributes) == 1 and t.groups is None}
         one = [one.get(v, np.full(sizes[v], 1.0 / sizes[v])) for v in range(len(sizes))]
     else:
         marginals = start.clique_marginals()
@@ -504,14 +544,16 @@ def fit_model(sizes, cliques, measurements, *, start=None, iterations=2000, tol=
     total = estimate_total(measurements)
     # Tables of one attribute set pool into their inverse-variance weighted mean: Σ_i w_i ‖n̂μ − y_i‖²
     # equals (Σ_i w_i) ‖n̂μ − ȳ‖² plus a constant, so L keeps its minimiser at a fraction of the cost.
+    # A coarsened table is another query of its set: keyed apart.
     pooled = {}
     for m in measurements:
-        key = tuple(sorted(m.attributes))
-        y = np.transpose(m.counts.astype(np.float64), [list(m.attributes).index(v) for v in key])
+        order = sorted(range(len(m.attributes)), key=lambda i: m.attributes[i])
+        key = (tuple(m.attributes[i] for i in order), None if m.groups is None else tuple(m.groups[i] for i in order))
+        y = np.transpose(m.counts.astype(np.float64), order)
         w, acc = pooled.get(key, (0.0, 0.0))
         pooled[key] = (w + 1.0 / m.sigma**2, acc + y / m.sigma**2)
     scale = 1.0 / (total**2 * max(w for w, _ in pooled.values()))   # L of order the number of cells
-    measured = [_table(tree, sizes, a, acc / w, w * scale) for a, (w, acc) in pooled.items()]
+    measured = [_table(tree, sizes, a, acc / w, w * scale, groups) for (a, groups), (w, acc) in pooled.items()]
     shapes = _shapes(tree, sizes)
     theta = _initial(tree, sizes, shapes, start, measured, total)
     if method == "mirror":
