@@ -252,11 +252,15 @@ def test_complete_case_tables_are_measured_first_by_the_responses_status_and_the
     # A response never missing and without a universe has one status: no such table.
     plain = AIMSynthesizer(ATTRS, epsilon=1.0, analyses=["AGE ~ SEX + WORK"], never_missing=["AGE"], rng=0).fit(df)
     assert all(m.groups is None for m in plain.measurements_)
-    # One covariate alone selecting (SEX and AGE do not): no table.
+    # One covariate alone selecting (SEX does not, AGE and WORK do): no table; also where two analyses of INCOME
+    # each have one selective covariate, since the rule counts within an analysis.
     strengths = model.selection_strengths_
     assert strengths[(y, names.index("SEX"))] < 0.1 <= min(strengths[(y, names.index(x))] for x in ("AGE", "WORK"))
     one = AIMSynthesizer(ATTRS, epsilon=1.0, analyses=["INCOME ~ AGE + SEX"], rng=0).fit(df)
     assert all(m.groups is None for m in one.measurements_)
+    apart = AIMSynthesizer(ATTRS, epsilon=1.0, analyses=["INCOME ~ AGE + SEX", "INCOME ~ WORK + SEX"], rng=0).fit(df)
+    assert sum(v >= 0.1 for v in apart.selection_strengths_.values()) == 2
+    assert all(m.groups is None for m in apart.measurements_)
     # Only the tables whose model fits the size limit are measured.
     small = AIMSynthesizer(ATTRS, epsilon=1.0, analyses=["INCOME ~ AGE + SEX + WORK"], max_model_size=800,
                            rng=0).fit(df)

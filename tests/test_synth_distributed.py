@@ -67,6 +67,9 @@ def same_fit(a, b):
     (lambda: MSTSynthesizer(ATTRS, epsilon=1.0, never_missing=["AGE", "SEX"], mcar_rates={"WORK": 0.1}, rng=6),
      "people"),
     (lambda: AutoSynthesizer(ATTRS, epsilon=1.0, never_missing=["AGE", "SEX", "WORK"], rng=7), "people"),
+    # with complete-case tables (AGE and WORK select INCOME's complete cases): counted in the same pass
+    (lambda: AIMSynthesizer(ATTRS, epsilon=1.0, never_missing=["AGE", "SEX"], analyses=["INCOME ~ AGE + SEX + WORK"],
+                            rng=8), "people"),
 ])
 def test_folder_fit_equals_the_in_memory_fit(tmp_path, client, make, data):
     df = census() if data == "census" else people(3000)
@@ -77,6 +80,10 @@ def test_folder_fit_equals_the_in_memory_fit(tmp_path, client, make, data):
     done = synth_distributed.synthesize_parquet(tmp_path / "in", tmp_path / "out", make(), rows=1234,
                                                 rows_per_partition=500, client=client, rng=1)
     same_fit(memory, done.synthesizer)
+    inner = [getattr(f, "synthesizer_", f) for f in (memory, done.synthesizer)]
+    coarse = [[m.groups for m in f.measurements_ if m.groups is not None] for f in inner]
+    assert coarse[0] == coarse[1]
+    assert bool(coarse[0]) == ("INCOME ~ AGE + SEX + WORK" in getattr(memory, "analyses", ()))
     out = read_folder(tmp_path / "out")
     assert len(out) == 1234 and done.partitions == 3 and list(out.columns) == [a.name for a in make().attributes]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"part.0000{i}.parquet" for i in range(3)]

@@ -360,16 +360,18 @@ class AIMSynthesizer(MarginalSynthesizer):
                     table = m.counts if m.attributes[0] == y else m.counts.T
                     strength[(y, x)] = selection_strength(table, disc.value_codes(disc.attributes[y]),
                                                           disc.value_codes(disc.attributes[x]))
-        selective = {k for k, v in strength.items() if v >= SELECTION_SD}
         out = []
         first = [m.attributes for m in measurements]
-        for t, groups in complete_case_tables(analysis_pairs(self.analyses, disc.names), disc, sizes):
-            y, a, b = t
-            # Two covariates or more select y's complete cases (SELECTION_SD says why), and this pair holds one.
-            jointly = sum(1 for (r, _) in selective if r == y) >= 2
-            if jointly and ((y, a) in selective or (y, b) in selective) and \
-                    model_cells(sizes, [*first, *(u for u, _ in out), t]) <= limit:
-                out.append((t, groups))
+        for y, xs in analysis_pairs(self.analyses, disc.names):
+            # Two of this analysis' covariates or more select y's complete cases (SELECTION_SD says why); a table for
+            # each pair holding one of them.
+            selective = {x for x in xs if strength.get((y, x), 0.0) >= SELECTION_SD}
+            if len(selective) < 2:
+                continue
+            for t, groups in complete_case_tables([(y, xs)], disc, sizes):
+                if (t, groups) not in out and selective & set(t[1:]) and \
+                        model_cells(sizes, [*first, *(u for u, _ in out), t]) <= limit:
+                    out.append((t, groups))
         return out, strength
 
     def select_and_fit(self, counts, budget, src, *, disc, rates):
@@ -397,8 +399,9 @@ class AIMSynthesizer(MarginalSynthesizer):
         coarse, self.selection_strengths_ = self._complete_case_tables(disc, sizes, measurements, limit)
         # The cells the complete-case tables force into the model (public): the rounds' size allowance grows from
         # there to the limit, as it grows from 0 without them, so that they do not stop the rounds from adding the
-        # tables they would have added (forcing a 9,500-cell clique at ε = 1 had held the GSS wage table's rounds
-        # inside it for half the budget: its CI overlap 0.18 -> -0.02, and 0.21 with this).
+        # tables they would have added (with a table for every pair of its covariates, forced cliques of up to 9,500
+        # cells had held the GSS wage table's rounds for half the budget at ε = 1: its CI overlap over ten seeds 0.18
+        # without any, -0.02 with them, 0.21 with them and this allowance; benchmarks/README.md).
         forced = (model_cells(sizes, [*first, *(t for t, _ in coarse)]) - model_cells(sizes, first)) if coarse else 0
         for t, groups in coarse:
             measurements.append(measure(counts, t, rho_m, src, budget=budget, groups=groups))

@@ -59,6 +59,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from dataclasses import dataclass
@@ -109,7 +110,7 @@ def coarsen(table, groups):
     table of counts (the query) and to the model's marginal (the estimate); None: the table itself."""
     for axis, g in enumerate(groups or ()):
         if g is not None:
-            table = np.moveaxis(np.tensordot(_group_matrix(g, table.dtype), table, axes=([1], [axis])), 0, axis)
+            table = np.moveaxis(np.tensordot(_group_matrix(tuple(g), table.dtype), table, axes=([1], [axis])), 0, axis)
     return table
 
 
@@ -117,15 +118,18 @@ def _spread(table, groups):
     """The adjoint of :func:`coarsen`: each group's entry copied to each of its codes (the gradient's way back)."""
     for axis, g in enumerate(groups or ()):
         if g is not None:
-            table = np.moveaxis(np.tensordot(_group_matrix(g).T, table, axes=([1], [axis])), 0, axis)
+            table = np.moveaxis(np.tensordot(_group_matrix(tuple(g)).T, table, axes=([1], [axis])), 0, axis)
     return table
 
 
+@functools.lru_cache(maxsize=256)
 def _group_matrix(g, dtype=np.float64):
-    """The 0/1 matrix (groups, codes) of the grouping ``g``, in ``dtype`` (integer counts stay integers)."""
+    """The 0/1 matrix (groups, codes) of the grouping ``g`` (a tuple), in ``dtype`` (integer counts stay integers);
+    cached, since the loss reads it thousands of times in a fit (read only)."""
     g = np.asarray(g, dtype=np.int64)
     out = np.zeros((int(g.max()) + 1, g.size), dtype=dtype)
     out[g, np.arange(g.size)] = 1
+    out.flags.writeable = False
     return out
 
 
