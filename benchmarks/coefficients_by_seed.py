@@ -27,7 +27,8 @@ from compare_synthesis import ANALYSIS, table
 
 from dpknn import Categorical
 from dpknn.metrics import regression_comparison
-from dpknn.synth import AutoSynthesizer
+from dpknn.synth import AIMSynthesizer, AutoSynthesizer
+from dpknn.synth import _aim as aim_module
 
 
 def seeds(text):
@@ -44,6 +45,10 @@ def main():
     ap.add_argument("--epsilon", type=float, required=True)
     ap.add_argument("--seeds", default="0-9")
     ap.add_argument("--quantile-share", type=float, default=None, help="the fit's quantile_share (default: its own)")
+    ap.add_argument("--method", choices=["auto", "aim"], default="auto",
+                    help="the default (auto) or AIM itself, where the default would choose MST")
+    ap.add_argument("--without-complete-case-tables", action="store_true",
+                    help="control: AIM without its complete-case tables (dpknn.synth._aim.complete_case_tables)")
     args = ap.parse_args()
     df, attrs, _, _ = table(args.table)
     df = df[[a.name for a in attrs]]
@@ -66,12 +71,16 @@ def main():
                 out.append(f"{a}-{b} {both[a].corr(both[b]):.3f} / {cc[a].corr(cc[b]):.3f}")
         return ", ".join(out)
 
-    given = f", quantile_share {args.quantile_share:g}" if extra else ""
+    given = (f", quantile_share {args.quantile_share:g}" if extra else "") + f", method {args.method}" + \
+        (", without complete-case tables" if args.without_complete_case_tables else "")
     print(f"{args.table}, {analysis}, ε = {args.epsilon:g}{given}; per coefficient: real / synthetic (CI overlap)")
     print(f"real correlations of the numeric covariates, in all rows / among the rows with {y}: {correlations(train)}")
     rows = []
+    cls = {"auto": AutoSynthesizer, "aim": AIMSynthesizer}[args.method]
+    if args.without_complete_case_tables:
+        aim_module.complete_case_tables = lambda *a: []
     for seed in seeds(args.seeds):
-        model = AutoSynthesizer(attrs, epsilon=args.epsilon, analyses=[analysis], rng=seed, **extra).fit(train)
+        model = cls(attrs, epsilon=args.epsilon, analyses=[analysis], rng=seed, **extra).fit(train)
         synthetic = model.sample(len(train), rng=seed + 1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -81,8 +90,9 @@ def main():
                           for name, r in comp.table.iterrows())
         # AIM's released selection strengths and its complete-case tables (MST has neither)
         strengths = " ".join(f"{x} {v:.2f}" for _, x, v in record.get("selection_strengths", []))
-        coarse = [e[0][1:] for e in record.get("measured", []) if len(e) == 3]
-        print(f"seed {seed}: {model.method_}, quantile share spent {record['quantile_share']:.3f}, "
+        coarse = [[*e[0][1:], round(e[1], 1)] for e in record.get("measured", []) if len(e) == 3]   # with their σ
+        print(f"seed {seed}: {getattr(model, 'method_', 'aim')}, released rows {record.get('released_rows')}, "
+              f"quantile share spent {record['quantile_share']:.3f}, "
               f"levels {record['quantile_levels']}, selection strengths [{strengths}], complete-case tables "
               f"{coarse}; {cells}; mean CI overlap {comp.mean_ci_overlap:.2f}; correlations {correlations(synthetic)}",
               flush=True)

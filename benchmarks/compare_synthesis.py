@@ -18,7 +18,10 @@ tables' documentation, not read from the data):
 - ``acs``: openintro::acs12, American Community Survey 2012 (2,000 rows; income with 44 % exact zeros);
   analysis ``income ~ age + gender + hrs_work``;
 - ``exam``: mlmRev::Exam, exam scores of 4,059 London pupils (complete; two standardised scores, public range
-  -4 to 4, and four categories); analysis ``normexam ~ standLRT + sex + intake``.
+  -4 to 4, and four categories); analysis ``normexam ~ standLRT + sex + intake``;
+- ``mroz``: wooldridge::mroz, 753 married women in 1975 (the PSID; hourly wage missing for the 325 not in the labour
+  force, a selection by education, experience, age and young children); analysis ``wage ~ educ + exper + age``;
+  not among the tables the complete-case rule was set on.
 
 Every method is scored the same way: the mean 2-way TVD over all pairs of attributes on the public
 bins with a missing cell as a category of its own (``dpknn.metrics.tvd``), the F1 of a decision
@@ -173,8 +176,14 @@ def table(name):
                  Categorical("schgend", ["mixed", "boys", "girls"]), Categorical("vr", bands),
                  Categorical("intake", bands)]
         return _load("mlmRev", "Exam")[[a.name for a in attrs]], attrs, [a.name for a in attrs], "sex"
+    if name == "mroz":
+        df = _load("wooldridge", "mroz")
+        attrs = [Continuous("wage", 0, 50), Ordinal("educ", 0, 20), Ordinal("exper", 0, 50), Ordinal("age", 18, 65),
+                 Ordinal("kidslt6", 0, 5), Continuous("nwifeinc", -50, 150),
+                 Categorical("city", [0, 1])]
+        return df[[a.name for a in attrs]], attrs, [a.name for a in attrs if a.name != "wage"], "city"
     raise ValueError(f"unknown table {name!r}; choose slid, chile, gss, cps-mcar, cps-mar, cps-mnar, gss-wages, "
-                     "yrbss, acs or exam.")
+                     "yrbss, acs, exam or mroz.")
 
 
 #: The regression each table is analysed with (issue 48: the analyses its users fit).
@@ -184,7 +193,7 @@ ANALYSIS = {"gss-wages": "realrinc ~ age + gender + prestg10", "yrbss": "weight 
             "cps-mcar": "wage ~ education + experience + ethnicity",
             "cps-mar": "wage ~ education + experience + ethnicity",
             "cps-mnar": "wage ~ education + experience + ethnicity", "chile": "income ~ age + sex + education",
-            "gss": "vocab ~ age + educ + gender"}
+            "gss": "vocab ~ age + educ + gender", "mroz": "wage ~ educ + exper + age"}
 
 
 def run_peer(args, which, train, attrs, eps, seed):
@@ -302,7 +311,7 @@ def dpknn_methods(attrs, complete, mcar=None, analysis=None):
 
 
 AMOUNT = {"slid": "wages", "chile": "income", "gss": "age", "gss-wages": "realrinc", "yrbss": "weight",
-          "acs": "income", "exam": "normexam"}
+          "acs": "income", "exam": "normexam", "mroz": "wage"}
 
 
 def scores(train, test, synthetic, attrs, target, seed, amount, analysis):
