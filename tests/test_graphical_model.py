@@ -50,12 +50,17 @@ def _random_cliques(rng, d):
             for _ in range(int(rng.integers(1, 5)))]
 
 
+def _random_graph(seed, d, largest):
+    """(sizes from 1 to ``largest`` - 1, cliques) of d attributes."""
+    rng = np.random.default_rng(seed)
+    sizes = tuple(int(s) for s in rng.integers(1, largest, d))
+    return sizes, _random_cliques(rng, d)
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 6))
 def test_junction_tree_covers_the_cliques_and_has_the_running_intersection(seed, d):
-    rng = np.random.default_rng(seed)
-    sizes = tuple(int(s) for s in rng.integers(1, 4, d))
-    cliques = _random_cliques(rng, d)
+    sizes, cliques = _random_graph(seed, d, 4)
     tree = junction_tree(sizes, cliques)
     assert all(tree.covering(c) is not None for c in cliques)
     assert sorted(v for c, s in zip(tree.cliques, tree.separator) for v in c[s:]) == list(range(d))
@@ -71,9 +76,7 @@ def test_junction_tree_covers_the_cliques_and_has_the_running_intersection(seed,
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 7))
 def test_model_cells_is_the_junction_trees_size(seed, d):
-    rng = np.random.default_rng(seed)
-    sizes = tuple(int(s) for s in rng.integers(1, 6, d))
-    cliques = _random_cliques(rng, d)
+    sizes, cliques = _random_graph(seed, d, 6)
     assert model_cells(sizes, cliques) == junction_tree(sizes, cliques).size(sizes)
     # a triangulation holding a duplicated or contained clique counts it once
     assert model_cells(sizes, cliques + cliques[:1]) == junction_tree(sizes, cliques).size(sizes)

@@ -351,18 +351,16 @@ class AIMSynthesizer(MarginalSynthesizer):
         holding one of them, each while the model it forces with the first tables and those before it stays within
         ``limit`` cells (public: the sizes and the limit). Also {(y, x): selection strength} of every analysis table
         measured, for the record."""
-        released = {frozenset(m.attributes): m for m in measurements if len(m.attributes) == 2 and m.groups is None}
-        strength = {}
+        released = {frozenset(m.attributes): m for m in measurements if len(m.attributes) == 2}
+        strength, out = {}, []
+        first = [m.attributes for m in measurements]
         for y, xs in analysis_pairs(self.analyses, disc.names):
             for x in xs:
                 m = released.get(frozenset((y, x)))
-                if m is not None and y != x:
-                    table = m.counts if m.attributes[0] == y else m.counts.T
-                    strength[(y, x)] = selection_strength(table, disc.value_codes(disc.attributes[y]),
+                if m is not None:
+                    strength[(y, x)] = selection_strength(m.counts if m.attributes[0] == y else m.counts.T,
+                                                          disc.value_codes(disc.attributes[y]),
                                                           disc.value_codes(disc.attributes[x]))
-        out = []
-        first = [m.attributes for m in measurements]
-        for y, xs in analysis_pairs(self.analyses, disc.names):
             # Two of this analysis' covariates or more select y's complete cases (SELECTION_SD says why); a table for
             # each pair holding one of them.
             selective = {x for x in xs if strength.get((y, x), 0.0) >= SELECTION_SD}

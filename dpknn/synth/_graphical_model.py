@@ -168,18 +168,29 @@ def round_counts(p, m, rng):
     return out
 
 
+def _projection(variables, keep):
+    """(The axes of a table on ``variables`` not in ``keep``, the order that puts the rest in ``keep``'s order)."""
+    rest = [v for v in variables if v in keep]
+    return tuple(i for i, v in enumerate(variables) if v not in keep), tuple(rest.index(v) for v in keep)
+
+
+def _spreading(keep, variables, sizes):
+    """(The order that puts a table on ``keep`` in ``variables``' order, the shape that broadcasts it there)."""
+    keep = tuple(keep)
+    return (tuple(keep.index(v) for v in variables if v in keep),
+            tuple(sizes[v] if v in keep else 1 for v in variables))
+
+
 def marginal_table(table, variables, keep):
     """The sum of ``table`` (axes ``variables``) over the axes not in ``keep``, axes in ``keep``'s order."""
-    axes = tuple(i for i, v in enumerate(variables) if v not in keep)
-    rest = [v for v in variables if v in keep]
-    return np.transpose(table.sum(axis=axes), [rest.index(v) for v in keep])
+    axes, order = _projection(variables, keep)
+    return np.transpose(table.sum(axis=axes), order)
 
 
 def _broadcast_to(table, keep, variables, sizes):
     """``table`` (axes ``keep``, a subset of ``variables``) reshaped to broadcast against a table on ``variables``."""
-    present = [v for v in variables if v in keep]
-    return np.transpose(table, [list(keep).index(v) for v in present]).reshape(
-        [sizes[v] if v in keep else 1 for v in variables])
+    order, shape = _spreading(keep, variables, sizes)
+    return np.transpose(table, order).reshape(shape)
 
 
 def _contract(factors, out):
@@ -406,12 +417,9 @@ class _Table(NamedTuple):
 
 def _table(tree, sizes, attributes, counts, weight, groups=None):
     c = tree.covering(attributes)
-    variables = tree.cliques[c]
     attributes = tuple(attributes)
-    rest = [v for v in variables if v in attributes]
-    return _Table(c, attributes, counts, weight, tuple(i for i, v in enumerate(variables) if v not in attributes),
-                  tuple(rest.index(v) for v in attributes), tuple(attributes.index(v) for v in rest),
-                  tuple(sizes[v] if v in attributes else 1 for v in variables), groups)
+    return _Table(c, attributes, counts, weight, *_projection(tree.cliques[c], attributes),
+                  *_spreading(attributes, tree.cliques[c], sizes), groups)
 
 
 def _loss_and_gradient(mu, tree, sizes, measured, total):
