@@ -249,6 +249,7 @@ def test_complete_case_tables_are_measured_first_by_the_responses_status_and_the
     assert sum(r.cost_select + r.cost_measure for r in model.rounds_) <= Fraction(zcdp_rho(1.0, 1e-9))
     pub = model.public_params()
     assert [e[2] for e in pub["measured"] if len(e) == 3] == [{"status_of": "INCOME"}] * 3
+    assert [e[3] for e in pub["rounds"] if len(e) == 4] == [{"status_of": "INCOME"}] * 3
     # A response never missing and without a universe has one status: no such table.
     plain = AIMSynthesizer(ATTRS, epsilon=1.0, analyses=["AGE ~ SEX + WORK"], never_missing=["AGE"], rng=0).fit(df)
     assert all(m.groups is None for m in plain.measurements_)

@@ -452,5 +452,6 @@ class AIMSynthesizer(MarginalSynthesizer):
                              for m in self.measurements_],
                 "workload": self.workload if isinstance(self.workload, int)
                 else [list(w) for w in self.workload], "max_model_size": self.max_model_size_,
-                "rounds": [[list(self.discretization_.names[v] for v in r.attributes), float(r.cost_select),
-                            float(r.cost_measure)] for r in self.rounds_]}
+                "rounds": [[[names[v] for v in r.attributes], float(r.cost_select), float(r.cost_measure),
+                            *([] if r.groups is None else [{"status_of": names[r.attributes[0]]}])]
+                           for r in self.rounds_]}
