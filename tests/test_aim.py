@@ -15,7 +15,7 @@ from dpknn.exceptions import BudgetExceededError
 from dpknn.metrics._fidelity import tvd
 from dpknn.schema._discretization import Discretization
 from dpknn.schema._marginals import extended_codes
-from dpknn.synth import AIMSynthesizer
+from dpknn.synth import AIMSynthesizer, MSTSynthesizer
 from dpknn.synth import _aim as aim_module
 from dpknn.synth._aim import affordable, auto_model_size, candidate_scores, workload_candidates
 from dpknn.synth._data import Counts
@@ -327,3 +327,14 @@ def test_complete_case_tables_keep_the_covariates_law_among_the_observed_respons
     assert min(fit.selection_strengths_.values()) > 0.15
     assert fit.public_params()["selection_strengths"][0][:2] == ["y", "a"]
     assert real > 0.6 and kept > 0.25 and abs(lost) < 0.1
+
+
+@pytest.mark.parametrize("cls", [AIMSynthesizer, MSTSynthesizer])
+def test_an_analysis_written_as_a_formula_is_the_analysis_of_its_variables(cls):
+    # The workload reads which attributes an analysis names; how the analyst transforms them is hers.
+    df = people(2000)
+    fits = [cls(ATTRS, epsilon=1.0, analyses=[a], rng=0).fit(df).sample(400, rng=1)
+            for a in ("INCOME ~ AGE + SEX", "np.log1p(INCOME) ~ AGE + I(AGE ** 2) + C(SEX)")]
+    pd.testing.assert_frame_equal(*fits)
+    with pytest.raises(ValueError, match="not attributes"):
+        cls(ATTRS, epsilon=1.0, analyses=["np.log(INCOME) ~ HEIGHT"], rng=0).fit(df)

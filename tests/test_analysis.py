@@ -67,6 +67,31 @@ def test_regressions_name_attributes_only():
         parse_regression("income = age")
 
 
+def test_a_regression_may_be_a_formula_of_the_attributes():
+    assert parse_regression(" income ~ age + sex ") == ("income", ["age", "sex"])
+    assert parse_regression("np.log(income) ~ age + I(age ** 2) + C(sex) + days:age") == \
+        ("income", ["age", "sex", "days"])
+    # A name with a formula's syntax is still a name when it is an attribute; else a formula reads it.
+    assert parse_regression("pay-rate ~ age", ["pay-rate", "age"]) == ("pay-rate", ["age"])
+    assert parse_regression("pay-rate ~ age") == ("pay", ["age"])   # a formula's minus: pay without rate
+    assert parse_regression("hours worked ~ age") == ("hours worked", ["age"])
+    with pytest.raises(ValueError, match="one response variable"):
+        parse_regression("np.log(income) + age ~ sex")
+    with pytest.raises(ValueError, match="as a formula"):
+        parse_regression("income ~ log(age")
+
+
+def test_a_formula_is_measured_as_written():
+    real, released = _table(), _table(seed=1)
+    formula = "np.log1p(income) ~ age + I(age ** 2) + C(sex) + days"
+    m = analysis_measures(real, released, ATTRS, regressions=[formula], queries=0)
+    row = m.regressions.set_index("formula").loc[formula]
+    assert not row["default"] and row["r2_real"] > 0 and np.isfinite(row["mean_ci_overlap"])
+    assert "I(age ** 2)" in m.comparisons[0].table.index
+    with pytest.raises(ValueError, match="not attributes"):
+        analysis_measures(real, released, ATTRS, regressions=["np.log(income) ~ height"])
+
+
 def test_the_evaluation_report_leads_with_what_analysts_estimate(tmp_path):
     real = _table()
     rep = evaluate(real, real.sample(frac=1, random_state=0), ATTRS, regressions=["income ~ age + sex"], rng=0)

@@ -102,3 +102,90 @@ def test_regression_validation_names_the_problem():
         regression_comparison(df, df, y="y", X=["x"], family="logit")
     with pytest.raises(ValueError, match="family"):
         regression_comparison(df, df, y="y", X=["x"], family="probit")
+
+
+def _wages(rng, n):
+    educ = rng.integers(8, 19, n).astype(float)
+    exper = rng.integers(0, 35, n).astype(float)
+    sex = rng.choice(["F", "M"], n)
+    wage = np.exp(0.5 + 0.09 * educ + 0.04 * exper - 0.0007 * exper**2 + 0.2 * (sex == "M") + rng.normal(0, 0.4, n))
+    wage[rng.random(n) < 0.1] = 0.0   # out of work: the log is not finite there
+    return pd.DataFrame({"wage": wage, "educ": educ, "exper": exper, "sex": sex})
+
+
+def test_a_formula_is_fitted_as_statsmodels_fits_it():
+    import statsmodels.formula.api as smf
+
+    rng = np.random.default_rng(4)
+    real, rel = _wages(rng, 600), _wages(rng, 500)
+    real.loc[:9, "educ"] = np.nan
+    before = real.copy()
+    formula = "np.log(wage) ~ educ + exper + I(exper ** 2) + C(sex)"
+    res = regression_comparison(real, rel, formula=formula)
+    assert res.family == "ols" and res.formula == formula
+    pd.testing.assert_frame_equal(real, before)   # the log's rows are left out of the fit, not out of the table
+    for name, df in (("real", real), ("released", rel)):
+        used = df.dropna()
+        used = used[used["wage"] > 0]
+        ref = smf.ols(formula, used).fit()   # statsmodels' own formula fit is the reference
+        assert (res.n_real if name == "real" else res.n_released) == len(used)
+        assert res.table[f"coef_{name}"].to_numpy() == pytest.approx(ref.params[res.table.index].to_numpy(), rel=1e-9)
+        assert res.table[f"se_{name}"].to_numpy() == pytest.approx(ref.bse[res.table.index].to_numpy(), rel=1e-9)
+        assert getattr(res, f"r2_{name}") == pytest.approx(ref.rsquared, rel=1e-12)
+    assert (res.n_real, res.n_released) == (len(real.dropna().query("wage > 0")), len(rel.query("wage > 0")))
+    assert set(res.table.index) == {"Intercept", "educ", "exper", "I(exper ** 2)", "C(sex)[T.M]"}
+
+
+def test_a_formula_has_the_same_columns_in_both_tables():
+    rng = np.random.default_rng(5)
+    real, rel = _wages(rng, 400), _wages(rng, 400)
+    real["region"] = rng.choice([1, 2, 3], 400)
+    rel["region"] = rng.choice([1, 2, 3, 4], 400)   # a category the real sample lacks
+    res = regression_comparison(real, rel, formula="np.log1p(wage) ~ educ * C(sex) + C(region)")
+    assert {"C(region)[T.4]", "educ:C(sex)[T.M]"} <= set(res.table.index)
+    assert res.table["coef_released"].notna().all()
+    # Region 4 has no coefficient in the real table: NaN there and in its measures, the others compared.
+    four = res.table.loc["C(region)[T.4]"]
+    assert np.isnan(four["coef_real"]) and np.isnan(four["ci_overlap"])
+    assert res.table.drop(index="C(region)[T.4]")["ci_overlap"].notna().all()
+    assert np.isfinite(res.mean_ci_overlap)
+
+
+def test_a_category_one_table_lacks_leaves_the_others_compared():
+    rng = np.random.default_rng(8)
+    real, rel = _frame(rng, 400), _frame(rng, 400)
+    real = real[real["g"] != "c"]   # the released table holds a category the real one lacks
+    res = regression_comparison(real, rel, y="y", X=["x", "g"])
+    assert np.isnan(res.table.loc["g[c]", "coef_real"]) and np.isfinite(res.table.loc["g[c]", "coef_released"])
+    assert res.table.drop(index="g[c]")["ci_overlap"].notna().all()
+    # The real fit without the empty column is the fit of the real table alone.
+    alone = regression_comparison(real, rel[rel["g"] != "c"], y="y", X=["x", "g"])
+    assert res.table.loc[["intercept", "x", "g[b]"], "coef_real"].to_numpy() == \
+        pytest.approx(alone.table["coef_real"].to_numpy(), rel=1e-12)
+
+
+def test_a_formula_with_a_binary_response_is_a_logit_and_errors_name_the_problem():
+    rng = np.random.default_rng(6)
+    real = _wages(rng, 1500)
+    real["works"] = (real["wage"] > 0).astype(int)
+    res = regression_comparison(real, real.copy(), formula="works ~ educ + I(exper ** 2)")
+    assert res.family == "logit" and np.isnan(res.r2_real)
+    assert res.table["ci_overlap"].to_numpy() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="not both"):
+        regression_comparison(real, real, y="wage", X=["educ"], formula="wage ~ educ")
+    with pytest.raises(ValueError, match="y and X, or a formula"):
+        regression_comparison(real, real, y="wage")
+    with pytest.raises(ValueError, match="lacks the columns"):
+        regression_comparison(real, real, formula="np.log(wage) ~ height")
+    with pytest.raises(ValueError, match="one response variable"):
+        regression_comparison(real, real, formula="wage + educ ~ exper")
+
+
+def test_the_r2_of_named_columns_is_statsmodels_formula_r2():
+    import statsmodels.formula.api as smf
+
+    rng = np.random.default_rng(7)
+    real, rel = _frame(rng, 400), _frame(rng, 300)
+    res = regression_comparison(real, rel, y="y", X=["x", "g"])
+    assert res.r2_real == pytest.approx(smf.ols("y ~ x + C(g)", real).fit().rsquared, rel=1e-12)
+    assert res.r2_released == pytest.approx(smf.ols("y ~ x + C(g)", rel).fit().rsquared, rel=1e-12)

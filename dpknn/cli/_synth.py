@@ -354,7 +354,9 @@ def add_synth_parser(sub):
                         "design (public; a schema file's known attributes count as such); no synthetic gap is drawn "
                         "in them, and a gap in the input is refused (dpmisgan: not checked, only never drawn)")
     p.add_argument("--analysis", action="append", default=None, metavar="'Y ~ X1 + X2'",
-                   help="auto, aim and mst (repeatable): a regression the analyst will fit on the file (public); the "
+                   help="auto, aim and mst (repeatable): a regression the analyst will fit on the file (public), or "
+                        "a formula of the attributes as statsmodels writes it ('np.log(Y) ~ X1 + I(X1 ** 2) + C(X2)'); "
+                        "the "
                         "tables of Y with each X are measured first, weigh more in AIM's workload, and Y's values "
                         "inside its bins follow each X (released rank sums); AIM also measures Y's complete cases "
                         "with pairs of X where two X or more select them (docs/synthesis.md, 'Analyses')")
@@ -437,7 +439,9 @@ def add_evaluate_parser(sub):
                        help="the released rows are the real records in the same order (dpknn rwn and dpknn impute "
                             "output): test linkage by row position")
     p.add_argument("--regression", action="append", default=None, metavar="'Y ~ X1 + X2'",
-                   help="a regression to compare (repeatable); logit for a two-category response, else OLS")
+                   help="a regression to compare (repeatable), 'Y ~ X1 + X2' or a formula as statsmodels writes it "
+                        "('np.log(Y) ~ X1 + I(X1 ** 2) + C(X2)', fitted as written); logit for a two-category "
+                        "response, else OLS")
     p.add_argument("--keys", default=None, help="comma-separated quasi-identifiers (default: every attribute but "
                                                 "--target)")
     p.add_argument("--target", default=None, help="sensitive attribute for the correct attribution probability")

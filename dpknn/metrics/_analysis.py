@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dpknn.metrics._formulas import formula_variables, names_its_variables
 from dpknn.metrics._inference import regression_comparison
 from dpknn.metrics._tables import check_tables
 from dpknn.schema._attributes import Categorical
@@ -52,15 +53,21 @@ AMOUNT_VALUES = 20
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
-def parse_regression(text):
-    """``"y ~ x1 + x2"`` as ``(y, [x1, x2])``."""
+def parse_regression(text, names=None):
+    """The response and the covariates a regression reads, ``(y, [x1, x2, ...])``.
+
+    ``"y ~ x1 + x2"`` names them; a term that is not one of ``names`` (the attributes, when given) and holds a
+    formula's syntax makes it a formula in Formulaic's grammar, the one statsmodels' formulas use
+    (``"np.log(wage) ~ educ + exper + I(exper ** 2) + C(region)"``: transforms, interactions, ``C()``), whose
+    variables are returned (:func:`~dpknn.metrics._formulas.formula_variables`). A response is one variable.
+    """
     if not isinstance(text, str) or text.count("~") != 1:
         raise ValueError(f"a regression must read 'y ~ x1 + x2', got {text!r}.")
     left, right = (s.strip() for s in text.split("~"))
     xs = [s.strip() for s in right.split("+") if s.strip()]
     if not left or not xs:
         raise ValueError(f"a regression must read 'y ~ x1 + x2', got {text!r}.")
-    return left, xs
+    return (left, xs) if names_its_variables(text, names) else formula_variables(text)
 
 
 def amount_names(real, attributes):
@@ -126,31 +133,21 @@ class AnalysisMeasures:
         return out
 
 
-def _r2(comparison, real, released, y, xs, categorical):
-    import statsmodels.formula.api as smf
-
-    def fit(df):
-        cols = [y, *xs]
-        d = df[cols].dropna()
-        rhs = " + ".join(f"C(Q('{x}'))" if x in categorical else f"Q('{x}')" for x in xs)
-        return smf.ols(f"Q('{y}') ~ {rhs}", d).fit().rsquared
-    return fit(real), fit(released)
-
-
 def _regressions(real, released, attributes, named, notes):
     categorical = {a.name for a in attributes if isinstance(a, Categorical)}
     defaults = default_regressions(real, attributes)
     rows, comparisons = [], []
+    names = [a.name for a in attributes]
     for text in [*named, *(d for d in defaults if d not in named)]:
-        y, xs = parse_regression(text)
+        y, xs = parse_regression(text, names)
         try:
             with warnings.catch_warnings():
                 # A released table may hold a constant column: statsmodels fits by pseudo-inverse and warns.
                 warnings.simplefilter("ignore")
                 comp = regression_comparison(real, released, y=y, X=xs,
-                                             categorical=[x for x in xs if x in categorical])
-                r2_real, r2_released = _r2(comp, real, released, y, xs, categorical) if comp.family == "ols" else \
-                    (np.nan, np.nan)
+                                             categorical=[x for x in xs if x in categorical]) \
+                    if names_its_variables(text, names) else regression_comparison(real, released, formula=text)
+                r2_real, r2_released = comp.r2_real, comp.r2_released
         except (ValueError, np.linalg.LinAlgError) as err:
             notes.append(f"regression {text!r} not fitted: {err}")
             continue
@@ -270,7 +267,7 @@ def analysis_measures(real, released, attributes, *, regressions=(), queries=200
             raise ValueError(f"the {which} table lacks the attribute columns {absent}.")
     named = list(regressions)
     for text in named:
-        y, xs = parse_regression(text)
+        y, xs = parse_regression(text, names)
         unknown = [c for c in [y, *xs] if c not in names]
         if unknown:
             raise ValueError(f"regression {text!r} names {unknown}, which are not attributes ({names}).")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dpknn.metrics._formulas import formula_designs
 from dpknn.metrics._tables import check_tables, is_numeric
 from dpknn.utils._validation import check_unit_interval
 
@@ -99,14 +100,18 @@ class RegressionComparison:
     ----------
     table : pandas.DataFrame
         One row per coefficient: ``coef``, ``se``, ``lower`` and ``upper`` for ``real`` and
-        ``released`` (as ``coef_real`` ...), ``ci_overlap`` and ``standardized_difference``.
+        ``released`` (as ``coef_real`` ...), ``ci_overlap`` and ``standardized_difference``. A
+        coefficient of a category only one table holds is NaN in the other, and so are its measures.
     family : str
         "ols" or "logit".
     formula : str
         ``y ~ x1 + x2 ...`` as fitted (categorical predictors one-hot, first level dropped).
     n_real, n_released : int
-        Rows used: those observed on every variable of the model (complete cases).
+        Rows used: those observed on every variable of the model (complete cases; for a ``formula``, less those
+        where a transform is not finite).
     level : float
+    r2_real, r2_released : float
+        R² of the OLS fits (NaN for logit).
     """
 
     table: pd.DataFrame
@@ -115,6 +120,8 @@ class RegressionComparison:
     n_real: int
     n_released: int
     level: float
+    r2_real: float = np.nan
+    r2_released: float = np.nan
 
     @property
     def mean_ci_overlap(self):
@@ -161,14 +168,26 @@ def _design(df, y, X, levels, family):
 def _fit(design, yv, family, names):
     import statsmodels.api as sm
 
-    if len(yv) <= design.shape[1]:
-        raise ValueError(f"{len(yv)} complete rows cannot fit {design.shape[1]} coefficients.")
-    model = sm.OLS(yv, design) if family == "ols" else sm.Logit(yv, design)
+    # A column of zeros (a category one table lacks: the other's fit has it) has no coefficient in this table: it
+    # is fitted without it and its coefficient is NaN here, so that the other coefficients are still compared.
+    kept = np.flatnonzero(np.abs(design).sum(axis=0) > 0)
+    if len(yv) <= kept.size:
+        raise ValueError(f"{len(yv)} complete rows cannot fit {kept.size} coefficients.")
+    model = sm.OLS(yv, design[:, kept]) if family == "ols" else sm.Logit(yv, design[:, kept])
     res = model.fit(disp=0) if family == "logit" else model.fit()
-    return pd.Series(res.params, index=names), pd.Series(res.bse, index=names)
+    r2 = float(res.rsquared) if family == "ols" else np.nan
+    coef, se = (pd.Series(np.nan, index=names) for _ in range(2))
+    coef.iloc[kept], se.iloc[kept] = res.params, res.bse
+    return coef, se, r2
 
 
-def regression_comparison(real, released, *, y, X, family="auto", categorical=(), level=0.95):
+def _auto_family(values):
+    """"logit" for a response of 0s and 1s, else "ols"."""
+    values = np.unique(values[~pd.isna(values)])
+    return "logit" if len(values) and np.isin(values, (0, 1)).all() else "ols"
+
+
+def regression_comparison(real, released, *, y=None, X=None, formula=None, family="auto", categorical=(), level=0.95):
     """Fit the same regression to the real and the released data and compare coefficients.
 
     Each coefficient gets its estimate, standard error and ``level`` Wald interval in both
@@ -185,10 +204,17 @@ def regression_comparison(real, released, *, y, X, family="auto", categorical=()
         Predictor columns; a non-numeric (or pandas categorical) one is one-hot coded on its
         categories (declared categories if categorical, else the sorted union of both tables),
         the first dropped.
+    formula : str or None
+        In place of ``y`` and ``X``: the model as statsmodels' formulas write it, in Formulaic's grammar
+        (``"np.log(wage) ~ educ + exper + I(exper ** 2) + C(region)"``: transforms, interactions, ``C()`` for
+        categories coded as numbers; an intercept unless ``- 1``), fitted as written to both tables
+        (:func:`~dpknn.metrics._formulas.formula_designs`: the same columns in both; rows where a transform is not
+        finite, such as the log of 0, are left out of both fits and their row counts).
     family : {"auto", "ols", "logit"}, default "auto"
         "auto": logit for a non-numeric ``y`` with two categories or a 0/1 column, else OLS.
     categorical : sequence of str
-        Columns to treat as categorical even when their codes are numbers (e.g. sex coded 1/2).
+        Columns to treat as categorical even when their codes are numbers (e.g. sex coded 1/2); with a
+        ``formula``, write ``C(x)`` in it instead.
     level : float, default 0.95
 
     Returns
@@ -198,45 +224,64 @@ def regression_comparison(real, released, *, y, X, family="auto", categorical=()
     from scipy import stats
 
     level = check_unit_interval(level, "level")
+    check_tables(real=real, released=released)
+    if formula is not None:
+        if y is not None or X is not None or len(categorical):
+            raise ValueError("give a formula, or y and X (and categorical), not both.")
+        designs = formula_designs(real, released, formula)
+        family = _auto_family(designs["real"][1]) if family == "auto" else family
+        if family == "logit" and not np.isin(designs["real"][1], (0.0, 1.0)).all():
+            raise ValueError(f"the response of {formula!r} must be 0/1 for family='logit'.")
+        text = formula
+    else:
+        if y is None or X is None:
+            raise ValueError("give y and X, or a formula.")
+        family, designs = _named_designs(real, released, y, X, family, set(categorical))
+        text = f"{y} ~ {' + '.join([X] if isinstance(X, str) else X)}"
+    if family not in ("ols", "logit"):
+        raise ValueError(f"family must be 'auto', 'ols' or 'logit', got {family!r}.")
+    z = stats.norm.ppf(0.5 + level / 2)
+    fits, rows, r2 = {}, {}, {}
+    for name, (design, yv, names) in designs.items():
+        coef, se, r2[name] = _fit(design, yv, family, names)
+        fits[name], rows[name] = (coef, se), len(yv)
+    table = pd.DataFrame(index=fits["real"][0].index)
+    for name, (coef, se) in fits.items():
+        table[f"coef_{name}"], table[f"se_{name}"] = coef, se
+        table[f"lower_{name}"], table[f"upper_{name}"] = coef - z * se, coef + z * se
+    both = table[["coef_real", "coef_released"]].notna().all(axis=1).to_numpy()   # estimable in both tables
+    table["ci_overlap"] = table["standardized_difference"] = np.nan
+    if both.any():
+        t = table[both]
+        table.loc[both, "ci_overlap"] = ci_overlap(t[["lower_real", "upper_real"]].to_numpy(),
+                                                   t[["lower_released", "upper_released"]].to_numpy())
+        table.loc[both, "standardized_difference"] = standardized_difference(t["coef_real"], t["coef_released"],
+                                                                             t["se_real"])
+    table.index.name = "coefficient"
+    return RegressionComparison(table=table, family=family, formula=text, n_real=rows["real"],
+                                n_released=rows["released"], level=level, r2_real=r2["real"],
+                                r2_released=r2["released"])
+
+
+def _named_designs(real, released, y, X, family, categorical):
+    """(family, {table: (design, response, names)}) of ``y`` on the columns ``X`` (:func:`regression_comparison`)."""
     X = [X] if isinstance(X, str) else list(X)
     if not X:
         raise ValueError("X must name at least one predictor.")
-    check_tables(real=real, released=released)
     for df, which in ((real, "real"), (released, "released")):
         absent = [c for c in [y, *X] if c not in df.columns]
         if absent:
             raise ValueError(f"{which} lacks the columns {absent}.")
     if y in X:
         raise ValueError(f"y={y!r} is also a predictor in X.")
-    categorical = set(categorical)
     levels = {c: _levels(real, released, c) for c in [y, *X]
               if c in categorical or not (is_numeric(real[c]) and is_numeric(released[c]))}
     if family == "auto":
-        if y in levels:
-            family = "logit"
-        else:
-            values = real[y].dropna().unique()
-            family = "logit" if len(values) and np.isin(values, (0, 1)).all() else "ols"
-    if family not in ("ols", "logit"):
-        raise ValueError(f"family must be 'auto', 'ols' or 'logit', got {family!r}.")
+        family = "logit" if y in levels else _auto_family(real[y].to_numpy())
     if family == "logit" and y in levels and len(levels[y]) != 2:
         raise ValueError(f"y={y!r} has {len(levels[y])} categories; family='logit' needs two.")
     if family == "ols" and y in levels:
         raise ValueError(f"y={y!r} is not numeric; use family='logit' for a two-category response.")
-    z = stats.norm.ppf(0.5 + level / 2)
-    fits, rows = {}, {}
-    for name, df in (("real", real), ("released", released)):
-        design, yv, names = _design(df, y, X, levels, family)
-        coef, se = _fit(design, yv, family, names)
-        fits[name], rows[name] = (coef, se), len(yv)
-    table = pd.DataFrame(index=fits["real"][0].index)
-    for name, (coef, se) in fits.items():
-        table[f"coef_{name}"], table[f"se_{name}"] = coef, se
-        table[f"lower_{name}"], table[f"upper_{name}"] = coef - z * se, coef + z * se
-    table["ci_overlap"] = ci_overlap(table[["lower_real", "upper_real"]].to_numpy(),
-                                     table[["lower_released", "upper_released"]].to_numpy())
-    table["standardized_difference"] = standardized_difference(table["coef_real"], table["coef_released"],
-                                                               table["se_real"])
-    table.index.name = "coefficient"
-    return RegressionComparison(table=table, family=family, formula=f"{y} ~ {' + '.join(X)}",
-                                n_real=rows["real"], n_released=rows["released"], level=level)
+    if family not in ("ols", "logit"):
+        raise ValueError(f"family must be 'auto', 'ols' or 'logit', got {family!r}.")
+    return family, {name: _design(df, y, X, levels, family) for name, df in (("real", real), ("released", released))}

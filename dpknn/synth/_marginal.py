@@ -353,14 +353,15 @@ def public_cuts(disc, attribute, levels):
 
 
 def analysis_pairs(analyses, names):
-    """The analyses (``"y ~ x1 + x2"``, public: what the analyst will fit) as (index of y, indices of the xs)."""
+    """The analyses (public: what the analyst will fit; ``"y ~ x1 + x2"`` or a formula of the attributes,
+    :func:`~dpknn.metrics._analysis.parse_regression`) as (index of y, indices of the variables of the xs)."""
     from dpknn.metrics._analysis import parse_regression
 
     if isinstance(analyses, str):
         raise TypeError(f"analyses must be a list of 'y ~ x1 + x2' strings, got the string {analyses!r}.")
     out = []
     for text in analyses:
-        y, xs = parse_regression(text)
+        y, xs = parse_regression(text, names)
         unknown = [c for c in [y, *xs] if c not in names]
         if unknown:
             raise ValueError(f"analysis {text!r} names {unknown}, which are not attributes; the attributes are "
