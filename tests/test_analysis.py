@@ -79,6 +79,15 @@ def test_a_regression_may_be_a_formula_of_the_attributes():
         parse_regression("np.log(income) + age ~ sex")
     with pytest.raises(ValueError, match="as a formula"):
         parse_regression("income ~ log(age")
+    names = ["income (USD)", "age", "age-group", "hours.worked", "days"]
+    assert parse_regression("income (USD) ~ age", names) == ("income (USD)", ["age"])
+    # With the attributes known: the variables of stateful transforms (which Formulaic does not list) and dotted
+    # names in backquotes; a name with a formula's syntax must be in backquotes, not read as an expression.
+    assert parse_regression("`income (USD)` ~ scale(age) + poly(days, 2) + `hours.worked`", names) == \
+        ("income (USD)", ["age", "days", "hours.worked"])
+    assert parse_regression("np.log(`income (USD)`) ~ C(`age-group`)", names) == ("income (USD)", ["age-group"])
+    with pytest.raises(ValueError, match="backquotes"):
+        parse_regression("`income (USD)` ~ age-group + C(days)", names)
 
 
 def test_a_formula_is_measured_as_written():

@@ -189,3 +189,29 @@ def test_the_r2_of_named_columns_is_statsmodels_formula_r2():
     res = regression_comparison(real, rel, y="y", X=["x", "g"])
     assert res.r2_real == pytest.approx(smf.ols("y ~ x + C(g)", real).fit().rsquared, rel=1e-12)
     assert res.r2_released == pytest.approx(smf.ols("y ~ x + C(g)", rel).fit().rsquared, rel=1e-12)
+
+
+def test_a_reference_category_one_table_lacks_leaves_its_coefficients_unidentified_and_the_slope_compared():
+    """The released table lacks the real table's reference category: its intercept and category coefficients are
+    not identified there (any value fits as well), so they are NaN, not a minimum-norm solution's arbitrary numbers;
+    the slope of x is identified and equals a fit of the released table by itself."""
+    rng = np.random.default_rng(9)
+    real, rel = _frame(rng, 500), _frame(rng, 500)
+    rel = rel[rel["g"] != "a"].reset_index(drop=True)
+    res = regression_comparison(real, rel, y="y", X=["x", "g"])
+    assert res.table.loc[["intercept", "g[b]", "g[c]"], "coef_released"].isna().all()
+    assert res.n_uncompared == 3 and np.isfinite(res.mean_ci_overlap)
+    design = np.column_stack([np.ones(len(rel)), rel["x"], rel["g"] == "c"]).astype(float)
+    coef, *_ = np.linalg.lstsq(design, rel["y"].to_numpy(), rcond=None)
+    assert res.table.loc["x", "coef_released"] == pytest.approx(coef[1], rel=1e-9)
+
+
+def test_a_formula_of_stateful_transforms_and_bad_formulas():
+    rng = np.random.default_rng(10)
+    real = _wages(rng, 800)
+    res = regression_comparison(real, real.copy(), formula="np.log1p(wage) ~ scale(educ) + poly(exper, 2)")
+    assert res.table["ci_overlap"].to_numpy() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="could not evaluate"):
+        regression_comparison(real, real, formula="wage ~ np.log(sex)")
+    with pytest.raises(ValueError, match="I\\(sex == 'level'\\)"):
+        regression_comparison(real, real, formula="sex ~ educ")

@@ -67,7 +67,7 @@ def parse_regression(text, names=None):
     xs = [s.strip() for s in right.split("+") if s.strip()]
     if not left or not xs:
         raise ValueError(f"a regression must read 'y ~ x1 + x2', got {text!r}.")
-    return (left, xs) if names_its_variables(text, names) else formula_variables(text)
+    return (left, xs) if names_its_variables(text, names) else formula_variables(text, names)
 
 
 def amount_names(real, attributes):
@@ -90,7 +90,9 @@ class AnalysisMeasures:
     ----------
     regressions : pandas.DataFrame
         One row per regression: ``formula``, ``mean_ci_overlap``, ``max_standardized_difference``,
-        ``r2_real``, ``r2_released``, ``r2_ratio``, ``default`` (True: measured by default).
+        ``r2_real``, ``r2_released``, ``r2_ratio``, ``default`` (True: measured by default), ``uncompared``
+        (coefficients one table does not identify, left out of the means:
+        :attr:`~dpknn.metrics.RegressionComparison.n_uncompared`).
     comparisons : list of RegressionComparison
         Their coefficient tables.
     correlations : pandas.DataFrame or None
@@ -155,9 +157,10 @@ def _regressions(real, released, attributes, named, notes):
         rows.append({"formula": text, "mean_ci_overlap": comp.mean_ci_overlap,
                      "max_standardized_difference": float(comp.table["standardized_difference"].max()),
                      "r2_real": r2_real, "r2_released": r2_released,
-                     "r2_ratio": r2_released / r2_real if r2_real else np.nan, "default": text not in named})
+                     "r2_ratio": r2_released / r2_real if r2_real else np.nan, "default": text not in named,
+                     "uncompared": comp.n_uncompared})
     cols = ["formula", "mean_ci_overlap", "max_standardized_difference", "r2_real", "r2_released", "r2_ratio",
-            "default"]
+            "default", "uncompared"]
     return pd.DataFrame(rows, columns=cols), comparisons
 
 
@@ -247,7 +250,8 @@ def analysis_measures(real, released, attributes, *, regressions=(), queries=200
         Both hold the attribute columns.
     attributes : sequence of Ordinal, Categorical or Continuous
     regressions : sequence of str
-        ``"y ~ x1 + x2"`` models to compare besides the default ones (each amount on every other attribute).
+        ``"y ~ x1 + x2"`` models, or formulas as statsmodels writes them (:func:`parse_regression`), to compare
+        besides the default ones (each amount on every other attribute).
     queries : int, default 200
         Random range queries in the workload.
     rng : numpy.random.Generator, int or None

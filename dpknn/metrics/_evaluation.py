@@ -433,7 +433,7 @@ def evaluate(real, released, attributes, *, label=None, same_order=False, regres
             raise ValueError(f"label={label!r}: the real table's record labels are not unique ({len(repeated)} repeat "
                              f"an earlier one, e.g. {repeated[0]!r}); linkage needs one label per record.")
     for r in regressions:   # a malformed model is refused before any work
-        parse_regression(r)
+        parse_regression(r, names)
     gen = check_rng(rng)
     notes = []
     # One meaning of a universe everywhere: outside it an attribute is not applicable, in both tables

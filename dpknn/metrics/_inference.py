@@ -101,11 +101,13 @@ class RegressionComparison:
     table : pandas.DataFrame
         One row per coefficient: ``coef``, ``se``, ``lower`` and ``upper`` for ``real`` and
         ``released`` (as ``coef_real`` ...), ``ci_overlap`` and ``standardized_difference``. A
-        coefficient of a category only one table holds is NaN in the other, and so are its measures.
+        coefficient a table does not identify (a category it lacks, the reference one included) is NaN
+        there, and so are its measures (:attr:`n_uncompared` counts them).
     family : str
         "ols" or "logit".
     formula : str
-        ``y ~ x1 + x2 ...`` as fitted (categorical predictors one-hot, first level dropped).
+        ``y ~ x1 + x2 ...`` as fitted (categorical predictors one-hot, first level dropped), or the
+        formula given.
     n_real, n_released : int
         Rows used: those observed on every variable of the model (complete cases; for a ``formula``, less those
         where a transform is not finite).
@@ -125,8 +127,13 @@ class RegressionComparison:
 
     @property
     def mean_ci_overlap(self):
-        """Mean, over the coefficients, of the confidence-interval overlap."""
+        """Mean, over the coefficients both tables identify, of the confidence-interval overlap (NaN if none)."""
         return float(self.table["ci_overlap"].mean())
+
+    @property
+    def n_uncompared(self):
+        """How many coefficients one of the tables does not identify (a category it lacks): left out of the means."""
+        return int(self.table["ci_overlap"].isna().sum())
 
 
 def _levels(real, released, col):
@@ -165,12 +172,30 @@ def _design(df, y, X, levels, family):
     return np.column_stack(parts), yv, names
 
 
+def _identifiable(design):
+    """(Columns kept, columns whose coefficients this table identifies) of ``design``. Kept: a maximal independent
+    set taken in order, which spans the same columns, so a fit on it is the fit; identified: those no null vector of
+    the design moves (every least-squares or likelihood solution gives them the same value). A category the table
+    lacks, its reference category included, or columns it makes collinear leave some unidentified."""
+    k = design.shape[1]
+    sv, vt = np.linalg.svd(design, full_matrices=False)[1:]
+    tol = sv.max(initial=0.0) * max(design.shape) * np.finfo(np.float64).eps
+    rank = int((sv > tol).sum())
+    if rank == k:
+        return np.arange(k), np.ones(k, dtype=bool)
+    kept = []
+    for j in range(k):
+        if np.linalg.matrix_rank(design[:, [*kept, j]], tol=tol) > len(kept):
+            kept.append(j)
+    return np.array(kept, dtype=np.int64), np.abs(vt[rank:]).max(axis=0) <= 1e-8
+
+
 def _fit(design, yv, family, names):
     import statsmodels.api as sm
 
-    # A column of zeros (a category one table lacks: the other's fit has it) has no coefficient in this table: it
-    # is fitted without it and its coefficient is NaN here, so that the other coefficients are still compared.
-    kept = np.flatnonzero(np.abs(design).sum(axis=0) > 0)
+    # What this table cannot identify is NaN here (and in its measures), so that the other coefficients are still
+    # compared: a minimum-norm solution would give such a coefficient an arbitrary value.
+    kept, identified = _identifiable(design)
     if len(yv) <= kept.size:
         raise ValueError(f"{len(yv)} complete rows cannot fit {kept.size} coefficients.")
     model = sm.OLS(yv, design[:, kept]) if family == "ols" else sm.Logit(yv, design[:, kept])
@@ -178,6 +203,7 @@ def _fit(design, yv, family, names):
     r2 = float(res.rsquared) if family == "ols" else np.nan
     coef, se = (pd.Series(np.nan, index=names) for _ in range(2))
     coef.iloc[kept], se.iloc[kept] = res.params, res.bse
+    coef[~identified], se[~identified] = np.nan, np.nan
     return coef, se, r2
 
 
