@@ -47,6 +47,8 @@ def main():
     ap.add_argument("--quantile-share", type=float, default=None, help="the fit's quantile_share (default: its own)")
     ap.add_argument("--method", choices=["auto", "aim"], default="auto",
                     help="the default (auto) or AIM itself, where the default would choose MST")
+    ap.add_argument("--within-bin", choices=["auto", "ranks", "copula"], default=None,
+                    help="the fit's within_bin (default: its own)")
     ap.add_argument("--without-complete-case-tables", action="store_true",
                     help="control: AIM without its complete-case tables (dpknn.synth._aim.complete_case_tables)")
     args = ap.parse_args()
@@ -59,6 +61,8 @@ def main():
     xs = [x.strip() for x in rhs.split("+")]
     categorical = [a.name for a in attrs if isinstance(a, Categorical) and a.name in xs]
     extra = {} if args.quantile_share is None else {"quantile_share": args.quantile_share}
+    if args.within_bin is not None:
+        extra["within_bin"] = args.within_bin
     numeric = [x for x in xs if x not in categorical]
 
     def correlations(frame):
@@ -71,7 +75,8 @@ def main():
                 out.append(f"{a}-{b} {both[a].corr(both[b]):.3f} / {cc[a].corr(cc[b]):.3f}")
         return ", ".join(out)
 
-    given = (f", quantile_share {args.quantile_share:g}" if extra else "") + f", method {args.method}" + \
+    given = (f", quantile_share {args.quantile_share:g}" if args.quantile_share is not None else "") + \
+        (f", within_bin {args.within_bin}" if args.within_bin else "") + f", method {args.method}" + \
         (", without complete-case tables" if args.without_complete_case_tables else "")
     print(f"{args.table}, {analysis}, ε = {args.epsilon:g}{given}; per coefficient: real / synthetic (CI overlap)")
     print(f"real correlations of the numeric covariates, in all rows / among the rows with {y}: {correlations(train)}")
@@ -93,7 +98,8 @@ def main():
         coarse = [[*e[0][1:], round(e[1], 1)] for e in record.get("measured", []) if len(e) == 3]   # with their σ
         print(f"seed {seed}: {getattr(model, 'method_', 'aim')}, released rows {record.get('released_rows')}, "
               f"quantile share spent {record['quantile_share']:.3f}, "
-              f"levels {record['quantile_levels']}, selection strengths [{strengths}], complete-case tables "
+              f"levels {record['quantile_levels']}, within bins {record.get('within_bin_chosen')}, "
+              f"selection strengths [{strengths}], complete-case tables "
               f"{coarse}; {cells}; mean CI overlap {comp.mean_ci_overlap:.2f}; correlations {correlations(synthetic)}",
               flush=True)
         rows += [{"seed": seed, "coefficient": name, "real": r.coef_real, "synthetic": r.coef_released,

@@ -31,7 +31,9 @@ overlap, R² synthetic / real), the median of its amount and the share of its ex
 quantile error of the amounts (p10-p90, overall and within categories, in interquartile ranges) and
 the mean absolute error of 200 random range queries on the original scale. ``dpknn auto analysis``
 is the default told the table's analysis (``--analysis``); ``dpknn auto analysis copula`` the same with
-``within_bin="copula"`` (the analysis' amounts drawn together inside their bins, ``dpknn.synth._copula``);
+``within_bin="copula"`` (the analysis' amounts drawn together inside their bins, ``dpknn.synth._copula``) and
+``dpknn auto analysis ranks`` with ``within_bin="ranks"`` (each by its rank sums; the default ``"auto"`` takes one of
+the two);
 ``dpknn auto analysis quantile share 0.2`` the same with ``quantile_share=0.2`` (twice the default's);
 ``dpknn ceiling`` (and ``dpknn ceiling
 analysis``) the same at ε = 10^4, the best the model could do without noise (its ε argument is ignored);
@@ -282,6 +284,8 @@ def dpknn_methods(attrs, complete, mcar=None, analysis=None):
                                                               analyses=[analysis] if analysis else ()),
         "dpknn auto analysis copula": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s, within_bin="copula",
                                                                      analyses=[analysis] if analysis else ()),
+        "dpknn auto analysis ranks": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s, within_bin="ranks",
+                                                                    analyses=[analysis] if analysis else ()),
         "dpknn auto analysis quantile share 0.2": lambda eps, s: AutoSynthesizer(
             attrs, epsilon=eps, rng=s, quantile_share=0.2, analyses=[analysis] if analysis else ()),
         "dpknn auto analysis equal shares": lambda eps, s: EqualEdgeShares(AutoSynthesizer(

@@ -17,6 +17,7 @@ from scipy.stats import multivariate_normal
 from dpknn import Categorical, Continuous
 from dpknn.synth import AutoSynthesizer
 from dpknn.synth._copula import WithinBinCopula, copula_ranks, polychoric, rectangle_masses, thresholds
+from dpknn.synth._marginal import useful_rank_sums
 
 
 def _brute_rectangle(ta, tb, rho, i, j):
@@ -161,7 +162,7 @@ def test_an_analysis_of_two_amounts_keeps_the_slope_inside_the_bins():
 def test_the_record_names_the_copula_and_buys_no_rank_sums_for_its_pairs():
     """The public record holds the copula's amounts and correlation (post-processing of the model); the response's
     rank sums are bought for the covariate outside the copula only. The default draws by rank sums, for every
-    covariate, and has no copula."""
+    covariate, and has no copula, when the rank sums are drawn by."""
     df = _two_amounts(3_000, np.random.default_rng(9))
     rec = _fit(df, "weight ~ height + sex").public_params()
     assert rec["within_bin"] == "copula"
@@ -171,10 +172,40 @@ def test_the_record_names_the_copula_and_buys_no_rank_sums_for_its_pairs():
     # An analysis whose only covariate is the other amount buys none: the copula draws the pair for free.
     rec = _fit(df, "weight ~ height").public_params()
     assert rec["rank_sums"] == [] and rec["rank_share"] == 0.0
-    rec = AutoSynthesizer(AMOUNTS, epsilon=4.0, never_missing=["weight", "height", "sex"],
+    rec = AutoSynthesizer(AMOUNTS, epsilon=4.0, never_missing=["weight", "height", "sex"], within_bin="ranks",
                           analyses=["weight ~ height + sex"], rng=0).fit(df).public_params()
-    assert rec["within_bin"] == "ranks" and rec["within_bin_copula"] is None
+    assert rec["within_bin_chosen"] == "ranks" and rec["within_bin_copula"] is None
     assert {tuple(r[:2]) for r in rec["rank_sums"]} == {("weight", "height"), ("weight", "sex")}
+
+
+def test_rank_sums_are_readable_when_a_cell_holds_theta_noises_of_rank_spread():
+    # rows / cells · 1/√12 ≥ 2.5 σ: 10 cells with noise 2 ranks a cell need 173.2 rows.
+    assert useful_rank_sums(174, 10, 2.0) and not useful_rank_sums(173, 10, 2.0)
+    assert useful_rank_sums(1800, 10, 20.0) and not useful_rank_sums(1800, 100, 20.0)
+
+
+def test_the_default_draws_by_the_copula_where_the_rank_sums_would_be_noise():
+    """within_bin="auto" (the default) plans the copula where the response's rank sums by the other amount would be
+    noise for the (released) row count, and the rank sums where a cell can be read; without a row count, or with
+    "ranks", the rank sums; with "copula", the copula. Public: the plan reads no data."""
+    from dpknn.synth import MSTSynthesizer
+
+    def joint(**kwargs):
+        return MSTSynthesizer(AMOUNTS, epsilon=4.0, analyses=["weight ~ height + sex"], **kwargs).plan().joint
+
+    assert joint(n_rows=3_000) == (0, 1)
+    assert joint(n_rows=10_000_000) == ()
+    assert joint() == ()
+    assert joint(n_rows=3_000, within_bin="ranks") == ()
+    assert joint(n_rows=10_000_000, within_bin="copula") == (0, 1)
+    # One amount in the analysis: nothing to draw together, the rank sums whatever the rows.
+    assert MSTSynthesizer(AMOUNTS, epsilon=4.0, analyses=["weight ~ sex"], n_rows=3_000).plan().joint == ()
+    # The fit records what it chose: AutoSynthesizer hands its released count to the synthesiser it runs.
+    rec = AutoSynthesizer(AMOUNTS, epsilon=4.0, never_missing=["weight", "height", "sex"],
+                          analyses=["weight ~ height + sex"], rng=0).fit(_two_amounts(3_000, np.random.default_rng(9)))
+    rec = rec.public_params()
+    assert rec["within_bin"] == "auto" and rec["within_bin_chosen"] == "copula"
+    assert sorted(rec["within_bin_copula"]["amounts"]) == ["height", "weight"]
 
 
 def test_an_unknown_within_bin_is_refused_before_anything_is_read():

@@ -124,7 +124,7 @@ def _cmd_synth(args):
         model = _method_class(args.method)(
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
             bin_edges=edges, noise=args.noise or "auto", never_missing=never, analyses=tuple(args.analysis or ()),
-            within_bin=args.within_bin or "ranks", progress=args.progress, rng=args.seed,
+            within_bin=args.within_bin or "auto", progress=args.progress, rng=args.seed,
             **extra)
     elif args.method == "columnwise":
         model = ColumnwiseSynthesizer(attrs, epsilon=args.epsilon, bins=bins, progress=args.progress,
@@ -360,10 +360,12 @@ def add_synth_parser(sub):
                         "tables of Y with each X are measured first, weigh more in AIM's workload, and Y's values "
                         "inside its bins follow each X (released rank sums); AIM also measures Y's complete cases "
                         "with pairs of X where two X or more select them (docs/synthesis.md, 'Analyses')")
-    p.add_argument("--within-bin", default=None, choices=["ranks", "copula"],
+    p.add_argument("--within-bin", default=None, choices=["auto", "ranks", "copula"],
                    help="auto, aim and mst, with --analysis: how the amounts an analysis names are drawn inside their "
-                        "bins: 'ranks' (default) each by its released rank sums; 'copula' together, by a Gaussian "
-                        "copula of the fitted model (no budget; an assumption about the data, docs/synthesis.md)")
+                        "bins: 'ranks' each by its released rank sums; 'copula' together, by a Gaussian copula of the "
+                        "fitted model (no budget; an assumption about the data); 'auto' (default) the copula where "
+                        "the rank sums would be noise for the released row count, else the rank sums "
+                        "(docs/synthesis.md)")
     p.add_argument("--quantile-share", type=float, default=None, metavar="SHARE",
                    help="auto, aim and mst: the share of the budget for the amounts' DP quantiles and point masses "
                         "(default 0.1; the levels not worth their epsilon go to the model). 0.2 kept the wage "

@@ -259,7 +259,7 @@ class AIMSynthesizer(MarginalSynthesizer):
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", workload=2, max_model_size="auto",
                  rounds=None, bins="auto", bin_edges=None, quantile_share=0.1, quantile_levels=6, rank_share=0.1,
-                 within_bin="ranks", analyses=(), n_rows=None, never_missing=(), iterations=300, n_jobs=2,
+                 within_bin="auto", analyses=(), n_rows=None, never_missing=(), iterations=300, n_jobs=2,
                  progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon

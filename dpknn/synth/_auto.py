@@ -143,7 +143,7 @@ class AutoSynthesizer(Synthesizer):
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, theta=2.5, count_share=0.01, noise="auto",
                  workload=2, max_model_size="auto", bins="auto", bin_edges=None, quantile_share=0.1,
-                 quantile_levels=6, rank_share=0.1, within_bin="ranks",
+                 quantile_levels=6, rank_share=0.1, within_bin="auto",
                  analyses=(), never_missing=(), n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
         self.epsilon = epsilon

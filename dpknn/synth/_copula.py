@@ -22,7 +22,8 @@ when nothing else is known, so the one-way shapes stay as released as far as the
 what the copula adds is where inside the bins the amounts of one row lie given each other's bins, read from the
 association the model already holds across the bins.
 
-**Why a copula of the model, and why opt-in** (``within_bin="copula"``; the default is ``"ranks"``). It costs no
+**Why a copula of the model, and when** (``within_bin="copula"``, or the default ``"auto"`` where the rank sums
+would be noise: :func:`~dpknn.synth._marginal.useful_rank_sums`). It costs no
 budget, and the association across the bins, which the model fits with all of its tables, is measured far better
 than anything a share of the budget could buy inside them (the youth survey at ε = 1: noise of 32.9 ranks a cell
 against 150 records a cell, ``benchmarks/within_bin_loss.py``). But how two amounts go together inside their bins is
@@ -34,7 +35,10 @@ over ten seeds (``benchmarks/README.md``, "Synthesis for inference"), the CI ove
 youth survey's weight and height, close to jointly normal, keep their regression at ε = 1 (-0.06 → 0.46) and come
 out a little steep at ε = 4 (0.53 → 0.50); London pupils' two exam scores gain at both ε (-0.38 → -0.12, 0.44 →
 0.68); the GSS wage table's heavy-tailed income against heaped prestige scores comes out far too steep at ε = 4
-(0.70 → 0.30). So the user, who knows the amounts, chooses it.
+(0.70 → 0.30). There, and only there among these cells, the released rank sums can be read (θ-useful): they hold
+the data's own within-bin association, and the copula's assumption is not needed. Where they cannot, the choice is
+between the copula and amounts drawn nearly independently inside their bins, which flattens the slopes; so the
+default takes the copula exactly where the rank sums fail θ-usefulness, and ``"ranks"`` or ``"copula"`` fix either.
 
 **Privacy.** Post-processing of the fitted model's one- and two-way marginals and of the released shapes: no
 record is read (Dwork and Roth 2014, Proposition 2.1). The released rank sums of the analyses' responses

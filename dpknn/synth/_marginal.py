@@ -189,9 +189,14 @@ class PureBudget:
 
 NOISES = ("auto", "gaussian", "laplace")
 #: How the amounts an analysis names are drawn inside their bins: "ranks", each by its released rank sums;
-#: "copula", together by the within-bin copula of the fitted model (:mod:`dpknn.synth._copula`), an assumption the
-#: user makes (opt-in: it steepened the GSS wage table's prestige slope, ``docs/synthesis.md``).
-WITHIN_BIN = ("ranks", "copula")
+#: "copula", together by the within-bin copula of the fitted model (:mod:`dpknn.synth._copula`), an assumption about
+#: the data (it steepened the GSS wage table's prestige slope where the rank sums could be read, ``docs/synthesis.md``);
+#: "auto", the copula where the rank sums of the response by the other amounts would be noise
+#: (:func:`useful_rank_sums`), the rank sums where they can be read.
+WITHIN_BIN = ("auto", "ranks", "copula")
+#: The spread of one record's within-bin rank, uniform on [0, 1] when nothing else is known: 1/√12. The scale on
+#: which a cell of rank sums moves with the records' other attributes (:func:`useful_rank_sums`).
+RANK_SD = 1 / math.sqrt(12)
 
 #: The parameters AIM and MST share, as declared constraints (``validate_params`` in ``fit``).
 MARGINAL_CONSTRAINTS = {
@@ -279,6 +284,40 @@ def useful_levels(rows, attributes, budget, part, levels, *, theta=QUANTILE_THET
     while bought < levels and rows / 2 ** (bought + 1) >= theta * error:
         bought += 1
     return bought
+
+
+def rank_pairs(analyses, names, shaped, joint):
+    """The (response, covariate) index pairs whose within-bin rank sums (:mod:`dpknn.synth._ranks`) are released:
+    each analysis' response whose name is in ``shaped`` (amounts with released quantile shapes), with each of its
+    covariates outside ``joint``, the within-bin copula's amounts, which it draws together (public)."""
+    pairs = [(y, x) for y, xs in analyses if names[y] in shaped for x in xs if x not in joint]
+    return tuple(dict.fromkeys(pairs))
+
+
+def useful_rank_sums(rows, cells, sigma, *, theta=QUANTILE_THETA):
+    """Whether a released table of within-bin rank sums (:mod:`dpknn.synth._ranks`) of ``cells`` cells, with noise of
+    standard deviation ``sigma`` ranks a cell, can be read for ``rows`` records: θ-useful, the rule PrivBayes applies
+    to its noisy tables (Zhang et al. 2017, §4.4), here a cell's ``rows / cells`` records times the spread of one
+    record's rank (:data:`RANK_SD`) against the noise. Public values only (``rows`` public or released).
+
+    Why it decides how values are drawn inside their bins (``within_bin="auto"``): where the rank sums cannot be told
+    from their noise, the sampler would draw the amounts inside their bins nearly independently of each other, which
+    flattens the slopes that live inside the bins, and the model's within-bin copula (:mod:`dpknn.synth._copula`,
+    post-processing) carries the association the model holds across the bins into them instead. Where they can be
+    read, they are the data's own within-bin association, and the copula's assumption is not needed: on the GSS wage
+    table at ε = 4, where they are θ-useful, it overstated the prestige slope (``docs/synthesis.md``, "Analyses").
+    """
+    return rows / cells * RANK_SD >= theta * sigma
+
+
+def readable_rank_sums(partners, rows, levels, mechanism):
+    """``within_bin="auto"``'s test: whether any of the response's rank-sum tables by the amounts ``partners`` would
+    be θ-useful (:func:`useful_rank_sums`) for ``rows`` records, each with the noise of ``mechanism`` (that of the
+    rank sums bought without the copula) and (the response's bin, the other amount's bin or gap) for cells, an
+    amount cut into at most 2^``levels`` model bins. Public: the released row count and the plan."""
+    noise = math.sqrt(mechanism.variance()) / RANK_STEPS   # in ranks
+    bins = 2 ** levels
+    return bool(partners) and useful_rank_sums(rows, bins * (bins + 1), noise)   # one size and noise for all
 
 
 def binned_attributes(disc, *, min_width=2):
@@ -666,19 +705,31 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             quantile_part = unit * (bought + 1) * len(wide) + narrow
         analyses = analysis_pairs(self.analyses, disc.names)
         wide_names = {a.name for a in wide}
+        joint, ranks = self._within_bin_plan(analyses, disc.names, wide_names if mode == "auto" else set(), rows,
+                                             bought, budget, quantile_part)
+        return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode,
+                        wide if bought or mode == "auto" else [], bought, ranks,
+                        heaped, narrow * budget.total, joint)
+
+    def _within_bin_plan(self, analyses, names, shaped, rows, bought, budget, quantile_part):
+        """(The amounts the within-bin copula draws together, the rank sums' part of the budget) for the analyses,
+        the ``shaped`` amounts (with ``bins="auto"`` every binned amount gets a released shape), the released row
+        count, the levels bought and the quantiles' part of ``budget``: public values only."""
         within = check_params({"within_bin": MARGINAL_CONSTRAINTS["within_bin"]},
                               {"within_bin": self.within_bin})["within_bin"]
-        # In "auto" mode every binned amount gets a released shape, so these are the fit's shaped amounts.
-        joint = joint_amounts(analyses, disc.names, wide_names) if within == "copula" and mode == "auto" else ()
-        # Rank sums are bought only where a response with quantiles has a covariate outside the copula's amounts
-        # (public: the analyses and the domains); the copula's pairs cost nothing.
-        shaped = mode == "auto" and bought > 0 and any(disc.names[y] in wide_names and any(x not in joint for x in xs)
-                                                       for y, xs in analyses)
-        ranks = Fraction(check_unit_interval(self.rank_share, "rank_share", closed="left",
-                                             why="the rest fits the model")) if shaped else Fraction(0)
-        return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode,
-                        wide if bought or mode == "auto" else [], bought, ranks * (1 - quantile_part) * budget.total,
-                        heaped, narrow * budget.total, joint)
+        share = Fraction(check_unit_interval(self.rank_share, "rank_share", closed="left",
+                                             why="the rest fits the model"))
+        part = share * (1 - quantile_part) * budget.total
+        joint = joint_amounts(analyses, names, shaped)
+        if within == "auto":   # the copula where the rank sums by the other amounts would be noise
+            pairs = rank_pairs(analyses, names, shaped, ())
+            within = "copula" if joint and bought > 0 and rows is not None and not readable_rank_sums(
+                [x for _, x in pairs if x in joint], rows, min(bought, MODEL_LEVELS),
+                budget.mechanism(part / max(len(pairs), 1), sensitivity=RANK_STEPS)) else "ranks"
+        joint = joint if within == "copula" else ()
+        # Rank sums are bought only where a response with quantiles has a covariate outside the copula's amounts;
+        # the copula's pairs cost nothing.
+        return joint, (part if bought > 0 and rank_pairs(analyses, names, shaped, joint) else Fraction(0))
 
     @abc.abstractmethod
     def candidate_sets(self, disc):
@@ -757,6 +808,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
         ext_sizes = disc.sizes + ~plan.gapless   # an attribute measured on its observed rows has no gap code
         self.joint_ = plan.joint
+        self.within_bin_ = "copula" if plan.joint else "ranks"
         if self.within_bin == "copula" and not self.joint_:
             logger.warning("within_bin='copula' draws nothing together: the analyses name fewer than two amounts with "
                            "released quantile shapes (bins='auto'); values are drawn inside their bins as with "
@@ -806,12 +858,9 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
                 self.shapes_[j], self.heaps_[h.name] = shape, kept
 
     def _rank_pairs(self, disc):
-        """The (response, covariate) index pairs whose within-bin rank sums (:mod:`dpknn.synth._ranks`) are
-        released: each analysis' response that is a shaped amount, with each of its covariates outside the
-        within-bin copula's amounts, which the copula draws together (public)."""
-        pairs = [(y, x) for y, xs in analysis_pairs(self.analyses, disc.names) if self.shapes_[y] is not None
-                 for x in xs if x not in self.joint_]
-        return tuple(dict.fromkeys(pairs))
+        """:func:`rank_pairs` of the fit: its shaped amounts and its copula's."""
+        shaped = {a.name for a, s in zip(disc.attributes, self.shapes_) if s is not None}
+        return rank_pairs(analysis_pairs(self.analyses, disc.names), disc.names, shaped, self.joint_)
 
     def released_params(self):
         """Public bins, released bin edges, never-missing attributes, the noise and ρ (None under pure
@@ -822,7 +871,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
                 "rank_share": float(Fraction(self.rank_share)) if self.rank_sums_ else 0.0,
                 "rank_sums": [[self.discretization_.names[s.amount], self.discretization_.names[s.partner], s.sigma]
                               for s in self.rank_sums_],
-                "within_bin": self.within_bin,
+                "within_bin": self.within_bin, "within_bin_chosen": self.within_bin_,
                 "within_bin_copula": None if self.copula_ is None else {
                     "amounts": [self.discretization_.names[a] for a in self.copula_.amounts],
                     "correlation": self.copula_.correlation.round(6).tolist()},

@@ -261,13 +261,16 @@ class MSTSynthesizer(MarginalSynthesizer):
         Share of the model's part of ρ for the within-bin rank sums of an analysis' response
         (:mod:`dpknn.synth._ranks`), spent only when some analysis' response has quantile bins and a
         covariate the rank sums are bought for.
-    within_bin : {"ranks", "copula"}, default "ranks"
+    within_bin : {"auto", "ranks", "copula"}, default "auto"
         How the amounts with released quantile shapes (``bins="auto"``) that the analyses name are drawn
         inside their bins: each by its released rank sums, or (two or more of them) together by a
         Gaussian copula of the fitted model (:mod:`dpknn.synth._copula`; post-processing, no budget),
         the rank sums then bought only for the covariates outside it. The copula is an assumption about
         the data: it kept the youth survey's height slope at ε = 1 and steepened the GSS wage table's
-        prestige slope (``docs/synthesis.md``, "Analyses").
+        prestige slope at ε = 4 (``docs/synthesis.md``, "Analyses"). "auto": the copula where the
+        response's rank sums by the other amounts would be noise for ``n_rows``
+        (:func:`~dpknn.synth._marginal.useful_rank_sums`), the rank sums where they can be read or
+        without ``n_rows``; ``within_bin_chosen`` in the record.
     n_rows : int or None
         A public or released number of rows (a census total, or
         :class:`~dpknn.synth.AutoSynthesizer`'s released count; never ``len(X)``). With
@@ -347,7 +350,7 @@ class MSTSynthesizer(MarginalSynthesizer):
     }
 
     def __init__(self, attributes, *, epsilon, delta=1e-9, noise="auto", bins="auto", bin_edges=None,
-                 quantile_share=0.1, quantile_levels=6, rank_share=0.1, within_bin="ranks", analyses=(), n_rows=None,
+                 quantile_share=0.1, quantile_levels=6, rank_share=0.1, within_bin="auto", analyses=(), n_rows=None,
                  never_missing=(), mcar_rates=None,
                  one_way_share=0.2, selection_share=0.1, iterations=500, n_jobs=2, progress=False, rng=None):
         self.attributes = attributes
