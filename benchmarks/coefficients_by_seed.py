@@ -47,6 +47,9 @@ def main():
     ap.add_argument("--quantile-share", type=float, default=None, help="the fit's quantile_share (default: its own)")
     ap.add_argument("--method", choices=["auto", "aim"], default="auto",
                     help="the default (auto) or AIM itself, where the default would choose MST")
+    ap.add_argument("--whole", action="store_true",
+                    help="fit on every row of the table, as a user with the whole file would (default: the 80 %% "
+                         "training split of compare_synthesis.py)")
     ap.add_argument("--within-bin", choices=["auto", "ranks", "copula"], default=None,
                     help="the fit's within_bin (default: its own)")
     ap.add_argument("--without-complete-case-tables", action="store_true",
@@ -55,7 +58,7 @@ def main():
     df, attrs, _, _ = table(args.table)
     df = df[[a.name for a in attrs]]
     cut = np.random.default_rng(0).random(len(df)) < 0.8     # compare_synthesis.py's training split
-    train = df[cut].reset_index(drop=True)
+    train = df.reset_index(drop=True) if args.whole else df[cut].reset_index(drop=True)
     analysis = ANALYSIS[args.table]
     y, rhs = (s.strip() for s in analysis.split("~"))
     xs = [x.strip() for x in rhs.split("+")]
@@ -76,7 +79,8 @@ def main():
         return ", ".join(out)
 
     given = (f", quantile_share {args.quantile_share:g}" if args.quantile_share is not None else "") + \
-        (f", within_bin {args.within_bin}" if args.within_bin else "") + f", method {args.method}" + \
+        (f", within_bin {args.within_bin}" if args.within_bin else "") + (", every row" if args.whole else "") + \
+        f", method {args.method}" + \
         (", without complete-case tables" if args.without_complete_case_tables else "")
     print(f"{args.table}, {analysis}, ε = {args.epsilon:g}{given}; per coefficient: real / synthetic (CI overlap)")
     print(f"real correlations of the numeric covariates, in all rows / among the rows with {y}: {correlations(train)}")
