@@ -250,6 +250,8 @@ def regression_comparison(real, released, *, y=None, X=None, formula=None, famil
     from scipy import stats
 
     level = check_unit_interval(level, "level")
+    if family not in ("auto", "ols", "logit"):
+        raise ValueError(f"family must be 'auto', 'ols' or 'logit', got {family!r}.")
     check_tables(real=real, released=released)
     if formula is not None:
         if y is not None or X is not None or len(categorical):
@@ -264,8 +266,6 @@ def regression_comparison(real, released, *, y=None, X=None, formula=None, famil
             raise ValueError("give y and X, or a formula.")
         family, designs = _named_designs(real, released, y, X, family, set(categorical))
         text = f"{y} ~ {' + '.join([X] if isinstance(X, str) else X)}"
-    if family not in ("ols", "logit"):
-        raise ValueError(f"family must be 'auto', 'ols' or 'logit', got {family!r}.")
     z = stats.norm.ppf(0.5 + level / 2)
     fits, rows, r2 = {}, {}, {}
     for name, (design, yv, names) in designs.items():
@@ -308,6 +308,4 @@ def _named_designs(real, released, y, X, family, categorical):
         raise ValueError(f"y={y!r} has {len(levels[y])} categories; family='logit' needs two.")
     if family == "ols" and y in levels:
         raise ValueError(f"y={y!r} is not numeric; use family='logit' for a two-category response.")
-    if family not in ("ols", "logit"):
-        raise ValueError(f"family must be 'auto', 'ols' or 'logit', got {family!r}.")
     return family, {name: _design(df, y, X, levels, family) for name, df in (("real", real), ("released", released))}

@@ -310,16 +310,6 @@ def useful_rank_sums(rows, cells, sigma, *, theta=QUANTILE_THETA):
     return rows / cells * RANK_SD >= theta * sigma
 
 
-def readable_rank_sums(partners, rows, levels, mechanism):
-    """``within_bin="auto"``'s test: whether any of the response's rank-sum tables by the amounts ``partners`` would
-    be θ-useful (:func:`useful_rank_sums`) for ``rows`` records, each with the noise of ``mechanism`` (that of the
-    rank sums bought without the copula) and (the response's bin, the other amount's bin or gap) for cells, an
-    amount cut into at most 2^``levels`` model bins. Public: the released row count and the plan."""
-    noise = math.sqrt(mechanism.variance()) / RANK_STEPS   # in ranks
-    bins = 2 ** levels
-    return bool(partners) and useful_rank_sums(rows, bins * (bins + 1), noise)   # one size and noise for all
-
-
 def binned_attributes(disc, *, min_width=2):
     """The numeric attributes whose codes are bins of several values in ``disc`` (every Continuous,
     and every Ordinal with at least ``min_width`` values per bin) and that have no given edges:
@@ -721,11 +711,16 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
                                              why="the rest fits the model"))
         part = share * (1 - quantile_part) * budget.total
         joint = joint_amounts(analyses, names, shaped)
-        if within == "auto":   # the copula where the rank sums by the other amounts would be noise
+        if within == "auto" and joint and bought > 0 and rows is not None:
+            # The copula where the response's rank sums by the other amounts would be noise: each such table, (its
+            # bin, the other amount's bin or gap), has at most 2^L · (2^L + 1) cells and the noise of the rank sums
+            # bought without the copula (in ranks).
             pairs = rank_pairs(analyses, names, shaped, ())
-            within = "copula" if joint and bought > 0 and rows is not None and not readable_rank_sums(
-                [x for _, x in pairs if x in joint], rows, min(bought, MODEL_LEVELS),
-                budget.mechanism(part / max(len(pairs), 1), sensitivity=RANK_STEPS)) else "ranks"
+            bins = 2 ** min(bought, MODEL_LEVELS)
+            noise = math.sqrt(budget.mechanism(part / max(len(pairs), 1), sensitivity=RANK_STEPS).variance())
+            readable = any(x in joint for _, x in pairs) and useful_rank_sums(rows, bins * (bins + 1),
+                                                                             noise / RANK_STEPS)
+            within = "ranks" if readable else "copula"
         joint = joint if within == "copula" else ()
         # Rank sums are bought only where a response with quantiles has a covariate outside the copula's amounts;
         # the copula's pairs cost nothing.
