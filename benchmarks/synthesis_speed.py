@@ -9,6 +9,12 @@ the run, since every figure depends on them. The table of ``docs/synthesis.md`` 
     python benchmarks/synthesis_speed.py --rows 20000 --epsilons 0.5,1,2,4
     python benchmarks/synthesis_speed.py --rows 1000000 --epsilons 1,4
 
+A fit's time depends on its seed (AIM's rounds choose other tables, and a model of other size), so
+``--seeds 0:30`` runs each cell once per seed and prints the median, the largest (with its seed), and how
+many seeds took at most ``--within`` seconds:
+
+    python benchmarks/synthesis_speed.py --rows 20000 --epsilons 4 --methods auto --seeds 0:30
+
 Not run by CI (tens of seconds per cell at 10^6 rows).
 """
 
@@ -16,6 +22,7 @@ import argparse
 import datetime
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -30,8 +37,10 @@ cls = {{"mst": MSTSynthesizer, "aim": AIMSynthesizer, "auto": AutoSynthesizer}}[
 wall, cpu = time.perf_counter(), time.process_time()
 model = cls(attrs, epsilon={eps}, rng={seed}).fit(df)
 model.sample({rows}, rng={seed} + 1)
+inner = getattr(model, "synthesizer_", model)
 print(json.dumps({{"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
-                  "chosen": getattr(model, "method_", None)}}))
+                  "chosen": getattr(model, "method_", None), "tables": len(inner.measurements_),
+                  "cells": inner.model_.tree.size(inner.model_.sizes)}}))
 """
 
 
@@ -49,7 +58,11 @@ def main():
     ap.add_argument("--epsilons", default="0.5,1,2,4")
     ap.add_argument("--methods", default="mst,aim,auto")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default=None, help="first:end, one run per seed (overrides --seed)")
+    ap.add_argument("--within", type=float, default=5.0, help="seconds counted against with --seeds (default 5)")
     args = ap.parse_args()
+    if args.seeds is not None:
+        return over_seeds(args)
     epsilons = [float(e) for e in args.epsilons.split(",")]
     methods = args.methods.split(",")
     load = os.getloadavg()
@@ -67,6 +80,27 @@ def main():
             chosen = f" ({r['chosen']})" if r["chosen"] else ""
             row.append(f"{r['wall']:.1f} / {r['cpu']:.1f}{chosen}")
         print(f"| {names.get(method, method)} | " + " | ".join(row) + " |", flush=True)
+
+
+def over_seeds(args):
+    first, end = (int(x) for x in args.seeds.split(":"))
+    seeds = range(first, end)
+    load = os.getloadavg()
+    print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} cores, load average {load[0]:.2f} "
+          f"{load[1]:.2f} {load[2]:.2f}; fit + sample of {args.rows:,} x {args.d}, seeds {first}-{end - 1}; wall "
+          "seconds")
+    print()
+    print(f"| method | ε | median | largest (seed: tables, model cells) | seeds within {args.within:g} s | "
+          "model cells, median (range) |")
+    print("|---|---|---|---|---|---|")
+    for method in args.methods.split(","):
+        for eps in (float(e) for e in args.epsilons.split(",")):
+            runs = [cell(method, args.rows, args.d, eps, seed) for seed in seeds]
+            walls, cells = [r["wall"] for r in runs], [r["cells"] for r in runs]
+            worst = max(range(len(walls)), key=walls.__getitem__)
+            print(f"| {method} | {eps:g} | {statistics.median(walls):.1f} | {walls[worst]:.1f} ({seeds[worst]}: "
+                  f"{runs[worst]['tables']}, {cells[worst]:,}) | {sum(w <= args.within for w in walls)} of "
+                  f"{len(walls)} | {statistics.median(cells):,.0f} ({min(cells):,}-{max(cells):,}) |", flush=True)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from dpknn.synth import AIMSynthesizer, MSTSynthesizer
 from dpknn.synth import _aim as aim_module
 from dpknn.synth._aim import affordable, auto_model_size, candidate_scores, workload_candidates
 from dpknn.synth._data import Counts
-from dpknn.synth._graphical_model import Measurement, fit_model, junction_tree
+from dpknn.synth._graphical_model import Measurement, fit_model, junction_tree, model_cells
 
 
 def test_candidates_are_the_downward_closure_weighted_by_overlap():
@@ -82,6 +82,24 @@ def test_size_filter_keeps_free_candidates_and_refuses_large_ones():
     assert (2, 3) in allowed                              # 100 + 30 cells
     for r in allowed:
         assert junction_tree(sizes, [*cliques, r]).size(sizes) <= 130 or r in [(0, 1), (0,), (1,), (2,), (3,)]
+
+
+def test_size_filter_sizes_the_model_the_fit_builds():
+    # Measured pairs of a wide table at eps = 4 (seed 8; sizes with the gap codes): the current model has 8,649
+    # cells, and its cliques with (1, 4) triangulate to 10,959, but the fit triangulates the measured sets with it,
+    # which gives 90,924. The filter must size the latter: it had let (1, 4) in under a limit of 80,000, and the
+    # fit built 271,872 cells.
+    sizes = (15, 12, 10, 7, 7, 3, 4, 3, 5, 15)
+    cliques = [(v,) for v in range(10)] + [(0, 1), (0, 2), (0, 5), (1, 3), (1, 7), (2, 3), (2, 4), (2, 7), (3, 5),
+                                          (4, 6), (5, 8), (6, 8)]
+    assert model_cells(sizes, [*junction_tree(sizes, cliques).cliques, (1, 4)]) <= 20_000
+    assert model_cells(sizes, [*cliques, (1, 4)]) == junction_tree(sizes, [*cliques, (1, 4)]).size(sizes) > 80_000
+    candidates = {(1, 4): 1.0, (0, 3): 1.0, (0, 1): 1.0, (1,): 1.0}
+    allowed = affordable(candidates, cliques, sizes, limit=20_000)
+    assert (1, 4) not in allowed
+    assert (0, 1) in allowed and (1,) in allowed   # measured already: free
+    for r in allowed:
+        assert model_cells(sizes, [*cliques, r]) <= 20_000 or r in [(0, 1), (1,)]
 
 
 def test_fit_spends_exactly_the_budget_and_keeps_universes_and_gaps():

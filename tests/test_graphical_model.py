@@ -110,17 +110,18 @@ def _random_tree(seed, d):
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 5))
 def test_gradient_is_exact(seed, d):
-    from dpknn.synth._graphical_model import _objective, _table  # the private pieces under test
+    from dpknn.synth._graphical_model import _objective, _queries  # the private pieces under test
 
     rng, sizes, tree, shapes = _random_tree(seed, d)
     ms = [Measurement(c, rng.normal(10, 3, [sizes[v] for v in c]), 1.0) for c in tree.cliques]
     ms += [Measurement((v,), rng.normal(5, 1, sizes[v]), 2.0) for v in range(d)]
-    measured = [_table(tree, sizes, m.attributes, m.counts, 1 / m.sigma**2) for m in ms]
+    tables = [(m.attributes, m.counts, 1 / m.sigma**2, None) for m in ms]
     # and a coarsened table of the largest clique: its first attribute's codes in two groups (a linear query)
     c = max(tree.cliques, key=len)
     groups = (tuple(int(i > 0) for i in range(sizes[c[0]])),) + (None,) * (len(c) - 1)
     coarse = coarsen(np.ones([sizes[v] for v in c]), groups)
-    measured.append(_table(tree, sizes, c, rng.normal(10, 3, coarse.shape), 0.5, groups))
+    tables.append((c, rng.normal(10, 3, coarse.shape), 0.5, groups))
+    measured = _queries(tree, sizes, tables)
     theta = rng.normal(size=sum(r * k for r, k in shapes))
     f = lambda t: _objective(t, tree, sizes, shapes, measured, 7.0)   # noqa: E731
     grad = f(theta)[1]
@@ -158,8 +159,8 @@ def test_estimator_recovers_consistent_marginals_and_pools_noisy_ones():
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
-def test_coarsen_sums_groups_and_its_adjoint_spreads_them(seed):
-    from dpknn.synth._graphical_model import _spread  # the private adjoint under test
+def test_coarsen_sums_groups_and_the_estimators_query_matrix_is_it(seed):
+    from dpknn.synth._graphical_model import _query_matrix  # the private piece under test
 
     rng = np.random.default_rng(seed)
     shape = tuple(int(s) for s in rng.integers(1, 5, 3))
@@ -172,9 +173,16 @@ def test_coarsen_sums_groups_and_its_adjoint_spreads_them(seed):
         brute[tuple(i if g is None else g[i] for i, g in zip(idx, groups))] += table[idx]
     np.testing.assert_array_equal(out, brute)
     assert out.dtype == table.dtype and out.sum() == table.sum()
-    other = rng.normal(size=out.shape)
-    assert float((out * other).sum()) == pytest.approx(float((table * _spread(other, groups)).sum()))
     assert coarsen(table, None) is table
+    # The estimator's sparse query of a clique (0, 1, 2, 3) onto attributes in another order, coarsened: the
+    # marginal summed by numpy, transposed and coarsened, the same numbers.
+    sizes = (*shape, 2)
+    mu = rng.random(sizes)
+    attributes = tuple(int(v) for v in rng.permutation(4)[:rng.integers(1, 4)])
+    kept = tuple(None if v == 3 else groups[v] for v in attributes)
+    expected = coarsen(marginal_table(mu, (0, 1, 2, 3), attributes), kept)
+    q = _query_matrix((0, 1, 2, 3), sizes, attributes, expected.shape, kept)
+    np.testing.assert_allclose(q @ mu.ravel(), expected.ravel(), rtol=1e-12)
 
 
 def test_estimator_fits_a_coarsened_table():

@@ -66,7 +66,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, sparse
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 __all__ = [
@@ -114,18 +114,10 @@ def coarsen(table, groups):
     return table
 
 
-def _spread(table, groups):
-    """The adjoint of :func:`coarsen`: each group's entry copied to each of its codes (the gradient's way back)."""
-    for axis, g in enumerate(groups or ()):
-        if g is not None:
-            table = np.moveaxis(np.tensordot(_group_matrix(tuple(g)).T, table, axes=([1], [axis])), 0, axis)
-    return table
-
-
 @functools.lru_cache(maxsize=256)
 def _group_matrix(g, dtype=np.float64):
     """The 0/1 matrix (groups, codes) of the grouping ``g`` (a tuple), in ``dtype`` (integer counts stay integers);
-    cached, since the loss reads it thousands of times in a fit (read only)."""
+    cached: a fit coarsens by the same few groupings (read only)."""
     g = np.asarray(g, dtype=np.int64)
     out = np.zeros((int(g.max()) + 1, g.size), dtype=dtype)
     out[g, np.arange(g.size)] = 1
@@ -396,65 +388,71 @@ def _softmax_rows(theta, shapes):
     return out
 
 
-class _Table(NamedTuple):
-    """A pooled measurement as the estimator reads it (:func:`_table`): the index of a ``clique`` holding its
-    ``attributes``, its ``counts`` (axes in the attributes' order) and ``weight``, and the axes that project the
-    clique's marginal onto it (``summed``, then ``order``) and take a table on it back to the clique's axes
-    (``back``, then ``back_shape``): the operations of :func:`marginal_table` and :func:`_broadcast_to`, worked out
-    once per fit, since the loss reads them thousands of times; ``groups`` those of a coarsened table
-    (:class:`Measurement`)."""
+class _Queries(NamedTuple):
+    """The pooled tables that one clique answers, as the estimator reads them (:func:`_queries`): the ``clique``'s
+    index; ``matrix``, the 0/1 sparse map from its marginal (raveled in C order) to its tables' cells, stacked (each
+    table's A_m after the sum onto its attributes); ``transpose``, that map's adjoint (the gradient's way back); the
+    stacked ``counts`` and each cell's ``weight``. One sparse product per clique instead of a sum over axes per
+    table: the loss runs some 10^3 times a fit, most of whose tables are small, where numpy's per-call overhead
+    outweighed the sums (``benchmarks/estimator_speed.py`` prints the seconds a step)."""
 
     clique: int
-    attributes: tuple
+    matrix: sparse.csr_array
+    transpose: sparse.csr_array
     counts: np.ndarray
-    weight: float
-    summed: tuple
-    order: tuple
-    back: tuple
-    back_shape: tuple
-    groups: tuple | None
+    weight: np.ndarray
 
 
-def _table(tree, sizes, attributes, counts, weight, groups=None):
-    c = tree.covering(attributes)
-    attributes = tuple(attributes)
-    return _Table(c, attributes, counts, weight, *_projection(tree.cliques[c], attributes),
-                  *_spreading(attributes, tree.cliques[c], sizes), groups)
+@functools.lru_cache(maxsize=64)   # at most a few MB each: 64 of them bound the memory
+def _query_matrix(clique, sizes, attributes, shape, groups):
+    """The 0/1 matrix (cells of a table of ``shape``, cells of ``clique``) that sums a marginal on ``clique`` onto
+    ``attributes`` (a subset, axes in that order) and then over ``groups`` (:func:`coarsen`; None: none); cached,
+    since AIM's rounds refit the same tables on mostly the same cliques (never written to)."""
+    coords = np.indices([sizes[v] for v in clique]).reshape(len(clique), -1)
+    index = [coords[clique.index(v)] if groups is None or groups[i] is None
+             else np.asarray(groups[i], dtype=np.int64)[coords[clique.index(v)]] for i, v in enumerate(attributes)]
+    n = coords.shape[1]
+    return sparse.csr_array((np.ones(n), (np.ravel_multi_index(index, shape), np.arange(n))),
+                            shape=(math.prod(shape), n))
 
 
-_sum = np.add.reduce
+def _queries(tree, sizes, tables):
+    """:class:`_Queries` of ``tables`` ((attributes, counts, weight, groups) each, counts' axes in the attributes'
+    order), one per clique answering any: a table goes to the first clique that covers its attributes."""
+    by_clique = {}
+    for table in tables:
+        by_clique.setdefault(tree.covering(table[0]), []).append(table)
+    out = []
+    for c, ts in sorted(by_clique.items()):
+        m = sparse.vstack([_query_matrix(tree.cliques[c], sizes, a, y.shape, g) for a, y, _, g in ts], format="csr")
+        out.append(_Queries(c, m, m.T.tocsr(), np.concatenate([np.ravel(y) for _, y, _, _ in ts]),
+                            np.concatenate([np.full(np.size(y), float(w)) for _, y, w, _ in ts])))
+    return out
 
 
-def _loss(mu, measured, total):
-    """L at the clique marginals ``mu`` and each table's residual n̂·(its query of μ) − y; ``measured``:
-    :class:`_Table`s."""
-    # np.add.reduce is what ndarray.sum calls (the same sums to the bit) without its wrappers: this loop runs
-    # some 10^5 times a fit on small tables, where the wrappers cost as much as the sums.
+def _loss(mu, queries, total):
+    """L at the clique marginals ``mu`` and the residuals n̂·A μ_C − y of each clique's tables (:class:`_Queries`)."""
     loss, residuals = 0.0, []
-    for t in measured:
-        m = _sum(mu[t.clique], axis=t.summed) if t.summed else mu[t.clique]   # a whole clique: nothing to sum
-        m = m.transpose(t.order)
-        r = total * (m if t.groups is None else coarsen(m, t.groups)) - t.counts
-        loss += 0.5 * t.weight * float(_sum(r * r, axis=None))
+    for q in queries:
+        r = total * (q.matrix @ mu[q.clique].ravel()) - q.counts
+        loss += 0.5 * float(np.dot(q.weight * r, r))
         residuals.append(r)
     return loss, residuals
 
 
-def _gradient(mu, measured, total, residuals):
+def _gradient(mu, queries, total, residuals):
     """∂L/∂μ_C of each clique, from :func:`_loss`'s residuals (apart, so that a rejected step of a line
     search costs no gradient)."""
     g = [np.zeros(m.shape) for m in mu]
-    for t, r in zip(measured, residuals):
-        r = t.weight * total * r
-        r = r if t.groups is None else _spread(r, t.groups)
-        g[t.clique] = g[t.clique] + r.transpose(t.back).reshape(t.back_shape)
+    for q, r in zip(queries, residuals):
+        g[q.clique] = (q.transpose @ (total * q.weight * r)).reshape(mu[q.clique].shape)
     return g
 
 
-def _loss_and_gradient(mu, measured, total):
-    """L at the clique marginals ``mu`` and its gradient in each clique's marginal; ``measured``: :class:`_Table`s."""
-    loss, residuals = _loss(mu, measured, total)
-    return loss, _gradient(mu, measured, total, residuals)
+def _loss_and_gradient(mu, queries, total):
+    """L at the clique marginals ``mu`` and its gradient in each clique's marginal; ``queries``: :class:`_Queries`."""
+    loss, residuals = _loss(mu, queries, total)
+    return loss, _gradient(mu, queries, total, residuals)
 
 
 def _objective(theta, tree, sizes, shapes, measured, total):
@@ -476,13 +474,13 @@ def _objective(theta, tree, sizes, shapes, measured, total):
     return loss, np.concatenate([g.ravel() for g in grads])
 
 
-def _initial(tree, sizes, shapes, start, measured, total):
+def _initial(tree, sizes, shapes, start, tables, total):
     """Free parameters of a first model: ``start``'s marginals on every clique where it can (a
     warm start; exact where ``start`` is in the new family), else the independence model of the
-    one-way tables projected onto the simplex (uniform where an attribute has none)."""
+    one-way ``tables`` ((attributes, counts, weight, groups) each) projected onto the simplex (uniform
+    where an attribute has none)."""
     if start is None:
-        one = {t.attributes[0]: project_simplex(t.counts / total) for t in measured
-               if len(t.attributes) == 1 and t.groups is None}
+        one = {a[0]: project_simplex(y / total) for a, y, _, groups in tables if len(a) == 1 and groups is None}
         one = [one.get(v, np.full(sizes[v], 1.0 / sizes[v])) for v in range(len(sizes))]
     else:
         marginals = start.clique_marginals()
@@ -589,9 +587,10 @@ def fit_model(sizes, cliques, measurements, *, start=None, iterations=2000, tol=
         w, acc = pooled.get(key, (0.0, 0.0))
         pooled[key] = (w + 1.0 / m.sigma**2, acc + y / m.sigma**2)
     scale = 1.0 / (total**2 * max(w for w, _ in pooled.values()))   # L of order the number of cells
-    measured = [_table(tree, sizes, a, acc / w, w * scale, groups) for (a, groups), (w, acc) in pooled.items()]
+    tables = [(a, acc / w, w * scale, groups) for (a, groups), (w, acc) in pooled.items()]
+    measured = _queries(tree, sizes, tables)
     shapes = _shapes(tree, sizes)
-    theta = _initial(tree, sizes, shapes, start, measured, total)
+    theta = _initial(tree, sizes, shapes, start, tables, total)
     if method == "mirror":
         at = np.cumsum([0] + [r * k for r, k in shapes])
         psi = [theta[a:b].reshape(sh) for a, b, sh in zip(at[:-1], at[1:], shapes)]
