@@ -335,6 +335,18 @@ def scores(train, test, synthetic, attrs, target, seed, amount, analysis):
             "quantile_err": summary["mean_quantile_error"], "range_mae": summary["range_query_mae"]}
 
 
+def earlier_peer_rows(path, cells):
+    """The peers' rows of an earlier run's printed lines (``path``) on ``cells`` ((table, epsilon, seed) triples)."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("{"):
+                row = json.loads(line)
+                if row["method"] in PEER_LABELS.values() and (row["table"], row["epsilon"], row["seed"]) in cells:
+                    out.append(row)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", default="slid,chile,gss,cps-mcar,cps-mar,cps-mnar")
@@ -350,6 +362,10 @@ def main():
     ap.add_argument("--aim-model-size", type=float, default=80.0, help="AIM's max_model_size in MB (default 80)")
     ap.add_argument("--peer-timeout", type=float, default=3600.0)
     ap.add_argument("--out", default=None, help="CSV of every run")
+    ap.add_argument("--peer-runs", default=None,
+                    help="the printed lines of an earlier run (one JSON row a line): its peers' rows on this run's "
+                    "tables, epsilons and seeds join the summary and the ratios, in place of running the peers again "
+                    "(their code has not changed; an hour a run)")
     args = ap.parse_args()
     pgm = args.peer_python if args.pgm_dir else None
     pythons = {"mst": pgm, "aim": pgm, "datasynthesizer": args.ds_python}
@@ -391,6 +407,8 @@ def main():
                                  "seconds": seconds,
                                  **scores(train, test, syn, attrs, target, seed, amount, analysis)})
                     print(json.dumps(rows[-1]), flush=True)
+    if args.peer_runs:
+        rows += earlier_peer_rows(args.peer_runs, {(r["table"], r["epsilon"], r["seed"]) for r in rows})
     res = pd.DataFrame(rows)
     if args.out:
         res.to_csv(args.out, index=False)
@@ -399,6 +417,9 @@ def main():
     summary = res.groupby(["table", "epsilon", "method"])[measures].mean().round(4)
     with pd.option_context("display.width", 250, "display.max_columns", 20):
         print(summary.to_string())
+        if res.seed.nunique() > 1:
+            print("\nseed-to-seed standard deviation of the CI overlap")
+            print(res.groupby(["table", "epsilon", "method"]).ci_overlap.std().round(2).to_string())
     peers_rows = res.method.isin(PEER_LABELS.values())
     for ours_label in ("dpknn auto", "dpknn auto analysis"):
         ours = res[res.method == ours_label].groupby(["table", "epsilon"])

@@ -94,12 +94,7 @@ def _cmd_synth(args):
     # Complete by design: a schema's known attributes, and those named. No synthetic gap is drawn there.
     never = list(dict.fromkeys([*declared.never_missing,
                                 *([] if args.never_missing is None else comma_list(args.never_missing))]))
-    # Notes come before the work, which can take minutes.
-    if args.method in ("auto", "aim", "mst", "privbayes-value") or (args.method == "dpmisgan" and args.gaps):
-        if not never:
-            _note("every attribute may get synthetic gaps (missingness is learnt for each); name the attributes "
-                  "that are complete by design with --never-missing (a schema file's known attributes count as "
-                  "such)")
+    _gap_notes(args, declared, never)   # before the work, which can take minutes
     warn_seeded(args)
     sample_options = {}
     if args.method == "dpmisgan":
@@ -274,6 +269,23 @@ def _synth_folder(args, model):
                                   rows_per_partition=args.partition_rows or PARTITION_ROWS, client=client,
                                   rng=None if args.seed is None else args.seed + 1, resume=args.resume,
                                   progress=args.progress)
+
+
+def _gap_notes(args, declared, never):
+    """Say where synthetic gaps may be drawn, for the methods that draw them: everywhere when no attribute is complete
+    by design; the schema file's known attributes complete when they come from one."""
+    if not (args.method in ("auto", "aim", "mst", "privbayes-value") or (args.method == "dpmisgan" and args.gaps)):
+        return
+    if not never:
+        _note("every attribute may get synthetic gaps (missingness is learnt for each); name the attributes "
+              "that are complete by design with --never-missing (a schema file's known attributes count as "
+              "such)")
+    elif declared.never_missing:
+        # A new user who hands synth the schema of an imputation job did not say these are complete: say so, before
+        # a gap in one is refused after the read.
+        _note(f"{args.attributes} is a schema file: its known attributes ({', '.join(declared.never_missing)}) "
+              "are taken as complete by design, so no synthetic gap is drawn there and a gap in one is refused; "
+              "to let them have gaps, list the attributes as [[attribute]] tables instead")
 
 
 def _note(text):
