@@ -343,7 +343,7 @@ def earlier_peer_rows(path, cells):
             if line.startswith("{"):
                 row = json.loads(line)
                 if row["method"] in PEER_LABELS.values() and (row["table"], row["epsilon"], row["seed"]) in cells:
-                    out.append(row)
+                    out.append({**row, "recorded": path})   # marked in --out's CSV: not run now
     return out
 
 
@@ -367,6 +367,8 @@ def main():
                     "tables, epsilons and seeds join the summary and the ratios, in place of running the peers again "
                     "(their code has not changed; an hour a run)")
     args = ap.parse_args()
+    if args.peer_runs and (args.peers or args.peer_python or args.ds_python):
+        ap.error("--peer-runs takes the peers' rows from an earlier run: run no peer beside it.")
     pgm = args.peer_python if args.pgm_dir else None
     pythons = {"mst": pgm, "aim": pgm, "datasynthesizer": args.ds_python}
     peers = ([p for p in args.peers.split(",") if p] if args.peers is not None

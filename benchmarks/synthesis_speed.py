@@ -47,8 +47,15 @@ print(json.dumps({{"wall": time.perf_counter() - wall, "cpu": time.process_time(
 def cell(method, rows, d, eps, seed):
     code = ONE.format(bench=os.path.dirname(os.path.abspath(__file__)), rows=rows, d=d, method=method, eps=eps,
                       seed=seed)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # -P: the working directory does not go first on sys.path, so PYTHONPATH can choose another checkout's dpknn.
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def dpknn_location():
+    """The folder of the dpknn the cells import (the same interpreter and flags)."""
+    code = "import os, dpknn; print(os.path.dirname(dpknn.__file__))"
+    return subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def main():
@@ -68,7 +75,7 @@ def main():
     load = os.getloadavg()
     print(f"{datetime.date.today()}, {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
           f"fit + sample of {args.rows:,} x {args.d} (wide_table, 20 % MCAR gaps), seed {args.seed}; "
-          "seconds wall / CPU")
+          f"seconds wall / CPU; dpknn from {dpknn_location()}")
     print()
     print("| method | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |")
     print("|---|" + "---|" * len(epsilons))
@@ -88,7 +95,7 @@ def over_seeds(args):
     load = os.getloadavg()
     print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} cores, load average {load[0]:.2f} "
           f"{load[1]:.2f} {load[2]:.2f}; fit + sample of {args.rows:,} x {args.d}, seeds {first}-{end - 1}; wall "
-          "seconds")
+          f"seconds; dpknn from {dpknn_location()}")
     print()
     print(f"| method | ε | median | largest (seed: tables, model cells) | seeds within {args.within:g} s | "
           "model cells, median (range) |")

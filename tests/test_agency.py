@@ -225,13 +225,19 @@ def test_sav_round_trip_after_impute(tmp_path):
     assert meta.column_names_to_labels["hours"] == "Hours worked"
 
 
-def test_dta_letters_round_trip(tmp_path):
+def _dta_with_letters(path):
+    """A Stata file whose q has value labels and two missing letters ("a" refused, "b" not applicable); its
+    codebook."""
     df = pd.DataFrame({"q": pd.Series([1, 2, "a", 1, "b", 2, 1, "a"], dtype=object),
                        "x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]})
-    pyreadstat.write_dta(df, tmp_path / "f.dta", variable_value_labels={"q": {1: "yes", 2: "no", "a": "refused",
-                                                                            "b": "not applicable"}},
+    pyreadstat.write_dta(df, path, variable_value_labels={"q": {1: "yes", 2: "no", "a": "refused",
+                                                                "b": "not applicable"}},
                          missing_user_values={"q": ["a", "b"]})
-    cb = read_codebook(tmp_path / "f.dta")
+    return read_codebook(path)
+
+
+def test_dta_letters_round_trip(tmp_path):
+    cb = _dta_with_letters(tmp_path / "f.dta")
     q = cb.variable("q")
     assert q.gaps == {"a": "refused"} and q.not_applicable == {"b": "not applicable"}
     coded = read_coded(tmp_path / "f.dta")
@@ -245,6 +251,23 @@ def test_dta_letters_round_trip(tmp_path):
     # Negative control: without the codes (a synthetic file) the gaps take the first gap code.
     write_coded(coded.data, tmp_path / "h.dta", cb)
     assert pyreadstat.read_dta(tmp_path / "h.dta", user_missing=True)[0].q.tolist()[2] == "a"
+
+
+def test_dta_letters_beside_whole_and_fractional_numbers(tmp_path):
+    # A synthetic amount whose draws include a released point mass (40.0) among fractional values, with its
+    # missing codes as letters and value labels: pyreadstat took the int/float mix for text and refused the letters
+    # ("missing_user_values not allowed for character variable"), an intermittent failure of docs/agency.md.
+    cb = _dta_with_letters(tmp_path / "f.dta")
+    synthetic = pd.DataFrame({"q": [40.0, 37.52, np.nan, 41.07, np.nan, 2.0, np.nan, 1.5],
+                              "q_niu": [False, False, False, False, True, False, False, False],
+                              "x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]})
+    write_coded(synthetic, tmp_path / "s.dta", cb)
+    back, meta = pyreadstat.read_dta(tmp_path / "s.dta", user_missing=True)
+    assert back.q.tolist() == [40.0, 37.52, "a", 41.07, "b", 2.0, "a", 1.5]
+    assert meta.missing_user_values == {"q": ["a", "b"]}
+    # Whole numbers alone stay integers beside the letters (the round trip above).
+    write_coded(synthetic.assign(q=synthetic.q.round()), tmp_path / "w.dta", cb)
+    assert pyreadstat.read_dta(tmp_path / "w.dta", user_missing=True)[0].q.tolist() == [40, 38, "a", 41, "b", 2, "a", 2]
 
 
 def test_bad_outputs_and_inputs_are_refused(tmp_path):

@@ -282,10 +282,11 @@ def _gap_notes(args, declared, never):
               "such)")
     elif declared.never_missing:
         # A new user who hands synth the schema of an imputation job did not say these are complete: say so, before
-        # a gap in one is refused after the read.
+        # a gap in one is refused after the read (DPMisGAN does not refuse one: it only draws none there).
+        refused = "" if args.method == "dpmisgan" else " and a gap in one is refused"
         _note(f"{args.attributes} is a schema file: its known attributes ({', '.join(declared.never_missing)}) "
-              "are taken as complete by design, so no synthetic gap is drawn there and a gap in one is refused; "
-              "to let them have gaps, list the attributes as [[attribute]] tables instead")
+              f"are taken as complete by design, so no synthetic gap is drawn there{refused}; to let them have "
+              "gaps, list the attributes as [[attribute]] tables instead")
 
 
 def _note(text):

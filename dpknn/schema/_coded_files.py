@@ -377,8 +377,13 @@ def coded_writer(df, path, codebook, *, codes=None, flags=()):
         if not letters and not any(isinstance(x, str) for x in col.dropna()):
             col = pd.to_numeric(col)
         elif letters:
-            # Numbers beside the letters: whole ones as ints, or pyreadstat takes the column for text.
-            col = col.map(lambda x: int(x) if isinstance(x, float) and x.is_integer() else x)
+            # Numbers beside the letters must all be of one type, or pyreadstat takes the column for text (and then
+            # refuses its missing letters): ints where every number is whole, else floats. A synthetic amount mixes
+            # both when a draw lands on a released point mass (40 hours among 37.52 and 41.07).
+            numbers = [x for x in col if isinstance(x, (int, float, np.number)) and not isinstance(x, bool)]
+            kind = int if all(float(x).is_integer() for x in numbers) else float
+            col = pd.Series([x if isinstance(x, str) or x is None or isinstance(x, bool) else kind(x) for x in col],
+                            index=col.index, dtype=object)
         out[name] = col
         lab = {as_letter.get(k, k): (f"{val} ({k})" if k in as_letter else val) for k, val in v.labels().items()}
         if suffix == ".dta":

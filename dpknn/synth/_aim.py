@@ -154,8 +154,10 @@ def affordable(candidates, cliques, sizes, limit):
 
     The size is that of the model the fit will build: :func:`model_cells` of the measured sets with the candidate, the
     triangulation :func:`fit_model` runs. That of the current model's cliques with it can be far smaller, since the
-    greedy triangulation is not monotone: on the wide table at ε = 4 (seed 8) it was 69,777 cells where the fit then
-    built 271,872, against a limit of 80,000, and took 25 s instead of 3 s (``benchmarks/README.md``)."""
+    greedy triangulation is not monotone: on twelve of the pairs measured on the wide table at ε = 4 (seed 8) it is
+    10,959 cells where the fit builds 90,924 (``tests/test_aim.py``), and the whole run, sized the old way, built a
+    model of 271,872 cells against the limit of 79,200 in 25 s (``docs/synthesis.md``, "Speed")."""
+    cliques = list(dict.fromkeys(tuple(c) for c in cliques))   # the same graph, each set once
     edges = {frozenset(p) for c in cliques for p in itertools.combinations(c, 2)}
     out = {}
     for r, w in candidates.items():

@@ -403,17 +403,32 @@ class _Queries(NamedTuple):
     weight: np.ndarray
 
 
-@functools.lru_cache(maxsize=64)   # at most a few MB each: 64 of them bound the memory
+_CACHED_CELLS = 100_000   # about 12 bytes a clique cell: 32 cached matrices of at most this many hold 40 MB
+
+
 def _query_matrix(clique, sizes, attributes, shape, groups):
     """The 0/1 matrix (cells of a table of ``shape``, cells of ``clique``) that sums a marginal on ``clique`` onto
-    ``attributes`` (a subset, axes in that order) and then over ``groups`` (:func:`coarsen`; None: none); cached,
-    since AIM's rounds refit the same tables on mostly the same cliques (never written to)."""
+    ``attributes`` (a subset, axes in that order) and then over ``groups`` (:func:`coarsen`; None: none). Cached for
+    cliques of up to ``_CACHED_CELLS`` cells, since AIM's rounds refit the same tables on mostly the same cliques;
+    larger ones are built again, so that the cache's memory stays bounded whatever ``max_model_size`` is."""
+    if math.prod(sizes[v] for v in clique) <= _CACHED_CELLS:
+        return _cached_query_matrix(clique, sizes, attributes, shape, groups)
+    return _build_query_matrix(clique, sizes, attributes, shape, groups)
+
+
+def _build_query_matrix(clique, sizes, attributes, shape, groups):
     coords = np.indices([sizes[v] for v in clique]).reshape(len(clique), -1)
     index = [coords[clique.index(v)] if groups is None or groups[i] is None
              else np.asarray(groups[i], dtype=np.int64)[coords[clique.index(v)]] for i, v in enumerate(attributes)]
     n = coords.shape[1]
-    return sparse.csr_array((np.ones(n), (np.ravel_multi_index(index, shape), np.arange(n))),
-                            shape=(math.prod(shape), n))
+    out = sparse.csr_array((np.ones(n), (np.ravel_multi_index(index, shape), np.arange(n))),
+                           shape=(math.prod(shape), n))
+    for a in (out.data, out.indices, out.indptr):
+        a.flags.writeable = False   # a cached matrix is shared by every fit that reads it
+    return out
+
+
+_cached_query_matrix = functools.lru_cache(maxsize=32)(_build_query_matrix)
 
 
 def _queries(tree, sizes, tables):
