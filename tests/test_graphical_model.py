@@ -110,17 +110,17 @@ def _random_tree(seed, d):
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 5))
 def test_gradient_is_exact(seed, d):
-    from dpknn.synth._graphical_model import _objective, _queries  # the private pieces under test
+    from dpknn.synth._graphical_model import _objective, _Pooled, _queries  # the private pieces under test
 
     rng, sizes, tree, shapes = _random_tree(seed, d)
     ms = [Measurement(c, rng.normal(10, 3, [sizes[v] for v in c]), 1.0) for c in tree.cliques]
     ms += [Measurement((v,), rng.normal(5, 1, sizes[v]), 2.0) for v in range(d)]
-    tables = [(m.attributes, m.counts, 1 / m.sigma**2, None) for m in ms]
+    tables = [_Pooled(m.attributes, m.counts, 1 / m.sigma**2, None) for m in ms]
     # and a coarsened table of the largest clique: its first attribute's codes in two groups (a linear query)
     c = max(tree.cliques, key=len)
     groups = (tuple(int(i > 0) for i in range(sizes[c[0]])),) + (None,) * (len(c) - 1)
     coarse = coarsen(np.ones([sizes[v] for v in c]), groups)
-    tables.append((c, rng.normal(10, 3, coarse.shape), 0.5, groups))
+    tables.append(_Pooled(c, rng.normal(10, 3, coarse.shape), 0.5, groups))
     measured = _queries(tree, sizes, tables)
     theta = rng.normal(size=sum(r * k for r, k in shapes))
     f = lambda t: _objective(t, tree, sizes, shapes, measured, 7.0)   # noqa: E731

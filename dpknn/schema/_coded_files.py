@@ -380,10 +380,10 @@ def coded_writer(df, path, codebook, *, codes=None, flags=()):
             # Numbers beside the letters must all be of one type, or pyreadstat takes the column for text (and then
             # refuses its missing letters): ints where every number is whole, else floats. A synthetic amount mixes
             # both when a draw lands on a released point mass (40 hours among 37.52 and 41.07).
-            numbers = [x for x in col if isinstance(x, (int, float, np.number)) and not isinstance(x, bool)]
+            numbers = [x for x in col if x is not None and not isinstance(x, str)]
             kind = int if all(float(x).is_integer() for x in numbers) else float
-            col = pd.Series([x if isinstance(x, str) or x is None or isinstance(x, bool) else kind(x) for x in col],
-                            index=col.index, dtype=object)
+            col = pd.Series([x if x is None or isinstance(x, str) else kind(x) for x in col], index=col.index,
+                            dtype=object)
         out[name] = col
         lab = {as_letter.get(k, k): (f"{val} ({k})" if k in as_letter else val) for k, val in v.labels().items()}
         if suffix == ".dta":

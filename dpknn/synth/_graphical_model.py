@@ -114,14 +114,11 @@ def coarsen(table, groups):
     return table
 
 
-@functools.lru_cache(maxsize=256)
 def _group_matrix(g, dtype=np.float64):
-    """The 0/1 matrix (groups, codes) of the grouping ``g`` (a tuple), in ``dtype`` (integer counts stay integers);
-    cached: a fit coarsens by the same few groupings (read only)."""
+    """The 0/1 matrix (groups, codes) of the grouping ``g``, in ``dtype`` (integer counts stay integers)."""
     g = np.asarray(g, dtype=np.int64)
     out = np.zeros((int(g.max()) + 1, g.size), dtype=dtype)
     out[g, np.arange(g.size)] = 1
-    out.flags.writeable = False
     return out
 
 
@@ -160,29 +157,18 @@ def round_counts(p, m, rng):
     return out
 
 
-def _projection(variables, keep):
-    """(The axes of a table on ``variables`` not in ``keep``, the order that puts the rest in ``keep``'s order)."""
-    rest = [v for v in variables if v in keep]
-    return tuple(i for i, v in enumerate(variables) if v not in keep), tuple(rest.index(v) for v in keep)
-
-
-def _spreading(keep, variables, sizes):
-    """(The order that puts a table on ``keep`` in ``variables``' order, the shape that broadcasts it there)."""
-    keep = tuple(keep)
-    return (tuple(keep.index(v) for v in variables if v in keep),
-            tuple(sizes[v] if v in keep else 1 for v in variables))
-
-
 def marginal_table(table, variables, keep):
     """The sum of ``table`` (axes ``variables``) over the axes not in ``keep``, axes in ``keep``'s order."""
-    axes, order = _projection(variables, keep)
-    return np.transpose(table.sum(axis=axes), order)
+    rest = [v for v in variables if v in keep]
+    axes = tuple(i for i, v in enumerate(variables) if v not in keep)
+    return np.transpose(table.sum(axis=axes), tuple(rest.index(v) for v in keep))
 
 
 def _broadcast_to(table, keep, variables, sizes):
     """``table`` (axes ``keep``, a subset of ``variables``) reshaped to broadcast against a table on ``variables``."""
-    order, shape = _spreading(keep, variables, sizes)
-    return np.transpose(table, order).reshape(shape)
+    keep = tuple(keep)
+    order = tuple(keep.index(v) for v in variables if v in keep)
+    return np.transpose(table, order).reshape(tuple(sizes[v] if v in keep else 1 for v in variables))
 
 
 def _contract(factors, out):
@@ -388,6 +374,17 @@ def _softmax_rows(theta, shapes):
     return out
 
 
+class _Pooled(NamedTuple):
+    """The tables of one attribute set (and coarsening) pooled into their inverse-variance weighted mean: its
+    ``attributes``, the mean ``counts`` (axes in the attributes' order), its ``weight`` in L and the ``groups`` of a
+    coarsened table (None: not coarsened)."""
+
+    attributes: tuple
+    counts: np.ndarray
+    weight: float
+    groups: tuple | None
+
+
 class _Queries(NamedTuple):
     """The pooled tables that one clique answers, as the estimator reads them (:func:`_queries`): the ``clique``'s
     index; ``matrix``, the 0/1 sparse map from its marginal (raveled in C order) to its tables' cells, stacked (each
@@ -432,16 +429,17 @@ _cached_query_matrix = functools.lru_cache(maxsize=32)(_build_query_matrix)
 
 
 def _queries(tree, sizes, tables):
-    """:class:`_Queries` of ``tables`` ((attributes, counts, weight, groups) each, counts' axes in the attributes'
-    order), one per clique answering any: a table goes to the first clique that covers its attributes."""
+    """:class:`_Queries` of ``tables`` (:class:`_Pooled`), one per clique answering any: a table goes to the first
+    clique that covers its attributes."""
     by_clique = {}
-    for table in tables:
-        by_clique.setdefault(tree.covering(table[0]), []).append(table)
+    for t in tables:
+        by_clique.setdefault(tree.covering(t.attributes), []).append(t)
     out = []
     for c, ts in sorted(by_clique.items()):
-        m = sparse.vstack([_query_matrix(tree.cliques[c], sizes, a, y.shape, g) for a, y, _, g in ts], format="csr")
-        out.append(_Queries(c, m, m.T.tocsr(), np.concatenate([np.ravel(y) for _, y, _, _ in ts]),
-                            np.concatenate([np.full(np.size(y), float(w)) for _, y, w, _ in ts])))
+        m = sparse.vstack([_query_matrix(tree.cliques[c], sizes, t.attributes, t.counts.shape, t.groups) for t in ts],
+                          format="csr")
+        out.append(_Queries(c, m, m.T.tocsr(), np.concatenate([t.counts.ravel() for t in ts]),
+                            np.concatenate([np.full(t.counts.size, float(t.weight)) for t in ts])))
     return out
 
 
@@ -492,10 +490,10 @@ def _objective(theta, tree, sizes, shapes, measured, total):
 def _initial(tree, sizes, shapes, start, tables, total):
     """Free parameters of a first model: ``start``'s marginals on every clique where it can (a
     warm start; exact where ``start`` is in the new family), else the independence model of the
-    one-way ``tables`` ((attributes, counts, weight, groups) each) projected onto the simplex (uniform
-    where an attribute has none)."""
+    one-way ``tables`` (:class:`_Pooled`) projected onto the simplex (uniform where an attribute has none)."""
     if start is None:
-        one = {a[0]: project_simplex(y / total) for a, y, _, groups in tables if len(a) == 1 and groups is None}
+        one = {t.attributes[0]: project_simplex(t.counts / total) for t in tables
+               if len(t.attributes) == 1 and t.groups is None}
         one = [one.get(v, np.full(sizes[v], 1.0 / sizes[v])) for v in range(len(sizes))]
     else:
         marginals = start.clique_marginals()
@@ -602,7 +600,7 @@ def fit_model(sizes, cliques, measurements, *, start=None, iterations=2000, tol=
         w, acc = pooled.get(key, (0.0, 0.0))
         pooled[key] = (w + 1.0 / m.sigma**2, acc + y / m.sigma**2)
     scale = 1.0 / (total**2 * max(w for w, _ in pooled.values()))   # L of order the number of cells
-    tables = [(a, acc / w, w * scale, groups) for (a, groups), (w, acc) in pooled.items()]
+    tables = [_Pooled(a, acc / w, w * scale, groups) for (a, groups), (w, acc) in pooled.items()]
     measured = _queries(tree, sizes, tables)
     shapes = _shapes(tree, sizes)
     theta = _initial(tree, sizes, shapes, start, tables, total)
