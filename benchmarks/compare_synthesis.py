@@ -30,7 +30,9 @@ sample, and what an analyst estimates (``dpknn.metrics.analysis_measures``): the
 overlap, R² synthetic / real), the median of its amount and the share of its exact zeros, the mean
 quantile error of the amounts (p10-p90, overall and within categories, in interquartile ranges) and
 the mean absolute error of 200 random range queries on the original scale. ``dpknn auto analysis``
-is the default told the table's analysis (``--analysis``); ``dpknn auto analysis copula`` the same with
+is the default told the table's analysis (``--analysis``); ``dpknn auto analysis auto`` the default with
+``analyses="auto"`` (each amount on every other attribute: no analysis named); ``dpknn auto analysis copula`` the
+same with
 ``within_bin="copula"`` (the analysis' amounts drawn together inside their bins, ``dpknn.synth._copula``) and
 ``dpknn auto analysis ranks`` with ``within_bin="ranks"`` (each by its rank sums; the default ``"auto"`` takes one of
 the two);
@@ -282,6 +284,7 @@ def dpknn_methods(attrs, complete, mcar=None, analysis=None):
         "dpknn auto": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s),
         "dpknn auto analysis": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s,
                                                               analyses=[analysis] if analysis else ()),
+        "dpknn auto analysis auto": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s, analyses="auto"),
         "dpknn auto analysis copula": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s, within_bin="copula",
                                                                      analyses=[analysis] if analysis else ()),
         "dpknn auto analysis ranks": lambda eps, s: AutoSynthesizer(attrs, epsilon=eps, rng=s, within_bin="ranks",

@@ -10,16 +10,18 @@ import pandas as pd
 import pytest
 from people import ATTRS, people
 
+from dpknn import Categorical, Continuous, Ordinal
 from dpknn.accounting import BudgetAccountant, zcdp_rho
 from dpknn.exceptions import BudgetExceededError
 from dpknn.metrics._fidelity import tvd
 from dpknn.schema._discretization import Discretization
 from dpknn.schema._marginals import extended_codes
-from dpknn.synth import AIMSynthesizer, MSTSynthesizer
+from dpknn.synth import AIMSynthesizer, AutoSynthesizer, MSTSynthesizer
 from dpknn.synth import _aim as aim_module
 from dpknn.synth._aim import affordable, auto_model_size, candidate_scores, workload_candidates
 from dpknn.synth._data import Counts
 from dpknn.synth._graphical_model import Measurement, fit_model, junction_tree, model_cells
+from dpknn.synth._marginal import analysis_texts, auto_analyses, beside_tree
 
 
 def test_candidates_are_the_downward_closure_weighted_by_overlap():
@@ -345,6 +347,77 @@ def test_complete_case_tables_keep_the_covariates_law_among_the_observed_respons
     assert min(fit.selection_strengths_.values()) > 0.15
     assert fit.public_params()["selection_strengths"][0][:2] == ["y", "a"]
     assert real > 0.6 and kept > 0.25 and abs(lost) < 0.1
+
+
+def test_auto_analyses_read_the_amounts_from_the_domain():
+    # Amounts: every Continuous and every Ordinal of at least SHAPED_WIDTH values a bin (days: 37 a bin); a narrow
+    # Ordinal (age: 10 a bin) and a Categorical are covariates only. Public: the domain, not the data.
+    attrs = [Ordinal("age", 0, 99), Ordinal("days", 0, 365), Categorical("sex", [1, 2]), Continuous("pay", 0, 1e5)]
+    disc = Discretization(attrs, 10)
+    assert analysis_texts(auto_analyses(disc), disc.names) == ["days ~ age + sex + pay", "pay ~ age + days + sex"]
+    assert auto_analyses(Discretization(attrs[:1] + attrs[2:3], 10)) == []
+
+
+@pytest.mark.parametrize("cls", [AIMSynthesizer, MSTSynthesizer, AutoSynthesizer])
+def test_auto_analyses_are_the_analyses_they_name(cls):
+    # "auto" buys exactly what naming each amount on every other attribute buys: the same tables, budget and draws,
+    # and the record lists them; without analyses the file differs.
+    df = people(2000)
+    # within_bin given: by default "auto" draws its amounts by the copula and buys no rank sums (the next test)
+    auto = cls(ATTRS, epsilon=1.0, analyses="auto", within_bin="ranks", rng=0).fit(df)
+    named = cls(ATTRS, epsilon=1.0, analyses=["INCOME ~ AGE + SEX + WORK"], within_bin="ranks", rng=0).fit(df)
+    pd.testing.assert_frame_equal(auto.sample(400, rng=1), named.sample(400, rng=1))
+    inner = getattr(auto, "synthesizer_", auto)
+    rec = inner.public_params()
+    assert rec["analyses"] == ["INCOME ~ AGE + SEX + WORK"] and rec["analyses_rule"] == "auto"
+    assert "analyses_rule" not in getattr(named, "synthesizer_", named).public_params()
+    assert not cls(ATTRS, epsilon=1.0, within_bin="ranks", rng=0).fit(df).sample(400, rng=1).equals(
+        auto.sample(400, rng=1))
+    with pytest.raises(TypeError, match="or 'auto'"):
+        cls(ATTRS, epsilon=1.0, analyses="every", rng=0).fit(df)
+
+
+@pytest.mark.parametrize("cls", [AIMSynthesizer, MSTSynthesizer])
+def test_auto_analyses_draw_their_amounts_by_the_copula_and_buy_no_rank_sums(cls):
+    # Every attribute a covariate: rank sums split over all of them are noise (docs/synthesis.md); named analyses
+    # keep theirs.
+    attrs = [Continuous("h", 1.0, 2.2), Continuous("w", 25, 200), Categorical("sex", ["f", "m"]),
+             Ordinal("age", 12, 18)]
+    auto = cls(attrs, epsilon=4.0, analyses="auto", n_rows=10_000).plan()
+    assert auto.joint == (0, 1) and auto.ranks == 0
+    named = cls(attrs, epsilon=4.0, analyses=["w ~ h + sex + age"], n_rows=10_000).plan()
+    assert named.ranks > 0
+    assert cls(attrs, epsilon=4.0, analyses="auto", within_bin="ranks", n_rows=10_000).plan().ranks > 0
+
+
+@pytest.mark.parametrize("cls", [AIMSynthesizer, MSTSynthesizer])
+def test_analysis_tables_a_tree_cannot_hold_are_still_measured(cls):
+    # Three analyses whose tables close a cycle: (INCOME, AGE), (WORK, AGE), (INCOME, WORK). A tree of fixed edges
+    # held the first two and the third, no covariate pair, was measured nowhere; MST now measures it beside the tree
+    # and AIM among its first tables (before any choice), each weighed as an analysis table.
+    df = people(2000)
+    model = cls(ATTRS, epsilon=1.0, analyses=["INCOME ~ AGE", "WORK ~ AGE", "INCOME ~ WORK"], rng=0).fit(df)
+    names = model.discretization_.names
+    if cls is MSTSynthesizer:
+        assert [sorted(p) for p in model.public_params()["covariate_pairs"]] == [["INCOME", "WORK"]]
+        (beside,) = [m for m in model.measurements_ if {names[v] for v in m.attributes} == {"INCOME", "WORK"}]
+        assert beside.sigma == model.public_params()["sigma_analysis_tables"]
+    else:
+        first = [{names[v] for v in r.attributes} for r in model.rounds_ if r.cost_select == 0]
+        assert {"INCOME", "WORK"} in first
+
+
+def test_tables_beside_the_tree_stay_within_the_size_limit():
+    # Four amounts of 17 codes each joined to a fifth attribute: every cycle-closing table joins the cliques, so only
+    # those the limit affords are forced; the covariate pairs are not sized (as before).
+    sizes = np.array([17, 17, 17, 17, 5])
+    analyses = [(y, [x for x in range(5) if x != y]) for y in range(4)]
+    fixed = [(0, x) for x in range(1, 5)]
+    every = beside_tree(analyses, fixed, sizes, 10**9, pairs=False)
+    assert len(every) == 6 and model_cells(sizes, fixed + every) == 17**4 * 5
+    some = beside_tree(analyses, fixed, sizes, 20_000, pairs=False)
+    assert 0 < len(some) < 6 and model_cells(sizes, fixed + some) <= 20_000
+    assert beside_tree([(0, [1, 2])], [(0, 1), (0, 2)], sizes, 1) == [(1, 2)]
 
 
 @pytest.mark.parametrize("cls", [AIMSynthesizer, MSTSynthesizer])

@@ -526,6 +526,24 @@ def test_synth_reads_public_bin_edges_from_the_attributes_file(tmp_path):
     assert not (tmp_path / "o.csv").exists()
 
 
+def test_synth_analysis_auto_names_each_amount_on_every_other_attribute(tmp_path):
+    from dpknn.datasets._census import make_census
+
+    make_census(2000, rng=0).to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "a.toml").write_text(ATTRIBUTES)
+    common = ["synth", "--attributes", "a.toml", "--input", "in.csv", "--epsilon", "1", "--rows", "300", "--seed", "0",
+              "--method", "mst"]
+    res = run(*common, "--output", "o.csv", "--analysis", "auto", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    side = json.loads((tmp_path / "o.csv.json").read_text())
+    assert side["analyses"] == ["INCWAGE ~ AGE + SEX"] and side["analyses_rule"] == "auto"
+    assert "no --analysis" not in res.stderr
+    res = run(*common, "--output", "q.csv", cwd=tmp_path)   # a new user who names none is told what that keeps
+    assert res.returncode == 0 and "no --analysis: a regression of INCWAGE" in res.stderr
+    res = run(*common, "--output", "p.csv", "--analysis", "auto", "--analysis", "INCWAGE ~ AGE", cwd=tmp_path)
+    assert res.returncode == 2 and "give it alone" in res.stderr and not (tmp_path / "p.csv").exists()
+
+
 def test_synth_mst_with_public_mcar_rates(tmp_path):
     (tmp_path / "a.toml").write_text(ATTRIBUTES)
     rng = np.random.default_rng(0)

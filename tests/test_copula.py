@@ -226,6 +226,16 @@ def test_an_analysis_whose_covariates_are_all_in_the_copula_plans_no_rank_budget
     assert planned("weight ~ height", "ranks") > 0
 
 
+def test_auto_draws_by_the_copula_when_no_rank_sums_are_bought():
+    """rank_share=0 (allowed) buys no rank sums, so "auto" has none to read and takes the copula; it had sized the
+    noise of a zero budget and failed ("rho must be ... > 0") before anything was released."""
+    from dpknn.synth import MSTSynthesizer
+
+    plan = MSTSynthesizer(AMOUNTS, epsilon=4.0, analyses=["weight ~ height + sex"], rank_share=0,
+                          n_rows=5000).plan()
+    assert plan.joint and plan.ranks == 0
+
+
 def test_three_amounts_are_drawn_like_cut_trivariate_normals():
     """Three amounts (the conditionals of a 3 x 3 correlation, the sweeps it sets): per cell of the first two, the
     drawn mean ranks of all three are those of real trivariate normal draws cut into the same bins, within four

@@ -95,6 +95,8 @@ def _cmd_synth(args):
     never = list(dict.fromkeys([*declared.never_missing,
                                 *([] if args.never_missing is None else comma_list(args.never_missing))]))
     _gap_notes(args, declared, never)   # before the work, which can take minutes
+    if marginal and not args.analysis:
+        _analysis_note(attrs)
     warn_seeded(args)
     sample_options = {}
     if args.method == "dpmisgan":
@@ -118,7 +120,7 @@ def _cmd_synth(args):
             extra["quantile_share"] = args.quantile_share
         model = _method_class(args.method)(
             attrs, epsilon=args.epsilon, delta=1e-9 if args.delta is None else args.delta, bins=bins,
-            bin_edges=edges, noise=args.noise or "auto", never_missing=never, analyses=tuple(args.analysis or ()),
+            bin_edges=edges, noise=args.noise or "auto", never_missing=never, analyses=_analyses(args.analysis),
             within_bin=args.within_bin or "auto", progress=args.progress, rng=args.seed,
             **extra)
     elif args.method == "columnwise":
@@ -198,6 +200,17 @@ def _method_class(method):
     return {"auto": synth.AutoSynthesizer, "aim": synth.AIMSynthesizer, "mst": synth.MSTSynthesizer,
             "privbayes": synth.PrivBayes, "privbayese": synth.PrivBayes, "privbayes-value": synth.PrivBayes,
             "columnwise": synth.ColumnwiseSynthesizer, "dpmisgan": synth.DPMisGAN}[method]
+
+
+def _analyses(given):
+    """``--analysis`` as the estimators' ``analyses``: the regressions named, or "auto" given alone."""
+    given = list(given or ())
+    if "auto" in given:
+        if len(given) > 1:
+            raise CLIError("--analysis auto names each amount on every other attribute; give it alone, or name the "
+                           "regressions instead.")
+        return "auto"
+    return tuple(given)
 
 
 # Each method-specific option sets one parameter of the method's estimator (``sample.`` one of its sample): it
@@ -289,6 +302,19 @@ def _gap_notes(args, declared, never):
               "gaps, list the attributes as [[attribute]] tables instead")
 
 
+def _analysis_note(attrs):
+    """Say, where the file has amounts and no analysis is named, that their regressions are not what it buys."""
+    from dpknn import Continuous
+
+    amounts = [a.name for a in attrs if isinstance(a, Continuous)]
+    if amounts:
+        _note(f"no --analysis: a regression of {', '.join(amounts)} on the other attributes keeps only what the "
+              "two-way tables carry (values inside a bin are drawn apart from the record's other attributes); name "
+              "the regressions the file is for (--analysis 'Y ~ X1 + X2') or give --analysis auto (each amount on "
+              "every other attribute: better regressions than none named, worse 2-way tables; docs/synthesis.md, "
+              "'Analyses')")
+
+
 def _note(text):
     print(f"dpknn synth: note: {text}", file=sys.stderr)
 
@@ -372,7 +398,9 @@ def add_synth_parser(sub):
                         "the "
                         "tables of Y with each X are measured first, weigh more in AIM's workload, and Y's values "
                         "inside its bins follow each X (released rank sums); AIM also measures Y's complete cases "
-                        "with pairs of X where two X or more select them (docs/synthesis.md, 'Analyses')")
+                        "with pairs of X where two X or more select them (docs/synthesis.md, 'Analyses'). "
+                        "'--analysis auto': each amount on every other attribute, for a file whose analyses "
+                        "nobody can name (it buys a table of each amount with every attribute, at a cost in 2-way fit)")
     p.add_argument("--within-bin", default=None, choices=["auto", "ranks", "copula"],
                    help="auto, aim and mst, with --analysis: how the amounts an analysis names are drawn inside their "
                         "bins: 'ranks' each by its released rank sums; 'copula' together, by a Gaussian copula of the "

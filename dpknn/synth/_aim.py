@@ -87,7 +87,8 @@ from dpknn.synth._marginal import (
     MARGINAL_CONSTRAINTS,
     SELECTION_SD,
     MarginalSynthesizer,
-    analysis_pairs,
+    auto_model_size,
+    beside_tree,
     complete_case_tables,
     edge_weights,
     measure,
@@ -101,7 +102,6 @@ from dpknn.utils._validation import (
     Options,
     check_positive_int,
     check_positive_int_or_auto,
-    check_positive_real,
 )
 
 __all__ = ["AIMSynthesizer", "Round", "affordable", "auto_model_size", "candidate_scores", "workload_candidates"]
@@ -121,19 +121,6 @@ class Round:
     cost_select: Fraction
     cost_measure: Fraction
     groups: tuple | None = None
-
-
-def auto_model_size(epsilon):
-    """``max_model_size="auto"``: 20,000 cells per unit of ε, from 20,000 (ε ≤ 1) to 200,000 (ε ≥ 10).
-
-    A larger budget measures the tables of a larger model well enough to pay for them: on CPS1988
-    with MNAR gaps at ε = 4 (through :class:`~dpknn.synth.AutoSynthesizer`, 2 seeds) the larger
-    model fitted 2-way TVD 0.0036 against 0.0048 at 20,000 cells, in up to 9 s instead of 4 s
-    (``benchmarks/README.md``). The cap keeps the fit's time bounded: 1,000,000 cells took 50-180 s
-    on the same table. A function of the public ε only.
-    """
-    epsilon = check_positive_real(epsilon, "epsilon")
-    return int(20_000 * min(10.0, max(1.0, epsilon)))
 
 
 def workload_candidates(workload):
@@ -214,7 +201,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         T, which sets the first rounds' noise (ρ_m = 0.9ρ/T); None: 16 × the attributes (AIM's).
     bins, bin_edges, quantile_share, quantile_levels, rank_share, within_bin, n_rows, never_missing :
         As :class:`~dpknn.synth.MSTSynthesizer`'s.
-    analyses : sequence of str, default ()
+    analyses : sequence of str or "auto", default ()
         As :class:`~dpknn.synth.MSTSynthesizer`'s, except that y's table with each x is among
         the first tables, with ``ANALYSIS_WEIGHT`` (3) times a first table's budget, and the
         analysis' attribute set weighs ``ANALYSIS_WEIGHT`` times in the workload, whose rounds may
@@ -329,9 +316,12 @@ class AIMSynthesizer(MarginalSynthesizer):
         each analysis' response with each covariate (an analysis table) are measured first (public), and the analyses
         weigh in the workload (ANALYSIS_WEIGHT copies of each analysis' attribute set), so the rounds spend where the
         analyst will look."""
-        analyses = analysis_pairs(self.analyses, disc.names)
+        analyses = self.analyses_of(disc)
         tables = [(y, x) for y, xs in analyses for x in xs]
         fixed = universe_edges(disc.attributes, tables)
+        # A model may hold the cycles a tree may not, within its size limit (sized with every gap code: public, and
+        # the same for candidate_sets and the fit).
+        fixed += beside_tree(analyses, fixed, disc.sizes + 1, self.model_size(), pairs=False)
         sets = self._workload_sets(disc.names)
         for y, xs in analyses:
             group = [(y, *xs)] if len(xs) <= 3 else [(y, x) for x in xs]
@@ -346,7 +336,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         first = [(a,) for a in range(len(disc.names))] + [tuple(sorted(e)) for e in fixed]
         # Every complete-case table an analysis may have (whether its response has a gap code is the fit's to see).
         every_gap = disc.sizes + 1
-        first += [tuple(sorted(t)) for t, _ in complete_case_tables(analysis_pairs(self.analyses, disc.names), disc,
+        first += [tuple(sorted(t)) for t, _ in complete_case_tables(self.analyses_of(disc), disc,
                                                                      every_gap)]
         limit = self.model_size()
         fits = [r for r in candidates if math.prod(int(disc.sizes[a]) for a in r) <= limit]
@@ -362,7 +352,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         released = {frozenset(m.attributes): m for m in measurements if len(m.attributes) == 2}
         strength, out = {}, []
         first = [m.attributes for m in measurements]
-        for y, xs in analysis_pairs(self.analyses, disc.names):
+        for y, xs in self.analyses_of(disc):
             for x in xs:
                 m = released.get(frozenset((y, x)))
                 if m is not None:
@@ -393,7 +383,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         rounds = 16 * d if self.rounds is None else self.rounds
         weights = edge_weights(first, analysis_tables, 0)   # ANALYSIS_WEIGHT for an analysis table, as in MST
         # Checked before anything is measured, with every complete-case table an analysis may have (public).
-        most = len(complete_case_tables(analysis_pairs(self.analyses, disc.names), disc, sizes))
+        most = len(complete_case_tables(self.analyses_of(disc), disc, sizes))
         if rounds <= sum(weights) + most:
             raise ValueError(f"rounds ({rounds}) must exceed the {sum(weights) + most} round shares of the first "
                              f"tables (one per attribute, universe edge and complete-case table, {ANALYSIS_WEIGHT} "

@@ -36,15 +36,15 @@ step reads the data only through the mechanism named):
 - Step 2: r choices, r = d − 1 − (universe edges), each
   :class:`~dpknn.mechanisms.ExponentialMechanism` with ε_s = √(8ρ₂/r) rounded down, which is
   ε_s-bounded-range and so ε_s²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2).
-- Step 3: d − 1 + e tables, the tree's edges and the e pairs of the analyses' covariates
-  (:func:`~dpknn.synth._marginal.covariate_pairs`; public, from ``analyses``; e = 0 without analyses
-  or with ``mcar_rates``), table t with ρ₃·w_t/Σw: w_t = ``ANALYSIS_WEIGHT`` (3) for an analysis'
-  table (its response with a covariate, two of its covariates), 1 for the others, the chosen edges
-  included whatever they join (:func:`~dpknn.synth._marginal.edge_costs`). The analysis' tables are
-  fixed before anything is read and the number of chosen edges is r, so every w_t and Σw are public
-  and the costs add up to ρ₃ exactly; without analyses every table gets ρ₃/(d − 1). When the
-  universes fix the whole tree (r = 0, a public fact), nothing is chosen and the tables get ρ₂ too:
-  ρ₃ + ρ₂.
+- Step 3: d − 1 + e tables, the tree's edges and e tables beside it: the analyses' tables the tree cannot
+  hold and the pairs of the analyses' covariates (:func:`~dpknn.synth._marginal.beside_tree`; public, from
+  ``analyses``; e = 0 without analyses or with ``mcar_rates``), table t with ρ₃·w_t/Σw: w_t =
+  ``ANALYSIS_WEIGHT`` (3) for an analysis' table (its response with a covariate, two of its covariates), 1
+  for the others, the chosen edges included whatever they join (:func:`~dpknn.synth._marginal.edge_costs`).
+  The analysis' tables are fixed before anything is read and the number of chosen edges is r, so every w_t
+  and Σw are public and the costs add up to ρ₃ exactly; without analyses every table gets ρ₃/(d − 1). When
+  the universes fix the whole tree (r = 0, a public fact), nothing is chosen and the tables get ρ₂ too: ρ₃ +
+  ρ₂.
 - Step 4 and sampling are post-processing.
 
 Adaptive composition adds ρ (Bun and Steinke 2016, Lemma 2.3): ρ_q + ρ₁ + r·ε_s²/8 + ρ₃ ≤ ρ, so
@@ -99,8 +99,8 @@ from dpknn.synth._graphical_model import estimate_total, fit_model, project_simp
 from dpknn.synth._marginal import (
     MARGINAL_CONSTRAINTS,
     MarginalSynthesizer,
-    analysis_pairs,
-    covariate_pairs,
+    auto_model_size,
+    beside_tree,
     edge_costs,
     edge_weights,
     mean_pair_cells,
@@ -252,11 +252,13 @@ class MSTSynthesizer(MarginalSynthesizer):
         Share of ρ for the quantiles (and point masses) when ``bins`` is "auto" or "quantiles".
     quantile_levels : int, default 6
         Levels of the quantile recursion: up to 2^levels bins or shape steps.
-    analyses : sequence of str, default ()
+    analyses : sequence of str or "auto", default ()
         The regressions the file is for, ``"y ~ x1 + x2"`` (public): y is joined to each x in the
         tree, the pairs of the xs are measured beside it (up to 4 xs;
         :func:`~dpknn.synth._marginal.covariate_pairs`), and y's values inside its bins follow the
-        xs (``rank_share``; ``docs/synthesis.md``, "Analyses").
+        xs (``rank_share``; ``docs/synthesis.md``, "Analyses"). "auto": each amount (a Continuous, an
+        Ordinal of 16 values a bin or more) on every other attribute, for a file whose analyses nobody
+        can name (:func:`~dpknn.synth._marginal.auto_analyses`; the record's ``analyses`` lists them).
     rank_share : float, default 0.1
         Share of the model's part of ρ for the within-bin rank sums of an analysis' response
         (:mod:`dpknn.synth._ranks`), spent only when some analysis' response has quantile bins and a
@@ -314,10 +316,12 @@ class MSTSynthesizer(MarginalSynthesizer):
     tree_ : tuple of (str, str)
         The released edges, universe edges first.
     measurements_ : list of Measurement
-        The released noisy tables: the one-way tables, then the fixed edges (universes', analyses'), the pairs of
-        the analyses' covariates and the chosen edges.
+        The released noisy tables: the one-way tables, then the fixed edges (universes', analyses'), the tables
+        beside the tree (``covariate_pairs_``) and the chosen edges.
     covariate_pairs_ : tuple of (str, str)
-        The pairs of the analyses' covariates measured beside the tree.
+        The tables measured beside the tree: the analysis tables it cannot hold (they would close a cycle), then
+        the pairs of the analyses' covariates (:func:`~dpknn.synth._marginal.beside_tree`); the record's
+        ``covariate_pairs``.
     edge_sigmas_ : tuple of (float or None, float or None)
         The noise deviation of a two-way table of weight 1 and of an analysis table (None where there is none),
         public; in the record as ``sigma_two_way`` and ``sigma_analysis_tables``.
@@ -422,12 +426,12 @@ class MSTSynthesizer(MarginalSynthesizer):
         """Steps 1-4 (module docstring) with ``budget.total`` in all; ``rates`` the public MCAR rates."""
         # An analysis' response joined to each covariate (public, like the universes' edges): the tree measures
         # the pairs a regression reads.
-        analyses = analysis_pairs(self.analyses, disc.names)
+        analyses = self.analyses_of(disc)
         fixed = universe_edges(disc.attributes, [(y, x) for y, xs in analyses for x in xs])
-        # Each pair of an analysis' covariates is measured beside the tree (covariate_pairs says why), unless it is
-        # already a fixed edge; not with MCAR rates, whose amplification bound holds for a spanning tree's tables only.
-        in_tree = {frozenset(e) for e in fixed}
-        extra = [] if rates.any() else [p for p in covariate_pairs(analyses) if frozenset(p) not in in_tree]
+        # The analysis tables the tree cannot hold and each pair of an analysis' covariates are measured beside the
+        # tree (beside_tree and covariate_pairs say why), unless already a fixed edge; not with MCAR rates, whose
+        # amplification bound holds for a spanning tree's tables only.
+        extra = [] if rates.any() else beside_tree(analyses, fixed, counts.ext_sizes, auto_model_size(self.epsilon))
         rho1, rho2, rho3 = mst_budget(budget.total, self.one_way_share, self.selection_share)
         d = len(counts.sizes)
         if len(fixed) >= d - 1:   # the universes fix the tree (public): no choice to pay for
