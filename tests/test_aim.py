@@ -417,7 +417,21 @@ def test_tables_beside_the_tree_stay_within_the_size_limit():
     assert len(every) == 6 and model_cells(sizes, fixed + every) == 17**4 * 5
     some = beside_tree(analyses, fixed, sizes, 20_000, pairs=False)
     assert 0 < len(some) < 6 and model_cells(sizes, fixed + some) <= 20_000
-    assert beside_tree([(0, [1, 2])], [(0, 1), (0, 2)], sizes, 1) == [(1, 2)]
+    # analyses="auto"'s covariate pairs (MST's) are held to the limit too: with them every pair of amounts would be
+    # joined; a named analysis' are measured whatever the size, as before.
+    assert model_cells(sizes, fixed + beside_tree(analyses, fixed, sizes, 20_000)) <= 20_000
+    assert beside_tree([(0, [1, 2])], [(0, 1), (0, 2)], sizes, 1000) == []
+    assert beside_tree([(0, [1, 2])], [(0, 1), (0, 2)], sizes, 1000, sized_pairs=False) == [(1, 2)]
+
+
+def test_mst_holds_auto_analyses_to_its_size_limit():
+    # Four amounts each joined to every attribute: without the limit MST's model would join them all (417,605 cells).
+    rng = np.random.default_rng(0)
+    attrs = [Continuous(f"a{i}", 0, 1) for i in range(4)] + [Categorical("c", [0, 1, 2, 3])]
+    df = pd.DataFrame({**{f"a{i}": rng.random(400) for i in range(4)}, "c": rng.integers(0, 4, 400)})
+    model = MSTSynthesizer(attrs, epsilon=1.0, analyses="auto", rng=0).fit(df)
+    assert model.model_.tree.size(model.model_.sizes) <= auto_model_size(1.0)
+    assert len(model.public_params()["analyses"]) == 4
 
 
 @pytest.mark.parametrize("cls", [AIMSynthesizer, MSTSynthesizer])
@@ -427,5 +441,7 @@ def test_an_analysis_written_as_a_formula_is_the_analysis_of_its_variables(cls):
     fits = [cls(ATTRS, epsilon=1.0, analyses=[a], rng=0).fit(df).sample(400, rng=1)
             for a in ("INCOME ~ AGE + SEX", "np.log1p(INCOME) ~ AGE + I(AGE ** 2) + C(SEX)")]
     pd.testing.assert_frame_equal(*fits)
+    formula = "np.log1p(INCOME) ~ AGE + I(AGE ** 2) + C(SEX)"   # the record keeps what was named, as written
+    assert cls(ATTRS, epsilon=1.0, analyses=[formula], rng=0).fit(df).public_params()["analyses"] == [formula]
     with pytest.raises(ValueError, match="not attributes"):
         cls(ATTRS, epsilon=1.0, analyses=["np.log(INCOME) ~ HEIGHT"], rng=0).fit(df)

@@ -5,7 +5,9 @@ of public universes the way :mod:`dpknn.synth._mst` is (:mod:`dpknn.synth._margi
 
 1. **Measure** every attribute's one-way table, and the two-way table of every universe edge
    (public), each with discrete Gaussian noise of ρ_m = 0.9·ρ/T (T rounds, public); the table of
-   each analysis' response with each of its covariates (public) with ``ANALYSIS_WEIGHT``·ρ_m, as
+   each analysis' response with each of its covariates (public; those a tree of the others cannot hold
+   while the model stays within its size limit, :func:`~dpknn.synth._marginal.beside_tree`) with
+   ``ANALYSIS_WEIGHT``·ρ_m, as
    MST gives its analysis tables that many times an edge's share. At ρ_m they were the noisiest
    tables of the fit: the rounds re-measure what scores worst, and on the GSS wage table at ε = 1
    they never came back to income x age, whose association the model kept 14 % weak (age's slope
@@ -320,7 +322,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         tables = [(y, x) for y, xs in analyses for x in xs]
         fixed = universe_edges(disc.attributes, tables)
         # A model may hold the cycles a tree may not, within its size limit (sized with every gap code: public, and
-        # the same for candidate_sets and the fit).
+        # the same for candidate_sets and the fit); they come last, so the fit can tell them apart.
         fixed += beside_tree(analyses, fixed, disc.sizes + 1, self.model_size(), pairs=False)
         sets = self._workload_sets(disc.names)
         for y, xs in analyses:
@@ -398,7 +400,10 @@ class AIMSynthesizer(MarginalSynthesizer):
         # tables they would have added (with a table for every pair of its covariates, forced cliques of up to 9,500
         # cells had held the GSS wage table's rounds for half the budget at ε = 1: its CI overlap over ten seeds 0.18
         # without any, -0.02 with them, 0.21 with them and this allowance; benchmarks/README.md).
-        forced = (model_cells(sizes, [*first, *(t for t, _ in coarse)]) - model_cells(sizes, first)) if coarse else 0
+        # The analysis tables beside a tree of the fixed edges force cells too: counted with the complete-case tables,
+        # else a model they take near the limit would hold the rounds until the spent share caught up.
+        tree = first[:d + len(universe_edges(disc.attributes, analysis_tables))]
+        forced = model_cells(sizes, [*first, *(t for t, _ in coarse)]) - model_cells(sizes, tree)
         for t, groups in coarse:
             measurements.append(measure(counts, t, rho_m, src, budget=budget, groups=groups))
             self.rounds_.append(Round(t, Fraction(0), rho_m, groups))

@@ -414,7 +414,7 @@ def auto_analyses(disc):
     amounts together by the copula and buy no rank sums (``docs/synthesis.md``, "Analyses", says why). On four
     public tables (ε = 1, 4, ten seeds; ``benchmarks/README.md``, "Analyses nobody named") the R² ratio of each
     table's own regression rose in every cell against naming nothing and its CI overlap in 6 of 8, for a 2-way
-    TVD up to 87 % higher; naming the regression did better in 6 of 8. Hence not the default."""
+    TVD up to 94 % higher; naming the regression did better in 6 of 8. Hence not the default."""
     names = disc.names
     amounts = [j for j, a in enumerate(disc.attributes)
                if isinstance(a, Continuous) or (isinstance(a, Ordinal) and disc.ordinal_width(a) >= SHAPED_WIDTH)]
@@ -477,11 +477,13 @@ def auto_model_size(epsilon):
     return int(20_000 * min(10.0, max(1.0, epsilon)))
 
 
-def beside_tree(analyses, fixed, sizes, limit, *, pairs=True):
-    """The analysis tables a tree of the ``fixed`` edges cannot hold, each while the model they force with the fixed
-    edges and those before it stays within ``limit`` cells (``sizes`` the tables' public sizes), then (``pairs``) the
-    :func:`covariate_pairs`, each once and none that is a fixed edge: the tables MST measures beside its tree, and
-    AIM (without the pairs, which it does not force) among its first tables; public.
+def beside_tree(analyses, fixed, sizes, limit, *, pairs=True, sized_pairs=True):
+    """The analysis tables a tree of the ``fixed`` edges cannot hold, then (``pairs``) the :func:`covariate_pairs`,
+    each once, none that is a fixed edge, and each while the model it forces with the fixed edges and those before it
+    stays within ``limit`` cells (``sizes`` the tables' sizes: public, from the released bins; the pairs only when
+    ``sized_pairs``): the tables MST measures beside its tree, and AIM (without the pairs, which it does not force)
+    among its first tables. Named analyses' pairs are measured whatever the size, as before (at most
+    :data:`MAX_PAIRED_COVARIATES` covariates bound them); ``analyses="auto"``'s are held to the limit.
 
     Why: :func:`universe_edges` keeps a tree, so an analysis table that would close a cycle (two responses sharing
     covariates, as ``analyses="auto"`` names them) was not measured at all. With the youth survey's height first, its
@@ -496,7 +498,7 @@ def beside_tree(analyses, fixed, sizes, limit, *, pairs=True):
             held.add(frozenset(t))
             out.append(t)
     for t in covariate_pairs(analyses) if pairs else []:
-        if frozenset(t) not in held:
+        if frozenset(t) not in held and (not sized_pairs or model_cells(sizes, [*fixed, *out, t]) <= limit):
             held.add(frozenset(t))
             out.append(t)
     return out
@@ -780,7 +782,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         if within == "auto" and isinstance(self.analyses, str):
             # analyses="auto" names every attribute a covariate: the rank sums' share spread over all of them is noise,
             # and matching the copula's ranks to it undid it (the youth survey at ε = 1, 22 pairs: the height slope
-            # of weight ~ height + gender + age 59 against 77; 80 without them; benchmarks/coefficients_by_seed.py).
+            # of weight ~ height + gender + age 58.9 against 76.5; 70.3 without them; benchmarks/README.md).
             # So the amounts are drawn together by the copula (where levels of their shapes were bought, as below),
             # and no rank sum is bought.
             return (joint if bought > 0 else ()), Fraction(0)
@@ -791,9 +793,10 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             # rank_share=0 buys no rank sums: none can be read.
             pairs = rank_pairs(analyses, names, shaped, ())
             bins = 2 ** min(bought, MODEL_LEVELS)
-            readable = part > 0 and any(x in joint for _, x in pairs) and useful_rank_sums(
-                rows, bins * (bins + 1),
-                math.sqrt(budget.mechanism(part / max(len(pairs), 1), sensitivity=RANK_STEPS).variance()) / RANK_STEPS)
+            readable = part > 0 and any(x in joint for _, x in pairs)
+            if readable:
+                noise = math.sqrt(budget.mechanism(part / max(len(pairs), 1), sensitivity=RANK_STEPS).variance())
+                readable = useful_rank_sums(rows, bins * (bins + 1), noise / RANK_STEPS)
             within = "ranks" if readable else "copula"
         joint = joint if within == "copula" else ()
         # Rank sums are bought only where a response with quantiles has a covariate outside the copula's amounts;
@@ -946,8 +949,8 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         DP); a subclass adds what it measured."""
         return {"bins": self.bins, "bin_edges": self.public_edges_, "released_bin_edges": self.bin_edges_,
                 "released_point_masses": self.point_masses_, "released_heaps": self.heaps_,
-                "analyses": analysis_texts(self.analyses_of(self.discretization_), self.discretization_.names),
-                **({"analyses_rule": "auto"} if isinstance(self.analyses, str) else {}),
+                **({"analyses": analysis_texts(self.analyses_of(self.discretization_), self.discretization_.names),
+                    "analyses_rule": "auto"} if isinstance(self.analyses, str) else {"analyses": list(self.analyses)}),
                 "rank_share": float(Fraction(self.rank_share)) if self.rank_sums_ else 0.0,
                 "rank_sums": [[self.discretization_.names[s.amount], self.discretization_.names[s.partner], s.sigma]
                               for s in self.rank_sums_],

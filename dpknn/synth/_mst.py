@@ -36,15 +36,16 @@ step reads the data only through the mechanism named):
 - Step 2: r choices, r = d − 1 − (universe edges), each
   :class:`~dpknn.mechanisms.ExponentialMechanism` with ε_s = √(8ρ₂/r) rounded down, which is
   ε_s-bounded-range and so ε_s²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2).
-- Step 3: d − 1 + e tables, the tree's edges and e tables beside it: the analyses' tables the tree cannot
-  hold and the pairs of the analyses' covariates (:func:`~dpknn.synth._marginal.beside_tree`; public, from
+- Step 3: d − 1 + e tables, the tree's edges and e tables beside it: the analyses' tables the tree cannot hold
+  and the pairs of the analyses' covariates (:func:`~dpknn.synth._marginal.beside_tree`; public, from
   ``analyses``; e = 0 without analyses or with ``mcar_rates``), table t with ρ₃·w_t/Σw: w_t =
-  ``ANALYSIS_WEIGHT`` (3) for an analysis' table (its response with a covariate, two of its covariates), 1
-  for the others, the chosen edges included whatever they join (:func:`~dpknn.synth._marginal.edge_costs`).
-  The analysis' tables are fixed before anything is read and the number of chosen edges is r, so every w_t
-  and Σw are public and the costs add up to ρ₃ exactly; without analyses every table gets ρ₃/(d − 1). When
-  the universes fix the whole tree (r = 0, a public fact), nothing is chosen and the tables get ρ₂ too: ρ₃ +
-  ρ₂.
+  ``ANALYSIS_WEIGHT`` (3) for an analysis' table (its response with a covariate, two of its covariates), 1 for
+  the others, the chosen edges included whatever they join (:func:`~dpknn.synth._marginal.edge_costs`). The
+  analysis' tables (those beside the tree within the size limit of ``max_model_size="auto"`` at this ε, sized
+  on the released bins) are fixed before any table is measured and the number of chosen edges is r, so every
+  w_t and Σw are public or released and the costs add up to ρ₃ exactly; without analyses every table gets
+  ρ₃/(d − 1). When the universes fix the whole tree (r = 0, a public fact), nothing is chosen and the tables
+  get ρ₂ too: ρ₃ + ρ₂.
 - Step 4 and sampling are post-processing.
 
 Adaptive composition adds ρ (Bun and Steinke 2016, Lemma 2.3): ρ_q + ρ₁ + r·ε_s²/8 + ρ₃ ≤ ρ, so
@@ -431,7 +432,8 @@ class MSTSynthesizer(MarginalSynthesizer):
         # The analysis tables the tree cannot hold and each pair of an analysis' covariates are measured beside the
         # tree (beside_tree and covariate_pairs say why), unless already a fixed edge; not with MCAR rates, whose
         # amplification bound holds for a spanning tree's tables only.
-        extra = [] if rates.any() else beside_tree(analyses, fixed, counts.ext_sizes, auto_model_size(self.epsilon))
+        extra = [] if rates.any() else beside_tree(analyses, fixed, counts.ext_sizes, auto_model_size(self.epsilon),
+                                                   sized_pairs=isinstance(self.analyses, str))
         rho1, rho2, rho3 = mst_budget(budget.total, self.one_way_share, self.selection_share)
         d = len(counts.sizes)
         if len(fixed) >= d - 1:   # the universes fix the tree (public): no choice to pay for
