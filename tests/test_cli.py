@@ -540,6 +540,14 @@ def test_synth_analysis_auto_names_each_amount_on_every_other_attribute(tmp_path
     assert "no --analysis" not in res.stderr
     res = run(*common, "--output", "q.csv", cwd=tmp_path)   # a new user who names none is told what that keeps
     assert res.returncode == 0 and "no --analysis: a regression of INCWAGE" in res.stderr
+    side = json.loads((tmp_path / "q.csv.json").read_text())
+    assert ("bought no level of quantiles for INCWAGE" in res.stderr) == (side["released_bin_edges"]["INCWAGE"] == [])
+    # 80 rows buy the default no level (the released count decides): said on the terminal, not only in the
+    # sidecar's empty edges
+    pd.read_csv(tmp_path / "in.csv").head(80).to_csv(tmp_path / "few.csv", index=False)
+    res = run(*common[:4], "few.csv", *common[5:-2], "--output", "f.csv", cwd=tmp_path)
+    assert res.returncode == 0 and "bought no level of quantiles for INCWAGE" in res.stderr
+    assert json.loads((tmp_path / "f.csv.json").read_text())["released_bin_edges"]["INCWAGE"] == []
     res = run(*common, "--output", "p.csv", "--analysis", "auto", "--analysis", "INCWAGE ~ AGE", cwd=tmp_path)
     assert res.returncode == 2 and "give it alone" in res.stderr and not (tmp_path / "p.csv").exists()
 

@@ -176,6 +176,9 @@ def test_the_record_names_the_copula_and_buys_no_rank_sums_for_its_pairs():
                           analyses=["weight ~ height + sex"], rng=0).fit(df).public_params()
     assert rec["within_bin_chosen"] == "ranks" and rec["within_bin_copula"] is None
     assert {tuple(r[:2]) for r in rec["rank_sums"]} == {("weight", "height"), ("weight", "sex")}
+    # With no analysis neither is drawn: the record says "shape", not "ranks" beside empty rank sums.
+    rec = AutoSynthesizer(AMOUNTS, epsilon=4.0, rng=0).fit(df).public_params()
+    assert rec["within_bin_chosen"] == "shape" and rec["rank_sums"] == [] and rec["within_bin_copula"] is None
 
 
 def test_rank_sums_are_readable_when_a_cell_holds_theta_noises_of_rank_spread():

@@ -172,6 +172,7 @@ def _publish(args, model, what, written, out, coded):
         sidecar.append((args.diagnostics, text_writer(to_json({"input": str(args.input), **written.curator_dict()},
                                                               ascii_only=True) + "\n")))
     write_files(sidecar if folder else [(args.output, output_writer(out, args.output, coded)), *sidecar])
+    _unshaped_note(params)
     chosen = f" (chose {model.method_})" if args.method == "auto" else ""
     where = (f"{written.partitions} Parquet partition{'s' if written.partitions != 1 else ''} in {args.output}"
              if folder else str(args.output))
@@ -311,8 +312,19 @@ def _analysis_note(attrs):
         _note(f"no --analysis: a regression of {', '.join(amounts)} on the other attributes keeps only what the "
               "two-way tables carry (values inside a bin are drawn apart from the record's other attributes); name "
               "the regressions the file is for (--analysis 'Y ~ X1 + X2') or give --analysis auto (each amount on "
-              "every other attribute: better regressions than none named, worse 2-way tables; docs/synthesis.md, "
-              "'Analyses')")
+              "every other attribute: on most public tables measured, better regressions than none named and worse "
+              "2-way tables; docs/synthesis.md, 'Analyses')")
+
+
+def _unshaped_note(params):
+    """Say which amounts got no level of quantiles (the record's empty released edges): a new user found it only in
+    the sidecar, after her regression on one of them came out flat."""
+    unshaped = [name for name, edges in (params.get("released_bin_edges") or {}).items() if not edges]
+    if unshaped:
+        _note(f"the released row count bought no level of quantiles for {', '.join(unshaped)}: the model knows "
+              "them only by equal bins of their public ranges, and values are drawn inside those from the bins' "
+              "masses (docs/synthesis.md, 'Bins for amounts'); a larger --epsilon, or public bin_edges in the "
+              "attributes file, shapes them")
 
 
 def _note(text):

@@ -883,7 +883,9 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         self.shapes_ = [by_name[a.name].shape(a) if a.name in by_name else None for a in disc.attributes]
         ext_sizes = disc.sizes + ~plan.gapless   # an attribute measured on its observed rows has no gap code
         self.joint_ = plan.joint
-        self.within_bin_ = "copula" if plan.joint else "ranks"
+        # "shape" where neither is drawn: each amount inside its bins from its own released shape (a new user read
+        # "ranks" beside empty rank sums and took it for what was drawn).
+        self.within_bin_ = "copula" if plan.joint else ("ranks" if plan.ranks > 0 else "shape")
         if self.within_bin == "copula" and not self.joint_:
             logger.warning("within_bin='copula' draws nothing together: the analyses name fewer than two amounts with "
                            "released quantile shapes (bins='auto'); values are drawn inside their bins as with "

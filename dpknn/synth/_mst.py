@@ -273,7 +273,8 @@ class MSTSynthesizer(MarginalSynthesizer):
         prestige slope at ε = 4 (``docs/synthesis.md``, "Analyses"). "auto": the copula where the
         response's rank sums by the other amounts would be noise for ``n_rows``
         (:func:`~dpknn.synth._marginal.useful_rank_sums`), the rank sums where they can be read or
-        without ``n_rows``; ``within_bin_chosen`` in the record.
+        without ``n_rows``; ``within_bin_chosen`` in the record ("shape" where neither is drawn: no analysis names an
+        amount with a released shape, or no rank sum is bought).
     n_rows : int or None
         A public or released number of rows (a census total, or
         :class:`~dpknn.synth.AutoSynthesizer`'s released count; never ``len(X)``). With
