@@ -314,27 +314,27 @@ class AIMSynthesizer(MarginalSynthesizer):
         return [(Fraction(9, 10 * rounds), 1)] * rounds
 
     def _candidates(self, disc):
-        """(The first tables' public edges, {candidate set: weight}, the analysis tables): the universes' edges and
-        each analysis' response with each covariate (an analysis table) are measured first (public), and the analyses
-        weigh in the workload (ANALYSIS_WEIGHT copies of each analysis' attribute set), so the rounds spend where the
-        analyst will look."""
+        """(The first tables' public edges, {candidate set: weight}, the analysis tables, those of the edges that sit
+        beside a tree, last among them): the universes' edges and each analysis' response with each covariate (an
+        analysis table) are measured first (public), and the analyses weigh in the workload (ANALYSIS_WEIGHT copies of
+        each analysis' attribute set), so the rounds spend where the analyst will look."""
         analyses = self.analyses_of(disc)
         tables = [(y, x) for y, xs in analyses for x in xs]
         fixed = universe_edges(disc.attributes, tables)
         # A model may hold the cycles a tree may not, within its size limit (sized with every gap code: public, and
-        # the same for candidate_sets and the fit); they come last, so the fit can tell them apart.
-        fixed += beside_tree(analyses, fixed, disc.sizes + 1, self.model_size(), pairs=False)
+        # the same for candidate_sets and the fit); returned apart too, for the size allowance.
+        beside = beside_tree(analyses, fixed, disc.sizes + 1, self.model_size(), pairs=False)
         sets = self._workload_sets(disc.names)
         for y, xs in analyses:
             group = [(y, *xs)] if len(xs) <= 3 else [(y, x) for x in xs]
             sets += [tuple(sorted(g)) for g in group] * ANALYSIS_WEIGHT
-        return fixed, workload_candidates(sets), tables
+        return [*fixed, *beside], workload_candidates(sets), tables, beside
 
     def candidate_sets(self, disc):
         """The first tables (every attribute, the public edges) and every candidate of the rounds that the model's
         size limit can ever afford: a junction tree holding r has at least r's cells, so a set of more cells than
         ``model_size()`` (counted without the gap codes, to keep every one that might fit) is never chosen."""
-        fixed, candidates, _ = self._candidates(disc)
+        fixed, candidates, _, _ = self._candidates(disc)
         first = [(a,) for a in range(len(disc.names))] + [tuple(sorted(e)) for e in fixed]
         # Every complete-case table an analysis may have (whether its response has a gap code is the fit's to see).
         every_gap = disc.sizes + 1
@@ -379,7 +379,7 @@ class AIMSynthesizer(MarginalSynthesizer):
         limit = self.max_model_size_ = self.model_size()
         sizes = tuple(int(s) for s in counts.ext_sizes)
         d = len(sizes)
-        fixed, candidates, analysis_tables = self._candidates(disc)
+        fixed, candidates, analysis_tables, beside = self._candidates(disc)
         sensitivity = max(candidates.values())
         first = [(a,) for a in range(d)] + [tuple(e) for e in fixed]
         rounds = 16 * d if self.rounds is None else self.rounds
@@ -402,8 +402,9 @@ class AIMSynthesizer(MarginalSynthesizer):
         # without any, -0.02 with them, 0.21 with them and this allowance; benchmarks/README.md).
         # The analysis tables beside a tree of the fixed edges force cells too: counted with the complete-case tables,
         # else a model they take near the limit would hold the rounds until the spent share caught up.
-        tree = first[:d + len(universe_edges(disc.attributes, analysis_tables))]
-        forced = model_cells(sizes, [*first, *(t for t, _ in coarse)]) - model_cells(sizes, tree)
+        tree = first[:len(first) - len(beside)]   # the one-way tables and the tree's edges: beside_tree's come last
+        forced = (model_cells(sizes, [*first, *(t for t, _ in coarse)]) - model_cells(sizes, tree)
+                  if coarse or beside else 0)
         for t, groups in coarse:
             measurements.append(measure(counts, t, rho_m, src, budget=budget, groups=groups))
             self.rounds_.append(Round(t, Fraction(0), rho_m, groups))

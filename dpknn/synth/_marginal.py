@@ -491,14 +491,12 @@ def beside_tree(analyses, fixed, sizes, limit, *, pairs=True, sized_pairs=True):
     slope of -0.08 (five seeds, ε = 1) against 1.52, since the tree made weight independent of age given height."""
     held = {frozenset(e) for e in fixed}
     out = []
-    for t in [(y, x) for y, xs in analyses for x in xs]:
+    wanted = [(t, True) for y, xs in analyses for t in ((y, x) for x in xs)]
+    wanted += [(t, sized_pairs) for t in covariate_pairs(analyses)] if pairs else []
+    for t, sized in wanted:
         # Cycles make the junction tree's cliques grow: four amounts each joined to every attribute of a 10,000-row
         # loans table (analyses="auto") forced cliques of every amount at once, and one fit took 4.5 minutes.
-        if frozenset(t) not in held and model_cells(sizes, [*fixed, *out, t]) <= limit:
-            held.add(frozenset(t))
-            out.append(t)
-    for t in covariate_pairs(analyses) if pairs else []:
-        if frozenset(t) not in held and (not sized_pairs or model_cells(sizes, [*fixed, *out, t]) <= limit):
+        if frozenset(t) not in held and (not sized or model_cells(sizes, [*fixed, *out, t]) <= limit):
             held.add(frozenset(t))
             out.append(t)
     return out
@@ -762,17 +760,16 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
             quantile_part = unit * (bought + 1) * len(wide) + narrow
         analyses = self.analyses_of(disc)
         wide_names = {a.name for a in wide}
-        joint, ranks = self._within_bin_plan(analyses, disc, wide_names if mode == "auto" else set(), rows,
+        joint, ranks = self._within_bin_plan(analyses, disc.names, wide_names if mode == "auto" else set(), rows,
                                              bought, budget, quantile_part)
         return Prepared(disc, never, rates, eps, delta, budget, quantile_part * budget.total, mode,
                         wide if bought or mode == "auto" else [], bought, ranks,
                         heaped, narrow * budget.total, joint)
 
-    def _within_bin_plan(self, analyses, disc, shaped, rows, bought, budget, quantile_part):
+    def _within_bin_plan(self, analyses, names, shaped, rows, bought, budget, quantile_part):
         """(The amounts the within-bin copula draws together, the rank sums' part of the budget) for the analyses,
         the ``shaped`` amounts (with ``bins="auto"`` every binned amount gets a released shape), the released row
         count, the levels bought and the quantiles' part of ``budget``: public values only."""
-        names = disc.names
         within = check_params({"within_bin": MARGINAL_CONSTRAINTS["within_bin"]},
                               {"within_bin": self.within_bin})["within_bin"]
         share = Fraction(check_unit_interval(self.rank_share, "rank_share", closed="left",
@@ -801,10 +798,7 @@ class MarginalSynthesizer(Synthesizer, abc.ABC):
         joint = joint if within == "copula" else ()
         # Rank sums are bought only where a response with quantiles has a covariate outside the copula's amounts;
         # the copula's pairs cost nothing.
-        pairs = rank_pairs(analyses, names, shaped, joint)
-        if not (bought > 0 and pairs and part > 0):
-            return joint, Fraction(0)
-        return joint, part
+        return joint, (part if bought > 0 and rank_pairs(analyses, names, shaped, joint) else Fraction(0))
 
     @abc.abstractmethod
     def candidate_sets(self, disc):
