@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from reference_knn import donor_sets, l1_bruteforce
 
@@ -72,8 +72,16 @@ def test_donors_donees_and_l1_match_brute_force(problem):
     assert max(c.value for c in imp.l1_cases_.values()) == imp.l1_
 
 
+#: A problem hypothesis found where the witnessed addition (value 1) changes 2 donor sets, below the deletions' 3.
+PRUNED_ADDITION = (Schema(known=(Ordinal("o0", 0, 2, bin_width=1), Ordinal("o1", 0, 2, bin_width=1, weight=2)),
+                          imputed=(Continuous("y", 0, 100),), label="id"),
+                   pd.DataFrame({"o0": [0, 0, 2, 0, 0, 0, 0, 2, 2], "o1": [0, 2, 0, 0, 1, 2, 1, 0, 1],
+                                 "y": [0, 1, 2, np.nan, np.nan, np.nan, 6, 7, 8], "id": list(range(9))}), 3)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_problems(max_n=9))
+@example(PRUNED_ADDITION)
 def test_l1_cases_are_attained_by_the_neighbour_they_describe(problem):
     schema, df, k = problem
     (_l1, _base, cases), enc = reference(schema, df, k)
@@ -86,7 +94,11 @@ def test_l1_cases_are_attained_by_the_neighbour_they_describe(problem):
     lab = sorted(enc.labels)
     gap_labels = [g + 0.5 for g in lab] if case.gap is None else [case.gap[0] + 0.5]
     values = [v for v, d in cases if d[0] == "add" and d[1] == cell and d[3] and d[2] in gap_labels]
-    assert max(values) == case.value
+    # Exact where it beats the deletions' floor; below it the search stops counting a cell once it cannot beat the
+    # floor, so the value is a lower bound of what that addition changes (hypothesis found 1 against 2, the deletions
+    # at 3: docs/imputation.md)
+    floor = max(imp.l1_cases_["delete_complete"].value, 1)
+    assert max(values) == case.value if case.value > floor else max(values) >= case.value
 
 
 def neighbours(schema, df, rng):

@@ -92,8 +92,9 @@ class L1Case:
     kind : {"delete_complete", "delete_incomplete", "add_incomplete", "add_complete"}
     value : int
         |c(D, D')| for the worst change of this kind. For ``"add_complete"`` it is exact whenever
-        it beats the deletions (and so whenever it decides L1(D)); otherwise it is the value of an
-        addition the search witnessed, a lower bound of the worst one (docs/imputation.md).
+        it beats the deletions (and so whenever it decides L1(D)); otherwise it is a lower bound of
+        what an addition the search witnessed changes, and so of the worst one (the search stops
+        counting a cell once it cannot beat the deletions; docs/imputation.md).
     row, label : int or None
         Row position and label of the deleted record (deletions).
     cell : dict or None
